@@ -1,0 +1,43 @@
+# notestream: `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+BUN_VERSION := 1.4.5
+# Use bun from PATH when there is one; otherwise install it from npm into .tools/.
+BUN := $(shell command -v bun 2>/dev/null || echo $(CURDIR)/.tools/node_modules/.bin/bun)
+export PATH := $(dir $(BUN)):$(PATH)
+
+.PHONY: help run test check build migration clean install
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(CURDIR)/.tools/node_modules/.bin/bun:
+	@echo "bun not found on PATH: installing bun@$(BUN_VERSION) from npm into .tools/"
+	npm install --prefix $(CURDIR)/.tools --no-save --no-audit --no-fund bun@$(BUN_VERSION)
+
+node_modules/.installed: package.json bun.lock | $(BUN)
+	$(BUN) install --frozen-lockfile
+	@touch $@
+
+install: node_modules/.installed ## Install bun (if missing) and the dependencies
+
+run: install ## Start the service (SQLite under ./data, port 8080)
+	$(BUN) src/main.ts serve
+
+test: install ## Run the test suite
+	$(BUN) test
+
+check: install ## Type-check
+	$(BUN) x tsc --noEmit -p .
+
+build: install ## Build the single executable dist/notestream
+	$(BUN) build --compile --minify --sourcemap src/main.ts --outfile dist/notestream
+
+migration: install ## Generate a migration from the schema: make migration name=add_x
+	@test -n "$(name)" || { echo "usage: make migration name=<what_changed>"; exit 2; }
+	$(BUN) x drizzle-kit generate --name $(name)
+	$(BUN) scripts/embed-migrations.ts
+
+clean: ## Remove build output and installed tools
+	rm -rf dist .tools node_modules

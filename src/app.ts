@@ -1,0 +1,48 @@
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import type { Deps } from "./deps";
+import { auth } from "./http/plugins/auth";
+import { errorHandler } from "./http/plugins/errors";
+import { jsonBody } from "./http/plugins/json-body";
+import { requestLog } from "./http/plugins/request-log";
+import { accountRoutes } from "./modules/accounts/routes";
+import { foldersRoutes } from "./modules/folders/routes";
+import { notesRoutes } from "./modules/notes/routes";
+import { snapshotsRoutes } from "./modules/snapshots/routes";
+import { streamsRoutes } from "./modules/streams/routes";
+import pkg from "../package.json";
+
+/** Composes the service from its feature modules. No listen(): tests call app.handle(). */
+export function buildApp(deps: Deps) {
+  const authed = auth(deps);
+  const api = new Elysia({ prefix: "/api/v1" })
+    .use(
+      openapi({
+        provider: null,
+        specPath: "/openapi.json",
+        path: "/docs",
+        documentation: {
+          info: { title: "notestream API", version: pkg.version, description: "Append-only streams and editable plain-text notes." },
+          components: {
+            securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "nst_… API token" } },
+          },
+          security: [{ bearer: [] }],
+        },
+        exclude: { paths: ["/api/v1/openapi.json"] },
+      }),
+    )
+    .use(streamsRoutes(authed))
+    .use(notesRoutes(authed))
+    .use(snapshotsRoutes(authed))
+    .use(foldersRoutes(authed))
+    .use(accountRoutes(authed));
+
+  return new Elysia()
+    .use(requestLog(deps.config.logRequests))
+    .use(errorHandler())
+    .use(jsonBody())
+    .get("/up", () => ({ ok: true }), { detail: { hide: true } })
+    .use(api);
+}
+
+export type App = ReturnType<typeof buildApp>;

@@ -1,0 +1,69 @@
+import { resolve } from "node:path";
+
+export type LimitProfileName = "standard" | "alternate" | "unlimited";
+
+export interface Config {
+  dataDir: string;
+  port: number;
+  host: string;
+  baseUrl: string | null;
+  limitProfile: LimitProfileName;
+  /** "FULL" makes every acknowledged write survive power loss; "NORMAL" trades that for speed. */
+  synchronous: "FULL" | "NORMAL";
+  logRequests: boolean;
+}
+
+export class ConfigError extends Error {}
+
+const PROFILES: readonly LimitProfileName[] = ["standard", "alternate", "unlimited"];
+
+/** Every NOTESTREAM_* variable, its default and what it does; the README table is written from this. */
+export const CONFIG_VARIABLES = [
+  ["NOTESTREAM_DATA_DIR", "./data", "Directory for the SQLite database and other files."],
+  ["NOTESTREAM_PORT", "8080", "TCP port to listen on."],
+  ["NOTESTREAM_HOST", "0.0.0.0", "Address to bind."],
+  ["NOTESTREAM_BASE_URL", "http://localhost:<port>", "Public URL of the service, used in links it hands out."],
+  ["NOTESTREAM_LIMIT_PROFILE", "standard", "Plan limits: standard, alternate or unlimited."],
+  ["NOTESTREAM_SYNCHRONOUS", "FULL", "SQLite synchronous mode: FULL (durable on power loss) or NORMAL."],
+  ["NOTESTREAM_LOG_REQUESTS", "true", "One JSON log line per request on stdout (true or false)."],
+] as const;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const port = parsePort(env.NOTESTREAM_PORT ?? "8080");
+  const profile = (env.NOTESTREAM_LIMIT_PROFILE ?? "standard") as LimitProfileName;
+  if (!PROFILES.includes(profile)) {
+    throw new ConfigError(`NOTESTREAM_LIMIT_PROFILE must be one of ${PROFILES.join(", ")}, got "${profile}"`);
+  }
+  const sync = (env.NOTESTREAM_SYNCHRONOUS ?? "FULL").toUpperCase();
+  if (sync !== "FULL" && sync !== "NORMAL") {
+    throw new ConfigError(`NOTESTREAM_SYNCHRONOUS must be FULL or NORMAL, got "${sync}"`);
+  }
+  const baseUrl = env.NOTESTREAM_BASE_URL?.trim() || null;
+  if (baseUrl && !/^https?:\/\/[^\s/]+/.test(baseUrl)) {
+    throw new ConfigError(`NOTESTREAM_BASE_URL must be an http(s) URL, got "${baseUrl}"`);
+  }
+  return {
+    dataDir: resolve(env.NOTESTREAM_DATA_DIR ?? "./data"),
+    port,
+    host: env.NOTESTREAM_HOST ?? "0.0.0.0",
+    baseUrl: baseUrl ? baseUrl.replace(/\/+$/, "") : null,
+    limitProfile: profile,
+    synchronous: sync,
+    logRequests: parseBool("NOTESTREAM_LOG_REQUESTS", env.NOTESTREAM_LOG_REQUESTS ?? "true"),
+  };
+}
+
+function parsePort(raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new ConfigError(`NOTESTREAM_PORT must be a port number (0-65535), got "${raw}"`);
+  }
+  return n;
+}
+
+function parseBool(name: string, raw: string): boolean {
+  const v = raw.toLowerCase();
+  if (["1", "true", "yes", "on"].includes(v)) return true;
+  if (["0", "false", "no", "off"].includes(v)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}

@@ -1,0 +1,75 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { workspaces } from "./accounts";
+
+export const folders = sqliteTable(
+  "folders",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull().references(() => workspaces.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    // Lower-cased name: folder names are unique per workspace without regard to case.
+    nameKey: text("name_key").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("folders_workspace_name").on(t.workspaceId, t.nameKey)],
+);
+
+/**
+ * Notes. An editable note keeps its body in `body`; a stream keeps its text in `note_chunks`
+ * so that an append is one insert, whatever the note's size.
+ */
+export const notes = sqliteTable(
+  "notes",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull().references(() => workspaces.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["stream", "editable"] }).notNull(),
+    format: text("format", { enum: ["plain", "rich"] }).notNull(),
+    filename: text("filename"),
+    title: text("title").notNull(),
+    folderId: text("folder_id").references(() => folders.id, { onDelete: "set null" }),
+    body: text("body"),
+    richHtml: text("rich_html"),
+    byteSize: integer("byte_size").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    lastWriteAt: integer("last_write_at").notNull(),
+  },
+  (t) => [
+    // NULL filenames (editable notes) never collide in a SQLite unique index.
+    uniqueIndex("notes_workspace_filename").on(t.workspaceId, t.filename),
+    index("notes_workspace_updated").on(t.workspaceId, t.updatedAt),
+    index("notes_workspace_folder").on(t.workspaceId, t.folderId),
+    index("notes_workspace_format").on(t.workspaceId, t.format),
+  ],
+);
+
+/** Appended text of streams, in order of `seq` (the rowid). Reading concatenates them. */
+export const noteChunks = sqliteTable(
+  "note_chunks",
+  {
+    // The rowid: a new row always gets max+1, so order within a note is append order.
+    seq: integer("seq").primaryKey(),
+    noteId: text("note_id").notNull().references(() => notes.id, { onDelete: "cascade" }),
+    text: text("text").notNull(),
+  },
+  (t) => [index("note_chunks_note").on(t.noteId, t.seq)],
+);
+
+/** Earlier versions of editable notes, at most five per note. */
+export const snapshots = sqliteTable(
+  "snapshots",
+  {
+    id: text("id").primaryKey(),
+    noteId: text("note_id").notNull().references(() => notes.id, { onDelete: "cascade" }),
+    title: text("title").notNull(),
+    body: text("body").notNull(),
+    richHtml: text("rich_html"),
+    byteSize: integer("byte_size").notNull(),
+    createdAt: integer("created_at").notNull(),
+    // Saves within ten minutes of the previous one share this snapshot.
+    lastSaveAt: integer("last_save_at").notNull(),
+  },
+  (t) => [index("snapshots_note").on(t.noteId, t.createdAt)],
+);

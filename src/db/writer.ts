@@ -1,0 +1,86 @@
+import type { Database } from "bun:sqlite";
+
+interface PendingWrite {
+  run: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The one place that writes. Every write is a synchronous function queued here; the writer
+ * runs the writes that arrived while the previous batch committed in one transaction (one
+ * fsync), each under its own savepoint, so a failing write (a cap, a validation) rolls back
+ * alone and answers only its own request. A write's side effects (jobs) are enqueued inside
+ * its function, so they commit with it or not at all.
+ */
+export class Writer {
+  private queue: PendingWrite[] = [];
+  private scheduled = false;
+  private draining: Promise<void> | null = null;
+  private drained: (() => void) | null = null;
+
+  constructor(private readonly sqlite: Database) {}
+
+  write<T>(run: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ run, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        // setImmediate, not a microtask: requests parsed in the same turn of the event loop join one batch.
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Resolves once every queued write has committed (used at shutdown). */
+  idle(): Promise<void> {
+    if (this.queue.length === 0 && !this.scheduled) return Promise.resolve();
+    this.draining ??= new Promise<void>((resolve) => (this.drained = resolve));
+    return this.draining;
+  }
+
+  private flush(): void {
+    const batch = this.queue;
+    this.queue = [];
+    this.scheduled = false;
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    try {
+      this.sqlite.run("BEGIN IMMEDIATE");
+    } catch (error) {
+      for (const w of batch) w.reject(error);
+      return this.afterFlush();
+    }
+    for (const w of batch) {
+      this.sqlite.run("SAVEPOINT write");
+      try {
+        const value = w.run();
+        this.sqlite.run("RELEASE write");
+        outcomes.push({ ok: true, value });
+      } catch (error) {
+        this.sqlite.run("ROLLBACK TO write");
+        this.sqlite.run("RELEASE write");
+        outcomes.push({ ok: false, value: error });
+      }
+    }
+    try {
+      this.sqlite.run("COMMIT");
+    } catch (error) {
+      // Nothing of the batch is durable: every request in it learns so.
+      try {
+        this.sqlite.run("ROLLBACK");
+      } catch {}
+      for (const w of batch) w.reject(error);
+      return this.afterFlush();
+    }
+    batch.forEach((w, i) => (outcomes[i]!.ok ? w.resolve(outcomes[i]!.value) : w.reject(outcomes[i]!.value)));
+    this.afterFlush();
+  }
+
+  private afterFlush(): void {
+    if (this.queue.length === 0 && !this.scheduled && this.drained) {
+      this.drained();
+      this.drained = null;
+      this.draining = null;
+    }
+  }
+}

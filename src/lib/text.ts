@@ -1,0 +1,44 @@
+const encoder = new TextEncoder();
+
+export function byteLength(s: string): number {
+  // Buffer.byteLength counts UTF-8 bytes without allocating the encoded copy.
+  return Buffer.byteLength(s, "utf8");
+}
+
+export function utf8(s: string): Uint8Array {
+  return encoder.encode(s);
+}
+
+/** Titles, folder names: control characters (CR, LF, NUL, …) are stripped on save. */
+export function stripControl(s: string): string {
+  return s.replace(/\p{Cc}/gu, "");
+}
+
+/** Number of characters as a person counts them (code points, not UTF-16 units). */
+export function charLength(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+/**
+ * Appended text: CRLF becomes LF, other control characters except LF and TAB are removed,
+ * and a final LF is added when missing. No timestamp is added.
+ */
+export function normaliseAppendText(text: string): string {
+  let s = text.replace(/\r\n/g, "\n").replace(/[\p{Cc}]/gu, (c) => (c === "\n" || c === "\t" ? c : ""));
+  if (s.length > 0 && !s.endsWith("\n")) s += "\n";
+  return s;
+}
+
+/** Lone surrogates cannot be stored as UTF-8 without being changed, so they are refused. */
+export function hasLoneSurrogate(s: string): boolean {
+  return /\p{Cs}/u.test(s);
+}
+
+export const TITLE_MAX_CHARS = 200;
+
+/** Why a title (already stripped of control characters) is refused, or null. */
+export function titleProblem(title: string): string | null {
+  return charLength(title) > TITLE_MAX_CHARS ? `title must be at most ${TITLE_MAX_CHARS} characters` : null;
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bun
+import { ConfigError, loadConfig } from "./config";
+import { accountCreate, isUserError, teamAdd, teamCreate, tokenCreate, type Output } from "./cli/commands";
+import { UsageError } from "./cli/args";
+import { createDeps } from "./runtime";
+import { serve } from "./server";
+import pkg from "../package.json";
+
+const HELP = `notestream ${pkg.version}: append-only note streams and editable notes over HTTP
+
+Usage:
+  notestream [serve]                      start the HTTP service (default)
+  notestream migrate                      apply database migrations and exit
+  notestream account create --email E --plan free|personal|dev|team [--password P] [--name N]
+  notestream team create --owner E --name N
+  notestream team add --team ID --email E
+  notestream token create --email E --scope read,write,append [--team ID] [--note ID]
+                          [--expires-in-days N] [--name N]
+  notestream help | --version
+
+Configuration is read from NOTESTREAM_* environment variables (see README).`;
+
+const io: Output = { out: (l) => console.log(l), info: (l) => console.error(l) };
+
+const COMMANDS: Record<string, (deps: ReturnType<typeof createDeps>, argv: string[], io: Output) => Promise<void>> = {
+  "account create": accountCreate,
+  "team create": teamCreate,
+  "team add": teamAdd,
+  "token create": tokenCreate,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [command = "serve", sub] = argv;
+  if (command === "help" || command === "--help" || command === "-h") {
+    console.log(HELP);
+    return 0;
+  }
+  if (command === "--version" || command === "version") {
+    console.log(pkg.version);
+    return 0;
+  }
+  const config = loadConfig();
+  if (command === "serve") {
+    if (argv.length > 1) throw new UsageError(`serve takes no arguments; configure it with NOTESTREAM_* variables`);
+    await serve(createDeps(config));
+    return -1; // keeps running
+  }
+  if (command === "migrate") {
+    const deps = createDeps(config);
+    deps.db.$client.close();
+    io.info(`database at ${config.dataDir} is up to date`);
+    return 0;
+  }
+  const run = COMMANDS[`${command} ${sub ?? ""}`];
+  if (!run) throw new UsageError(`unknown command "${[command, sub].filter(Boolean).join(" ")}"`);
+  const deps = createDeps(config);
+  try {
+    await run(deps, argv.slice(2), io);
+  } finally {
+    deps.db.$client.close();
+  }
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (e) => {
+    if (e instanceof UsageError || e instanceof ConfigError) {
+      console.error(`notestream: ${e.message}\nRun "notestream help" for usage.`);
+      process.exit(2);
+    }
+    if (isUserError(e)) {
+      console.error(`notestream: ${(e as Error).message}`);
+      process.exit(1);
+    }
+    console.error(e);
+    process.exit(1);
+  },
+);

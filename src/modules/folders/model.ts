@@ -1,0 +1,23 @@
+import { t } from "elysia";
+
+export const FolderRecord = t.Object(
+  {
+    id: t.String({ description: "fold_…" }),
+    name: t.String(),
+    note_count: t.Integer(),
+    created_at: t.String({ format: "date-time" }),
+    updated_at: t.String({ format: "date-time" }),
+  },
+  { $id: "#/components/schemas/Folder" },
+);
+export type FolderRecord = typeof FolderRecord.static;
+
+export const FolderBody = t.Object({
+  folder: t.Object({ name: t.String({ description: "1 to 80 characters, unique in the workspace regardless of case" }) }),
+});
+
+export const FolderIdParams = t.Object({ id: t.String() });
+export const ListFoldersQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1 })),
+  offset: t.Optional(t.Integer({ minimum: 0 })),
+});

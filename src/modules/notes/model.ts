@@ -1,0 +1,54 @@
+import { t } from "elysia";
+
+const Timestamp = t.String({ format: "date-time", description: "ISO 8601 UTC" });
+
+export const NoteRecord = t.Object(
+  {
+    id: t.String({ description: "note_…" }),
+    kind: t.Union([t.Literal("stream"), t.Literal("editable")]),
+    format: t.Union([t.Literal("plain"), t.Literal("rich")]),
+    filename: t.Nullable(t.String({ description: "Stream address; null for editable notes" })),
+    title: t.String(),
+    folder_id: t.Nullable(t.String()),
+    byte_size: t.Integer({ description: "UTF-8 bytes of the body" }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    last_write_at: Timestamp,
+    plain_body: t.Optional(t.String({ description: "Present on single-note reads, absent from lists" })),
+  },
+  { $id: "#/components/schemas/Note" },
+);
+export type NoteRecord = typeof NoteRecord.static;
+
+export const NoteList = t.Array(NoteRecord);
+
+export const CreateNoteBody = t.Object({
+  note: t.Object({
+    title: t.Optional(t.String({ description: "At most 200 characters; control characters are stripped. Default: Untitled" })),
+    plain_body: t.Optional(t.String({ description: "Plain text; default empty" })),
+    folder_id: t.Optional(t.Nullable(t.String())),
+  }),
+});
+export type CreateNoteInput = (typeof CreateNoteBody.static)["note"];
+
+export const UpdateNoteBody = t.Object({
+  note: t.Object({
+    title: t.Optional(t.String()),
+    plain_body: t.Optional(t.String({ description: "Editable plain notes only; a stream's body is appended to, not replaced (423)" })),
+    folder_id: t.Optional(t.Nullable(t.String({ description: "fold_…, or null to unfile" }))),
+    format: t.Optional(t.String({ description: "Immutable: sending a different value is refused" })),
+  }),
+});
+export type UpdateNoteInput = (typeof UpdateNoteBody.static)["note"];
+
+export const ListNotesQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, description: "Default 50; values over 200 are clamped to 200" })),
+  offset: t.Optional(t.Integer({ minimum: 0 })),
+  folder_id: t.Optional(t.String()),
+  kind: t.Optional(t.Union([t.Literal("stream"), t.Literal("editable")])),
+});
+
+export const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
+
+export const NoteIdParams = t.Object({ id: t.String() });
+export const FilenameParams = t.Object({ filename: t.String() });

@@ -1,0 +1,88 @@
+import { and, asc, count, desc, eq, getTableColumns, type SQL } from "drizzle-orm";
+import type { Ctx, Deps } from "../../deps";
+import { noteChunks, notes } from "../../db/schema";
+import { NotFound } from "../../http/errors";
+import { iso } from "../../lib/clock";
+import type { NoteRecord } from "./model";
+
+export type NoteRow = typeof notes.$inferSelect;
+/** A note without its body: what lists need. */
+export type NoteMeta = Omit<NoteRow, "body" | "richHtml">;
+
+const { body: _body, richHtml: _richHtml, ...metaColumns } = getTableColumns(notes);
+
+export function toRecord(row: NoteMeta, plainBody?: string): NoteRecord {
+  return {
+    id: row.id,
+    kind: row.kind,
+    format: row.format,
+    filename: row.filename,
+    title: row.title,
+    folder_id: row.folderId,
+    byte_size: row.byteSize,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+    last_write_at: iso(row.lastWriteAt),
+    ...(plainBody === undefined ? {} : { plain_body: plainBody }),
+  };
+}
+
+/** A stream's text is its chunks in append order, concatenated exactly. */
+export function readBody(deps: Deps, row: NoteRow): string {
+  if (row.kind === "editable") return row.body ?? "";
+  const chunks = deps.db
+    .select({ text: noteChunks.text })
+    .from(noteChunks)
+    .where(eq(noteChunks.noteId, row.id))
+    .orderBy(asc(noteChunks.seq))
+    .all();
+  return chunks.map((c) => c.text).join("");
+}
+
+/**
+ * The note with this id as the caller may see it: in the caller's workspace and, for a pinned
+ * token, the pinned note only. Anything else is the same 404 as a missing note.
+ */
+export function visibleNote(ctx: Ctx, id: string): NoteRow {
+  const { principal } = ctx;
+  if (principal.noteId && principal.noteId !== id) throw new NotFound("note");
+  const row = ctx.deps.db
+    .select()
+    .from(notes)
+    .where(and(eq(notes.id, id), eq(notes.workspaceId, principal.workspaceId)))
+    .get();
+  if (!row) throw new NotFound("note");
+  return row;
+}
+
+export function findStream(ctx: Ctx, filename: string): NoteRow | undefined {
+  const row = ctx.deps.db
+    .select()
+    .from(notes)
+    .where(and(eq(notes.workspaceId, ctx.principal.workspaceId), eq(notes.filename, filename)))
+    .get();
+  if (row && ctx.principal.noteId && ctx.principal.noteId !== row.id) return undefined;
+  return row;
+}
+
+export function listNoteRows(
+  ctx: Ctx,
+  filter: { folderId?: string; kind?: "stream" | "editable" },
+  page: { limit: number; offset: number },
+): { rows: NoteMeta[]; total: number } {
+  const conds: SQL[] = [eq(notes.workspaceId, ctx.principal.workspaceId)];
+  if (ctx.principal.noteId) conds.push(eq(notes.id, ctx.principal.noteId));
+  if (filter.folderId) conds.push(eq(notes.folderId, filter.folderId));
+  if (filter.kind) conds.push(eq(notes.kind, filter.kind));
+  const where = and(...conds);
+  const total = ctx.deps.db.select({ n: count() }).from(notes).where(where).get()!.n;
+  const rows = ctx.deps.db
+    .select(metaColumns)
+    .from(notes)
+    .where(where)
+    .orderBy(desc(notes.updatedAt), desc(notes.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  return { rows, total };
+}

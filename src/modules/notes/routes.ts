@@ -1,0 +1,48 @@
+import { Elysia, status } from "elysia";
+import { listHeaders } from "../../http/list";
+import { pageFrom } from "../../lib/pagination";
+import type { AnyAuth } from "../../http/plugins/auth";
+import { CreateNoteBody, Deleted, FilenameParams, ListNotesQuery, NoteIdParams, NoteList, NoteRecord, UpdateNoteBody } from "./model";
+import * as notes from "./service";
+
+const detail = (summary: string) => ({ detail: { tags: ["notes"], summary } });
+
+export const notesRoutes = (auth: AnyAuth) =>
+  new Elysia()
+    .use(auth)
+    .get(
+      "/notes",
+      ({ ctx, query, request, set }) => {
+        const page = pageFrom(query);
+        const { items, total } = notes.listNotes({ ctx, filter: { folderId: query.folder_id, kind: query.kind }, page });
+        Object.assign(set.headers, listHeaders(request, ctx.deps.config.baseUrl, page, total));
+        return items;
+      },
+      { query: ListNotesQuery, response: { 200: NoteList }, ...detail("List notes (without bodies), newest first") },
+    )
+    .get("/notes/:id", ({ ctx, params }) => notes.getNote({ ctx, id: params.id }), {
+      params: NoteIdParams,
+      response: { 200: NoteRecord },
+      ...detail("Read a note with its plain_body"),
+    })
+    .get("/notes/by-filename/:filename", ({ ctx, params }) => notes.getNoteByFilename({ ctx, filename: params.filename }), {
+      params: FilenameParams,
+      response: { 200: NoteRecord },
+      ...detail("Read a stream by its exact filename (URL-encoded)"),
+    })
+    .post("/notes", async ({ ctx, body }) => status(201, await notes.createNote({ ctx, input: body.note })), {
+      body: CreateNoteBody,
+      response: { 201: NoteRecord },
+      ...detail("Create an editable plain-text note"),
+    })
+    .patch("/notes/:id", ({ ctx, params, body }) => notes.updateNote({ ctx, id: params.id, input: body.note }), {
+      params: NoteIdParams,
+      body: UpdateNoteBody,
+      response: { 200: NoteRecord },
+      ...detail("Update title, plain_body (editable notes) or folder_id"),
+    })
+    .delete("/notes/:id", ({ ctx, params }) => notes.deleteNote({ ctx, id: params.id }), {
+      params: NoteIdParams,
+      response: { 200: Deleted },
+      ...detail("Delete a note; its slot and bytes are freed"),
+    });

@@ -1,0 +1,175 @@
+import { eq } from "drizzle-orm";
+import type { Ctx } from "../../deps";
+import { notes } from "../../db/schema";
+import { AppError, NoteLocked, ValidationFailed, type FieldProblem } from "../../http/errors";
+import { newId } from "../../lib/ids";
+import type { Page } from "../../lib/pagination";
+import { byteLength, hasLoneSurrogate, stripControl, titleProblem } from "../../lib/text";
+import { assertFolderInWorkspace } from "../folders/repo";
+import { captureBeforeSave } from "../snapshots/capture";
+import { requireScope, requireUnpinned } from "../tokens/service";
+import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
+import { addStorage, canWrite, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
+import type { CreateNoteInput, NoteRecord, UpdateNoteInput } from "./model";
+import { findStream, listNoteRows, readBody, toRecord, visibleNote, type NoteRow } from "./repo";
+
+export const DEFAULT_TITLE = "Untitled";
+
+/** The workspace, checked for being writable; call inside the write so state and caps are exact. */
+export function writableWorkspace(ctx: Ctx): WorkspaceRow {
+  const ws = getWorkspace(ctx.deps, ctx.principal.workspaceId);
+  if (!canWrite(ws)) {
+    throw new AppError("account_read_only", "this account is read-only: existing notes can be read and exported, not changed");
+  }
+  return ws;
+}
+
+function cleanTitle(raw: string, field: string, problems: FieldProblem[]): string {
+  const title = stripControl(raw);
+  const problem = titleProblem(title);
+  if (problem) problems.push({ field, code: "too_long", message: problem });
+  return title;
+}
+
+function checkText(value: string, field: string, problems: FieldProblem[]): void {
+  if (hasLoneSurrogate(value)) problems.push({ field, code: "invalid", message: "must be valid Unicode (no lone surrogates)" });
+}
+
+/** Validates a create payload; shared by single and bulk create. */
+export function validateCreate(input: CreateNoteInput, prefix = "note"): { title: string; body: string; problems: FieldProblem[] } {
+  const problems: FieldProblem[] = [];
+  const title = input.title === undefined ? DEFAULT_TITLE : cleanTitle(input.title, `${prefix}.title`, problems);
+  const body = input.plain_body ?? "";
+  checkText(title, `${prefix}.title`, problems);
+  checkText(body, `${prefix}.plain_body`, problems);
+  return { title, body, problems };
+}
+
+export async function createNote({ ctx, input }: { ctx: Ctx; input: CreateNoteInput }): Promise<NoteRecord> {
+  requireScope(ctx, "write");
+  requireUnpinned(ctx, "create notes");
+  const { title, body, problems } = validateCreate(input);
+  if (problems.length) throw new ValidationFailed(problems);
+  const { deps } = ctx;
+  return deps.writer.write(() => {
+    const ws = writableWorkspace(ctx);
+    const tier = tierOf(deps, ws);
+    if (input.folder_id) assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
+    const size = byteLength(body);
+    assertNoteSlots(deps, ws, tier, "plain");
+    assertNoteSize(tier, "plain", size, 0);
+    assertStorage(ws, tier, size);
+    const now = deps.clock.now();
+    const row: NoteRow = {
+      id: newId("note"),
+      workspaceId: ws.id,
+      kind: "editable",
+      format: "plain",
+      filename: null,
+      title,
+      folderId: input.folder_id ?? null,
+      body,
+      richHtml: null,
+      byteSize: size,
+      createdAt: now,
+      updatedAt: now,
+      lastWriteAt: now,
+    };
+    deps.db.insert(notes).values(row).run();
+    addStorage(deps, ws.id, size);
+    return toRecord(row, body);
+  });
+}
+
+export function getNote({ ctx, id }: { ctx: Ctx; id: string }): NoteRecord {
+  requireScope(ctx, "read");
+  const row = visibleNote(ctx, id);
+  return toRecord(row, readBody(ctx.deps, row));
+}
+
+export function getNoteByFilename({ ctx, filename }: { ctx: Ctx; filename: string }): NoteRecord {
+  requireScope(ctx, "read");
+  const row = findStream(ctx, filename);
+  if (!row) throw new AppError("not_found", "note not found");
+  return toRecord(row, readBody(ctx.deps, row));
+}
+
+export function listNotes({
+  ctx,
+  filter,
+  page,
+}: {
+  ctx: Ctx;
+  filter: { folderId?: string; kind?: "stream" | "editable" };
+  page: Page;
+}): { items: NoteRecord[]; total: number } {
+  requireScope(ctx, "read");
+  const { rows, total } = listNoteRows(ctx, filter, page);
+  return { items: rows.map((r) => toRecord(r)), total };
+}
+
+export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; input: UpdateNoteInput }): Promise<NoteRecord> {
+  requireScope(ctx, "write");
+  const problems: FieldProblem[] = [];
+  const title = input.title === undefined ? undefined : cleanTitle(input.title, "note.title", problems);
+  if (title !== undefined) checkText(title, "note.title", problems);
+  if (input.plain_body !== undefined) checkText(input.plain_body, "note.plain_body", problems);
+  if (problems.length) throw new ValidationFailed(problems);
+  const { deps } = ctx;
+  return deps.writer.write(() => {
+    const note = visibleNote(ctx, id);
+    if (input.format !== undefined && input.format !== note.format) {
+      throw ValidationFailed.field("note.format", "immutable", "format cannot change; delete the note and create it again");
+    }
+    const changesContent = title !== undefined || input.plain_body !== undefined;
+    if (note.format === "rich" && changesContent) {
+      throw new NoteLocked("rich-text notes are edited in the browser; the API writes plain text only");
+    }
+    if (note.kind === "stream" && input.plain_body !== undefined) {
+      throw new NoteLocked("a stream's body cannot be replaced; append to it instead");
+    }
+    const ws = writableWorkspace(ctx);
+    const tier = tierOf(deps, ws);
+    if (input.folder_id) assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
+    const now = deps.clock.now();
+    const next: NoteRow = { ...note };
+    if (input.folder_id !== undefined) next.folderId = input.folder_id;
+    if (title !== undefined) next.title = title;
+    let delta = 0;
+    if (input.plain_body !== undefined) {
+      const size = byteLength(input.plain_body);
+      assertNoteSize(tier, "plain", size, note.byteSize);
+      delta = size - note.byteSize;
+      assertStorage(ws, tier, delta);
+      next.body = input.plain_body;
+      next.byteSize = size;
+    }
+    const contentChanged = next.title !== note.title || next.body !== note.body;
+    if (contentChanged) {
+      // Streams never snapshot; editable notes keep what they were before this save.
+      if (note.kind === "editable") captureBeforeSave(deps, note, now);
+      next.lastWriteAt = now;
+    }
+    if (contentChanged || next.folderId !== note.folderId) next.updatedAt = now;
+    deps.db
+      .update(notes)
+      .set({ title: next.title, body: next.body, byteSize: next.byteSize, folderId: next.folderId, updatedAt: next.updatedAt, lastWriteAt: next.lastWriteAt })
+      .where(eq(notes.id, note.id))
+      .run();
+    addStorage(deps, ws.id, delta);
+    return toRecord(next, readBody(deps, next));
+  });
+}
+
+export async function deleteNote({ ctx, id }: { ctx: Ctx; id: string }): Promise<{ id: string; deleted: true }> {
+  requireScope(ctx, "write");
+  const { deps } = ctx;
+  return deps.writer.write(() => {
+    const note = visibleNote(ctx, id);
+    writableWorkspace(ctx);
+    // Chunks and snapshots go with it (ON DELETE CASCADE); the slot and the bytes are freed.
+    deps.db.delete(notes).where(eq(notes.id, note.id)).run();
+    addStorage(deps, note.workspaceId, -note.byteSize);
+    return { id: note.id, deleted: true as const };
+  });
+}

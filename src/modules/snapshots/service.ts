@@ -1,0 +1,89 @@
+import { and, desc, eq, sql } from "drizzle-orm";
+import type { Ctx } from "../../deps";
+import { notes, snapshots } from "../../db/schema";
+import { NoteLocked, NotFound } from "../../http/errors";
+import { iso } from "../../lib/clock";
+import type { NoteRecord } from "../notes/model";
+import { toRecord as noteRecord, visibleNote } from "../notes/repo";
+import { writableWorkspace } from "../notes/service";
+import { requireScope } from "../tokens/service";
+import { assertNoteSize, assertStorage } from "../workspaces/caps";
+import { addStorage, tierOf } from "../workspaces/repo";
+import { captureNow } from "./capture";
+import type { SnapshotRecord } from "./model";
+
+type SnapshotRow = typeof snapshots.$inferSelect;
+
+function toRecord(row: Omit<SnapshotRow, "body" | "richHtml">, body?: string): SnapshotRecord {
+  return {
+    id: row.id,
+    note_id: row.noteId,
+    title: row.title,
+    byte_size: row.byteSize,
+    created_at: iso(row.createdAt),
+    ...(body === undefined ? {} : { plain_body: body }),
+  };
+}
+
+/** Newest first. Streams have none: they never snapshot. */
+export function listSnapshots({ ctx, noteId }: { ctx: Ctx; noteId: string }): SnapshotRecord[] {
+  requireScope(ctx, "read");
+  const note = visibleNote(ctx, noteId);
+  return ctx.deps.db
+    .select({
+      id: snapshots.id,
+      noteId: snapshots.noteId,
+      title: snapshots.title,
+      byteSize: snapshots.byteSize,
+      createdAt: snapshots.createdAt,
+      lastSaveAt: snapshots.lastSaveAt,
+    })
+    .from(snapshots)
+    .where(eq(snapshots.noteId, note.id))
+    .orderBy(desc(snapshots.createdAt), desc(sql`rowid`))
+    .all()
+    .map((r) => toRecord(r));
+}
+
+function findSnapshot(ctx: Ctx, noteId: string, snapshotId: string): SnapshotRow {
+  const row = ctx.deps.db
+    .select()
+    .from(snapshots)
+    .where(and(eq(snapshots.id, snapshotId), eq(snapshots.noteId, noteId)))
+    .get();
+  if (!row) throw new NotFound("snapshot");
+  return row;
+}
+
+export function getSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: string; snapshotId: string }): SnapshotRecord {
+  requireScope(ctx, "read");
+  const note = visibleNote(ctx, noteId);
+  const row = findSnapshot(ctx, note.id, snapshotId);
+  return toRecord(row, row.body);
+}
+
+/** Restores a snapshot; the current content is captured first, so the restore can be undone. */
+export async function restoreSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: string; snapshotId: string }): Promise<NoteRecord> {
+  requireScope(ctx, "write");
+  const { deps } = ctx;
+  return deps.writer.write(() => {
+    const note = visibleNote(ctx, noteId);
+    const snap = findSnapshot(ctx, note.id, snapshotId);
+    if (note.format === "rich") throw new NoteLocked("rich-text notes are restored in the browser");
+    const ws = writableWorkspace(ctx);
+    const tier = tierOf(deps, ws);
+    assertNoteSize(tier, note.format, snap.byteSize, note.byteSize);
+    const delta = snap.byteSize - note.byteSize;
+    assertStorage(ws, tier, delta);
+    const now = deps.clock.now();
+    captureNow(deps, note, now);
+    deps.db
+      .update(notes)
+      .set({ title: snap.title, body: snap.body, byteSize: snap.byteSize, updatedAt: now, lastWriteAt: now })
+      .where(eq(notes.id, note.id))
+      .run();
+    addStorage(deps, ws.id, delta);
+    const restored = { ...note, title: snap.title, body: snap.body, byteSize: snap.byteSize, updatedAt: now, lastWriteAt: now };
+    return noteRecord(restored, snap.body);
+  });
+}

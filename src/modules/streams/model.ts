@@ -1,0 +1,22 @@
+import { t } from "elysia";
+
+export const AppendBody = t.Object({
+  text: t.String({
+    description: "A line of text. CRLF becomes LF, other control characters except TAB are removed, a final LF is added.",
+  }),
+});
+
+export const AppendResponse = t.Object(
+  {
+    id: t.String(),
+    filename: t.String(),
+    created: t.Boolean({ description: "True when this call created the note" }),
+    byte_size: t.Integer(),
+    bytes_remaining: t.Nullable(t.Integer({ description: "Room left under the per-note size cap; null when uncapped" })),
+    storage_used: t.Integer({ description: "Bytes used in the workspace (team-wide for teams)" }),
+    storage_cap: t.Nullable(t.Integer({ description: "Storage cap in bytes; null when uncapped" })),
+    updated_at: t.String({ format: "date-time" }),
+  },
+  { $id: "#/components/schemas/AppendResult" },
+);
+export type AppendResponse = typeof AppendResponse.static;

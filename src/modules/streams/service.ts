@@ -1,0 +1,111 @@
+import { eq } from "drizzle-orm";
+import type { Ctx } from "../../deps";
+import { noteChunks, notes } from "../../db/schema";
+import { NoteLocked, NotFound, ValidationFailed } from "../../http/errors";
+import { iso } from "../../lib/clock";
+import { filenameProblem } from "../../lib/filename";
+import { newId } from "../../lib/ids";
+import { byteLength, hasLoneSurrogate, normaliseAppendText } from "../../lib/text";
+import { bodyCapFor } from "../../limits/plans";
+import { findStream, visibleNote, type NoteRow } from "../notes/repo";
+import { writableWorkspace } from "../notes/service";
+import { requireScope } from "../tokens/service";
+import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
+import { addStorage, tierOf } from "../workspaces/repo";
+import type { AppendResponse } from "./model";
+
+function cleanText(text: string): string {
+  if (hasLoneSurrogate(text)) throw ValidationFailed.field("text", "invalid", "text must be valid Unicode (no lone surrogates)");
+  const clean = normaliseAppendText(text);
+  if (clean.trim() === "") throw ValidationFailed.field("text", "blank", "text must contain something besides whitespace and control characters");
+  return clean;
+}
+
+export function validateFilename(filename: string): void {
+  const problem = filenameProblem(filename);
+  if (problem) throw ValidationFailed.field("filename", problem.code, problem.message);
+}
+
+/** Appends to the stream with this filename, creating it on the first write (201 then 200). */
+export async function appendByFilename({ ctx, filename, text }: { ctx: Ctx; filename: string; text: string }) {
+  requireScope(ctx, "append");
+  validateFilename(filename);
+  const line = cleanText(text);
+  return ctx.deps.writer.write(() => {
+    const existing = findStream(ctx, filename);
+    if (existing) return appendTo(ctx, existing, line, false);
+    // A pinned token sees no other note, so it cannot bring one into being either.
+    if (ctx.principal.noteId) throw new NotFound("note");
+    return appendTo(ctx, createStream(ctx, filename), line, true);
+  });
+}
+
+export async function appendById({ ctx, id, text }: { ctx: Ctx; id: string; text: string }) {
+  requireScope(ctx, "append");
+  const line = cleanText(text);
+  return ctx.deps.writer.write(() => appendTo(ctx, visibleNote(ctx, id), line, false));
+}
+
+function createStream(ctx: Ctx, filename: string): NoteRow {
+  const { deps } = ctx;
+  const ws = writableWorkspace(ctx);
+  assertNoteSlots(deps, ws, tierOf(deps, ws), "plain");
+  const now = deps.clock.now();
+  const row: NoteRow = {
+    id: newId("note"),
+    workspaceId: ws.id,
+    kind: "stream",
+    format: "plain",
+    filename,
+    title: filename,
+    folderId: null,
+    body: null,
+    richHtml: null,
+    byteSize: 0,
+    createdAt: now,
+    updatedAt: now,
+    lastWriteAt: now,
+  };
+  deps.db.insert(notes).values(row).run();
+  return row;
+}
+
+/**
+ * One chunk row and two counter updates: the cost does not depend on how large the note is.
+ * Runs inside the writer's transaction, so the bytes and the accounting commit together.
+ */
+function appendTo(ctx: Ctx, note: NoteRow, line: string, created: boolean): { status: 200 | 201; body: AppendResponse } {
+  const { deps } = ctx;
+  if (note.format === "rich") throw new NoteLocked("rich-text notes are edited in the browser; the API writes plain text only");
+  if (note.kind !== "stream") {
+    throw ValidationFailed.field("id", "not_a_stream", "append works on streams; edit an editable note with PATCH");
+  }
+  const ws = writableWorkspace(ctx);
+  const tier = tierOf(deps, ws);
+  const size = byteLength(line);
+  const newSize = note.byteSize + size;
+  assertNoteSize(tier, "plain", newSize, note.byteSize);
+  assertStorage(ws, tier, size);
+  const now = deps.clock.now();
+  deps.db.insert(noteChunks).values({ noteId: note.id, text: line }).run();
+  deps.db
+    .update(notes)
+    .set({ byteSize: newSize, updatedAt: now, lastWriteAt: now })
+    .where(eq(notes.id, note.id))
+    .run();
+  addStorage(deps, ws.id, size);
+  const cap = bodyCapFor(tier, "plain");
+  return {
+    status: created ? 201 : 200,
+    body: {
+      id: note.id,
+      filename: note.filename!,
+      created,
+      byte_size: newSize,
+      bytes_remaining: cap === null ? null : Math.max(0, cap - newSize),
+      storage_used: ws.storageUsed + size,
+      storage_cap: tier.storage,
+      updated_at: iso(now),
+    },
+  };
+}

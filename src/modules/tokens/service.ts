@@ -1,0 +1,127 @@
+import { eq } from "drizzle-orm";
+import type { Ctx, Deps, Principal, Scope } from "../../deps";
+import { tokens, notes } from "../../db/schema";
+import { AppError, CapExceeded, InsufficientScope } from "../../http/errors";
+import { DAY_MS } from "../../lib/clock";
+import { newId } from "../../lib/ids";
+import { digestsEqual, newApiToken, sha256Hex, TOKEN_PREFIX } from "../../lib/secrets";
+import { countActiveTokens, getWorkspace, tierOf } from "../workspaces/repo";
+
+export const SCOPES: readonly Scope[] = ["read", "write", "append"];
+export const DEFAULT_EXPIRY_DAYS = 90;
+export const MAX_EXPIRY_DAYS = 365;
+
+export interface MintInput {
+  accountId: string;
+  workspaceId: string;
+  scopes: Scope[];
+  noteId?: string | null;
+  expiresInDays?: number;
+  name?: string;
+}
+
+export class TokenError extends Error {}
+
+export function parseScopes(raw: string): Scope[] {
+  const parts = raw.split(",").map((s) => s.trim()).filter(Boolean);
+  if (parts.length === 0) throw new TokenError(`--scope needs at least one of ${SCOPES.join(", ")}`);
+  for (const p of parts) {
+    if (!SCOPES.includes(p as Scope)) throw new TokenError(`unknown scope "${p}"; use ${SCOPES.join(", ")}`);
+  }
+  return [...new Set(parts as Scope[])];
+}
+
+/** Mints a token and returns its secret, which is never stored and never shown again. */
+export function mintToken(deps: Deps, input: MintInput): { id: string; token: string; expiresAt: number } {
+  const days = input.expiresInDays ?? DEFAULT_EXPIRY_DAYS;
+  if (!Number.isInteger(days) || days < 1 || days > MAX_EXPIRY_DAYS) {
+    throw new TokenError(`expiry must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS}`);
+  }
+  const ws = getWorkspace(deps, input.workspaceId);
+  const tier = tierOf(deps, ws);
+  if (input.noteId) {
+    const note = deps.db.select({ ws: notes.workspaceId }).from(notes).where(eq(notes.id, input.noteId)).get();
+    if (!note || note.ws !== ws.id) throw new TokenError(`note ${input.noteId} is not in this workspace`);
+  }
+  if (tier.tokens !== null) {
+    const used = countActiveTokens(deps, ws.id);
+    if (used >= tier.tokens) {
+      throw new CapExceeded(
+        "tokens",
+        tier.tokens,
+        used,
+        tier.tokens === 0
+          ? `the ${tier.name} plan has no API access, so it gets no API tokens`
+          : `the ${tier.name} plan allows ${tier.tokens} active API tokens; ${used} are active (revoke one first)`,
+      );
+    }
+  }
+  const secret = newApiToken();
+  const now = deps.clock.now();
+  const id = newId("tok");
+  const expiresAt = now + days * DAY_MS;
+  deps.db
+    .insert(tokens)
+    .values({
+      id,
+      workspaceId: ws.id,
+      accountId: input.accountId,
+      name: input.name ?? "",
+      tokenHash: sha256Hex(secret),
+      scopes: input.scopes.join(","),
+      noteId: input.noteId ?? null,
+      kind: "api",
+      expiresAt,
+      createdAt: now,
+    })
+    .run();
+  return { id, token: secret, expiresAt };
+}
+
+const unauthorized = (message: string) =>
+  new AppError("unauthorized", message, undefined, { "www-authenticate": 'Bearer realm="notestream"' });
+
+/** Resolves a Bearer header to its principal, or throws 401. */
+export function authenticate(deps: Deps, authorization: string | null | undefined): Principal {
+  if (!authorization) throw unauthorized("missing Authorization: Bearer <token> header");
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!match) throw unauthorized("Authorization header must be: Bearer <token>");
+  const secret = match[1]!;
+  if (!secret.startsWith(TOKEN_PREFIX)) throw unauthorized("unknown token");
+  const hash = sha256Hex(secret);
+  const row = deps.db.select().from(tokens).where(eq(tokens.tokenHash, hash)).get();
+  // The index finds the row; the constant-time comparison keeps the final check free of timing leaks.
+  if (!row || !digestsEqual(row.tokenHash, hash)) throw unauthorized("unknown token");
+  if (row.revokedAt !== null) throw unauthorized("token revoked");
+  const now = deps.clock.now();
+  if (row.expiresAt <= now) throw unauthorized("token expired");
+  const ws = getWorkspace(deps, row.workspaceId);
+  const tier = tierOf(deps, ws);
+  if (!tier.api && ws.state !== "trial") {
+    throw new AppError("plan_required", `the ${tier.name} plan has no API access`);
+  }
+  return {
+    tokenId: row.id,
+    accountId: row.accountId,
+    workspaceId: row.workspaceId,
+    scopes: new Set(row.scopes.split(",") as Scope[]),
+    noteId: row.noteId,
+    kind: row.kind,
+  };
+}
+
+/** `write` covers everything `append` does: create, edit, delete, move and append. */
+export function requireScope(ctx: Ctx, scope: Scope): void {
+  const s = ctx.principal.scopes;
+  const ok = s.has(scope) || (scope === "append" && s.has("write"));
+  if (!ok) throw new InsufficientScope(`this token lacks the ${scope} scope`);
+}
+
+/** Actions on the workspace as a whole (creating notes, folders) are closed to a token pinned to one note. */
+export function requireUnpinned(ctx: Ctx, action: string): void {
+  if (ctx.principal.noteId) throw new InsufficientScope(`a token pinned to one note cannot ${action}`);
+}
+
+export function revokeToken(deps: Deps, tokenId: string): void {
+  deps.db.update(tokens).set({ revokedAt: deps.clock.now() }).where(eq(tokens.id, tokenId)).run();
+}

@@ -1,0 +1,26 @@
+import { buildApp } from "./app";
+import type { Deps } from "./deps";
+
+function log(fields: Record<string, unknown>): void {
+  console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", ...fields }));
+}
+
+/** Serves until SIGTERM or SIGINT, then stops accepting, lets in-flight requests and commits finish, and exits 0. */
+export async function serve(deps: Deps): Promise<void> {
+  const app = buildApp(deps).listen({ port: deps.config.port, hostname: deps.config.host });
+  const server = app.server!;
+  log({ msg: "listening", url: `http://${server.hostname}:${server.port}`, port: server.port, data_dir: deps.config.dataDir });
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log({ msg: "shutting down", signal });
+    await server.stop(false);
+    await deps.writer.idle();
+    deps.db.$client.close();
+    log({ msg: "stopped" });
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
