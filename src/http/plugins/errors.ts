@@ -3,24 +3,35 @@ import { AppError, type FieldProblem } from "../errors";
 
 /** Turns TypeBox validation errors into validation_failed details: field, code, message. */
 export function validationProblems(error: ValidationError): FieldProblem[] {
-  const seen = new Set<string>();
-  const problems: FieldProblem[] = [];
+  const byField = new Map<string, FieldProblem>();
   for (const e of error.all) {
     const path = "path" in e && typeof e.path === "string" ? e.path : "";
     const field = path.replace(/^\//, "").replace(/\//g, ".") || (error.type === "body" ? "body" : error.type);
-    if (seen.has(field)) continue;
-    seen.add(field);
     const message = "message" in e && typeof e.message === "string" ? e.message : "is invalid";
-    const code = /required property/i.test(message)
-      ? "required"
-      : /length less/i.test(message)
-        ? "too_long"
-        : /Expected (string|number|integer|boolean|object|array|union)/i.test(message)
-          ? "invalid_type"
-          : "invalid";
-    problems.push({ field, code, message: message.replace(/^Expected/, "expected") });
+    const code = valueAt((error as { value?: unknown }).value, path) === undefined ? "required" : problemCode(message);
+    const seen = byField.get(field);
+    // A missing property also fails its type check; "required" is the useful one to report.
+    if (seen && !(code === "required" && seen.code !== "required")) continue;
+    byField.set(field, { field, code, message: code === "required" ? "is required" : message.replace(/^Expected/, "expected") });
   }
-  return problems;
+  return [...byField.values()];
+}
+
+/** The value at a JSON-pointer path, or undefined when something on the way is missing. */
+function valueAt(root: unknown, path: string): unknown {
+  let v = root;
+  for (const key of path.split("/").slice(1)) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<string, unknown>)[key.replace(/~1/g, "/").replace(/~0/g, "~")];
+  }
+  return v;
+}
+
+function problemCode(message: string): string {
+  if (/required property/i.test(message)) return "required";
+  if (/length less/i.test(message)) return "too_long";
+  if (/Expected (string|number|integer|boolean|object|array|union)/i.test(message)) return "invalid_type";
+  return "invalid";
 }
 
 /** The one place an error becomes a response: the envelope of API.md, never a stack trace. */

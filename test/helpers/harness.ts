@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildApp } from "../../src/app";
+import { loadConfig, type LimitProfileName } from "../../src/config";
+import type { Deps, Scope } from "../../src/deps";
+import type { PlanName } from "../../src/limits/plans";
+import { createAccount } from "../../src/modules/accounts/service";
+import { createTeam, addTeamMember } from "../../src/modules/teams/service";
+import { mintToken } from "../../src/modules/tokens/service";
+import { createDeps } from "../../src/runtime";
+
+/** A clock tests can move. */
+export class FakeClock {
+  constructor(public t = Date.parse("2026-11-22T10:00:00Z")) {}
+  now = () => this.t;
+  advance(ms: number) {
+    this.t += ms;
+  }
+}
+
+export interface Harness {
+  deps: Deps;
+  app: ReturnType<typeof buildApp>;
+  clock: FakeClock;
+  dataDir: string;
+  request: (method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }) => Promise<Response>;
+  account: (plan: PlanName, email?: string) => Promise<{ accountId: string; workspaceId: string; email: string }>;
+  token: (a: { accountId: string; workspaceId: string }, scopes?: Scope[], extra?: { noteId?: string; expiresInDays?: number }) => Promise<string>;
+  team: (ownerEmail: string, members?: string[]) => Promise<string>;
+  close: () => void;
+}
+
+let counter = 0;
+
+/** A fresh app on its own temp database. */
+export function harness(opts: { profile?: LimitProfileName; env?: Record<string, string> } = {}): Harness {
+  const dataDir = mkdtempSync(join(tmpdir(), "notestream-test-"));
+  const config = loadConfig({
+    NOTESTREAM_DATA_DIR: dataDir,
+    NOTESTREAM_LIMIT_PROFILE: opts.profile ?? "standard",
+    NOTESTREAM_LOG_REQUESTS: "false",
+    NOTESTREAM_SYNCHRONOUS: "NORMAL",
+    NOTESTREAM_BASE_URL: "http://notestream.test",
+    ...opts.env,
+  });
+  const clock = new FakeClock();
+  const deps = createDeps(config, clock);
+  const app = buildApp(deps);
+  return {
+    deps,
+    app,
+    clock,
+    dataDir,
+    request: (method, path, o = {}) => {
+      const headers: Record<string, string> = { ...o.headers };
+      if (o.token) headers.authorization = `Bearer ${o.token}`;
+      let body: string | undefined;
+      if (o.body !== undefined) {
+        body = typeof o.body === "string" ? o.body : JSON.stringify(o.body);
+        headers["content-type"] ??= "application/json";
+      }
+      return app.handle(new Request(`http://notestream.test${path}`, { method, headers, body }));
+    },
+    account: async (plan, email = `user${++counter}@example.com`) => {
+      const r = await deps.writer.write(() => createAccount(deps, { email, plan }));
+      return { accountId: r.account.id, workspaceId: r.workspaceId, email };
+    },
+    token: async (a, scopes = ["read", "write"], extra = {}) =>
+      (await deps.writer.write(() => mintToken(deps, { ...a, scopes, ...extra }))).token,
+    team: async (ownerEmail, members = []) => {
+      const t = await deps.writer.write(() => createTeam(deps, { ownerEmail, name: "Team" }));
+      for (const email of members) await deps.writer.write(() => addTeamMember(deps, { teamId: t.id, email }));
+      return t.id;
+    },
+    close: () => {
+      deps.db.$client.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Reads the error envelope, asserting its shape. */
+export async function errorOf(res: Response): Promise<{ code: string; message: string; details?: any }> {
+  const body = (await res.json()) as { error: { code: string; message: string; details?: unknown } };
+  if (!body.error || typeof body.error.code !== "string" || typeof body.error.message !== "string") {
+    throw new Error(`not an error envelope: ${JSON.stringify(body)}`);
+  }
+  return body.error as { code: string; message: string; details?: any };
+}

@@ -1,0 +1,197 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { errorOf, harness, type Harness } from "../helpers/harness";
+
+let h: Harness;
+let token: string;
+beforeEach(async () => {
+  h = harness();
+  token = await h.token(await h.account("dev"), ["read", "write"]);
+});
+afterEach(() => h.close());
+
+const append = (filename: string, text: unknown, t = token) =>
+  h.request("POST", `/api/v1/notes/by-filename/${encodeURIComponent(filename)}/append`, { token: t, body: { text } });
+
+describe("append by filename", () => {
+  test("first write creates the stream (201), later writes append (200)", async () => {
+    const first = await append("deploys.log", "deploy 1");
+    expect(first.status).toBe(201);
+    const a = await first.json();
+    expect(a).toMatchObject({ filename: "deploys.log", created: true, byte_size: 9, storage_used: 9 });
+    expect(a.id).toStartWith("note_");
+    expect(a.bytes_remaining).toBe(3 * 1024 * 1024 - 9);
+    expect(a.storage_cap).toBe(15 * 1024 ** 3);
+    expect(a.updated_at).toBe(new Date(h.clock.now()).toISOString());
+
+    const second = await append("deploys.log", "deploy 2\n");
+    expect(second.status).toBe(200);
+    expect(await second.json()).toMatchObject({ id: a.id, created: false, byte_size: 18, storage_used: 18 });
+
+    const read = await h.request("GET", "/api/v1/notes/by-filename/deploys.log", { token });
+    expect(read.status).toBe(200);
+    const note = await read.json();
+    expect(note).toMatchObject({ id: a.id, kind: "stream", format: "plain", title: "deploys.log", byte_size: 18 });
+    expect(note.plain_body).toBe("deploy 1\ndeploy 2\n");
+  });
+
+  test("text is normalised: CRLF to LF, control characters removed, tab kept, final LF added, no timestamp", async () => {
+    await append("n.log", "a\r\nb\u0000c\td\u0007\u001b[31m");
+    const note = await (await h.request("GET", "/api/v1/notes/by-filename/n.log", { token })).json();
+    expect(note.plain_body).toBe("a\nbc\td[31m\n");
+  });
+
+  test("reading returns the exact concatenation of unicode appends", async () => {
+    const lines = ["héllo ✓", "日本語のテキスト", "emoji 🎉 ok", "tab\tseparated"];
+    for (const l of lines) await append("u.log", l);
+    const note = await (await h.request("GET", "/api/v1/notes/by-filename/u.log", { token })).json();
+    expect(note.plain_body).toBe(lines.map((l) => l + "\n").join(""));
+    expect(note.byte_size).toBe(Buffer.byteLength(note.plain_body));
+  });
+
+  test("blank text, a missing text and a non-string text are 422 validation_failed", async () => {
+    for (const [body, code] of [
+      [{ text: "" }, "blank"],
+      [{ text: "\u0000\r" }, "blank"],
+      [{}, "required"],
+      [{ text: 42 }, "invalid_type"],
+    ] as const) {
+      const res = await h.request("POST", "/api/v1/notes/by-filename/x.log/append", { token, body });
+      expect(res.status).toBe(422);
+      const err = await errorOf(res);
+      expect(err.code).toBe("validation_failed");
+      expect(err.details[0]).toMatchObject({ field: "text", code });
+    }
+    // Nothing was created by the refused writes.
+    expect((await h.request("GET", "/api/v1/notes/by-filename/x.log", { token })).status).toBe(404);
+  });
+
+  test("a body that is not JSON is 400 bad_request, never a 500", async () => {
+    const bad = await h.request("POST", "/api/v1/notes/by-filename/x.log/append", { token, body: '{"text":' });
+    expect(bad.status).toBe(400);
+    expect((await errorOf(bad)).code).toBe("bad_request");
+    const wrongType = await h.request("POST", "/api/v1/notes/by-filename/x.log/append", {
+      token,
+      body: "text=hi",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(wrongType.status).toBe(400);
+    expect((await errorOf(wrongType)).message).toContain("application/json");
+  });
+});
+
+describe("filename rules", () => {
+  const refused: [string, string][] = [
+    ["201 bytes", "a".repeat(201)],
+    ["201 bytes of multi-byte characters", "é".repeat(100) + "a"],
+    ["a slash", "logs/deploy.log"],
+    ["a backslash", "logs\\deploy.log"],
+    ["a zero-width space", "deploy\u200B.log"],
+    ["a bidi override", "deploy\u202Egol.txt"],
+    ["a NUL", "deploy\u0000.log"],
+    ["a newline", "deploy\n.log"],
+    ["a trailing space", "deploy.log "],
+    ["a leading space", " deploy.log"],
+    ["a trailing no-break space", "deploy.log\u00A0"],
+    ["a line separator", "deploy\u2028.log"],
+  ];
+  for (const [what, name] of refused) {
+    test(`a filename with ${what} is 422 and creates nothing`, async () => {
+      const res = await append(name, "x");
+      expect(res.status).toBe(422);
+      const err = await errorOf(res);
+      expect(err.code).toBe("validation_failed");
+      expect(err.details[0].field).toBe("filename");
+      const list = await h.request("GET", "/api/v1/notes", { token });
+      expect(list.headers.get("x-total-count")).toBe("0");
+    });
+  }
+
+  test("a filename of exactly 200 bytes, with spaces inside and unicode, is accepted", async () => {
+    for (const name of ["a".repeat(200), "é".repeat(100), "daily summary 2026-11-22.txt", "🚀 deploys"]) {
+      const res = await append(name, "x");
+      expect(res.status).toBe(201);
+      expect((await res.json()).filename).toBe(name);
+    }
+  });
+
+  test("filenames are case-sensitive", async () => {
+    expect((await append("Deploys", "x")).status).toBe(201);
+    expect((await append("deploys", "x")).status).toBe(201);
+  });
+});
+
+describe("append by id", () => {
+  test("appends to the stream and answers 200", async () => {
+    const { id } = await (await append("s.log", "one")).json();
+    const res = await h.request("POST", `/api/v1/notes/${id}/append`, { token, body: { text: "two" } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id, filename: "s.log", created: false, byte_size: 8 });
+  });
+
+  test("an unknown id is 404 not_found", async () => {
+    const res = await h.request("POST", "/api/v1/notes/note_missing/append", { token, body: { text: "x" } });
+    expect(res.status).toBe(404);
+    expect((await errorOf(res)).code).toBe("not_found");
+  });
+
+  test("appending to an editable note is refused with 422", async () => {
+    const note = await (await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "t", plain_body: "b" } } })).json();
+    const res = await h.request("POST", `/api/v1/notes/${note.id}/append`, { token, body: { text: "x" } });
+    expect(res.status).toBe(422);
+    expect((await errorOf(res)).details[0].code).toBe("not_a_stream");
+  });
+
+  test("appending to a rich-text note is 423 note_locked", async () => {
+    const { id } = await (await append("r.log", "x")).json();
+    h.deps.db.$client.run("UPDATE notes SET format = 'rich' WHERE id = ?", [id]);
+    const res = await h.request("POST", `/api/v1/notes/${id}/append`, { token, body: { text: "x" } });
+    expect(res.status).toBe(423);
+    expect((await errorOf(res)).code).toBe("note_locked");
+  });
+});
+
+describe("append cost does not grow with the note", () => {
+  test("appending to a 3 MB stream writes one chunk and does not rewrite the note", async () => {
+    const { id } = await (await append("big.log", "seed")).json();
+    // Grow the stream to ~3 MB through the API in 100 KB appends.
+    const block = "x".repeat(100 * 1024 - 1);
+    for (let i = 0; i < 30; i++) expect((await append("big.log", block)).status).toBe(200);
+    const sqlite = h.deps.db.$client;
+    const before = sqlite.query("SELECT count(*) AS n, sum(length(text)) AS bytes FROM note_chunks WHERE note_id = ?").get(id) as {
+      n: number;
+      bytes: number;
+    };
+    expect(before.bytes).toBeGreaterThan(3_000_000);
+
+    // SQLite's change counter: one append touches exactly three rows (chunk, note, workspace).
+    const changesBefore = (sqlite.query("SELECT total_changes() AS c").get() as { c: number }).c;
+    const res = await append("big.log", "one more line");
+    expect(res.status).toBe(200);
+    const changesAfter = (sqlite.query("SELECT total_changes() AS c").get() as { c: number }).c;
+    expect(changesAfter - changesBefore).toBe(3);
+
+    const after = sqlite.query("SELECT count(*) AS n FROM note_chunks WHERE note_id = ?").get(id) as { n: number };
+    expect(after.n).toBe(before.n + 1);
+    // The new line is stored alone, not as a rewritten body.
+    const last = sqlite.query("SELECT text FROM note_chunks WHERE note_id = ? ORDER BY seq DESC LIMIT 1").get(id) as { text: string };
+    expect(last.text).toBe("one more line\n");
+    const note = await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json();
+    expect(note.plain_body.endsWith(block + "\none more line\n")).toBe(true);
+    expect(note.byte_size).toBe(Buffer.byteLength(note.plain_body));
+  });
+});
+
+describe("concurrent appends", () => {
+  test("share transactions yet each is answered and stored once, in order per request", async () => {
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => append("c.log", `line ${i}`)));
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(99);
+    const note = await (await h.request("GET", "/api/v1/notes/by-filename/c.log", { token })).json();
+    const lines = note.plain_body.trimEnd().split("\n");
+    expect(lines).toHaveLength(100);
+    expect(new Set(lines).size).toBe(100);
+    const account = await (await h.request("GET", "/api/v1/account", { token })).json();
+    expect(account.usage.storage_bytes).toBe(note.byte_size);
+  });
+});
