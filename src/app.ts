@@ -40,7 +40,7 @@ export function buildApp(deps: Deps) {
   return new Elysia()
     .use(requestLog(deps.config.logRequests))
     .use(errorHandler())
-    .use(jsonBody())
+    .use(jsonBody("/api/v1/"))
     .get("/up", () => ({ ok: true }), { detail: { hide: true } })
     .use(api);
 }

@@ -1,20 +1,21 @@
 import { Elysia } from "elysia";
 import { AppError } from "../errors";
 
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+function hasBody(request: Request): boolean {
+  return request.body !== null && request.headers.get("content-length") !== "0";
+}
+
 /**
- * Request bodies are JSON only: another Content-Type or malformed JSON is a 400 bad_request in
- * the envelope, before any route sees the body.
+ * API request bodies are JSON only: a body sent with another Content-Type is a 400 before
+ * anything reads it. (Malformed JSON is Elysia's PARSE error, also answered as 400.)
  */
-export const jsonBody = () => new Elysia().onParse({ as: "global" }, async ({ request }) => {
-  const text = await request.text();
-  if (text.length === 0) return null;
-  const type = request.headers.get("content-type")?.toLowerCase() ?? "";
-  if (!/^application\/(.+\+)?json\b/.test(type)) {
-    throw new AppError("bad_request", "request bodies must be JSON, sent with Content-Type: application/json");
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new AppError("bad_request", "the request body is not valid JSON");
-  }
-});
+export const jsonBody = (prefix: string) =>
+  new Elysia().onRequest(({ request }) => {
+    if (request.method === "GET" || request.method === "HEAD" || !hasBody(request)) return;
+    if (!new URL(request.url).pathname.startsWith(prefix)) return;
+    if (!JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
+      throw new AppError("bad_request", "request bodies must be JSON, sent with Content-Type: application/json");
+    }
+  });
