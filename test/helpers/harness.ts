@@ -19,12 +19,15 @@ export class FakeClock {
   }
 }
 
+/** Response whose json() is `any`: tests assert on shapes themselves. */
+export type TestResponse = Omit<Response, "json"> & { json(): Promise<any> };
+
 export interface Harness {
   deps: Deps;
   app: ReturnType<typeof buildApp>;
   clock: FakeClock;
   dataDir: string;
-  request: (method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }) => Promise<Response>;
+  request: (method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }) => Promise<TestResponse>;
   account: (plan: PlanName, email?: string) => Promise<{ accountId: string; workspaceId: string; email: string }>;
   token: (a: { accountId: string; workspaceId: string }, scopes?: Scope[], extra?: { noteId?: string; expiresInDays?: number }) => Promise<string>;
   team: (ownerEmail: string, members?: string[]) => Promise<string>;
@@ -81,7 +84,7 @@ export function harness(opts: { profile?: LimitProfileName; env?: Record<string,
 }
 
 /** Reads the error envelope, asserting its shape. */
-export async function errorOf(res: Response): Promise<{ code: string; message: string; details?: any }> {
+export async function errorOf(res: TestResponse): Promise<{ code: string; message: string; details?: any }> {
   const body = (await res.json()) as { error: { code: string; message: string; details?: unknown } };
   if (!body.error || typeof body.error.code !== "string" || typeof body.error.message !== "string") {
     throw new Error(`not an error envelope: ${JSON.stringify(body)}`);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { revokeToken } from "../../src/modules/tokens/service";
-import { errorOf, harness, type Harness } from "../helpers/harness";
+import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
 
 let h: Harness;
 beforeEach(() => {
@@ -8,14 +8,14 @@ beforeEach(() => {
 });
 afterEach(() => h.close());
 
-async function expectError(res: Response, status: number, code: string) {
+async function expectError(res: TestResponse, status: number, code: string) {
   expect(res.status).toBe(status);
   expect((await errorOf(res)).code).toBe(code);
 }
 
 describe("authentication", () => {
   test("a missing, malformed or unknown token is 401 with WWW-Authenticate", async () => {
-    for (const headers of [{}, { authorization: "Basic abc" }, { authorization: "Bearer nst_unknown" }, { authorization: "Bearer other" }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: "Basic abc" }, { authorization: "Bearer nst_unknown" }, { authorization: "Bearer other" }]) {
       const res = await h.request("GET", "/api/v1/notes", { headers });
       await expectError(res, 401, "unauthorized");
       expect(res.headers.get("www-authenticate")).toContain("Bearer");

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { errorOf, harness, type Harness } from "../helpers/harness";
+import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
 
 let h: Harness;
 afterEach(() => h.close());
@@ -16,7 +16,7 @@ function seedNotes(ws: string, n: number, format: "plain" | "rich") {
   })();
 }
 
-async function expectCap(res: Response, cap: string, limit: number) {
+async function expectCap(res: TestResponse, cap: string, limit: number) {
   expect(res.status).toBe(403);
   const err = await errorOf(res);
   expect(err.code).toBe("cap_exceeded");

@@ -1,0 +1,33 @@
+import { Database } from "bun:sqlite";
+import { expect, test } from "bun:test";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { renderMigrationsModule } from "../../scripts/embed-migrations";
+import { openDatabase } from "../../src/db/client";
+import { migrate } from "../../src/db/migrate";
+
+const root = join(import.meta.dir, "../..");
+
+test("the embedded migrations module matches migrations/ (run `make migration` to regenerate)", () => {
+  expect(readFileSync(join(root, "src/db/migrations.generated.ts"), "utf8")).toBe(renderMigrationsModule(root));
+});
+
+test("migrate creates the schema once and is idempotent; pragmas are set", () => {
+  const dir = mkdtempSync(join(tmpdir(), "notestream-mig-"));
+  const db = openDatabase({ dataDir: dir, synchronous: "FULL" });
+  migrate(db);
+  migrate(db);
+  const sqlite = db.$client;
+  const tables = (sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+  expect(tables).toEqual(expect.arrayContaining(["accounts", "workspaces", "workspace_members", "tokens", "folders", "notes", "note_chunks", "snapshots", "__drizzle_migrations"]));
+  expect((sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n).toBeGreaterThan(0);
+  expect((sqlite.query("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode).toBe("wal");
+  expect((sqlite.query("PRAGMA foreign_keys").get() as { foreign_keys: number }).foreign_keys).toBe(1);
+  expect((sqlite.query("PRAGMA synchronous").get() as { synchronous: number }).synchronous).toBe(2);
+  expect((sqlite.query("PRAGMA busy_timeout").get() as { timeout: number }).timeout).toBe(5000);
+  sqlite.close();
+  // A second process opening the same file sees the same schema.
+  const again = new Database(join(dir, "notestream.db"));
+  expect(again.query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 0 });
+});
