@@ -185,3 +185,29 @@ describe("routing and envelope", () => {
     }
   });
 });
+
+describe("malformed input never reaches a 500", () => {
+  test("broken percent-encoding in a path is 422 naming the parameter", async () => {
+    const res = await h.request("GET", "/api/v1/notes/by-filename/%E0%A4%A", { token });
+    expect(res.status).toBe(422);
+    expect((await errorOf(res)).details[0]).toMatchObject({ field: "filename", code: "invalid", message: "is not valid percent-encoded UTF-8" });
+  });
+
+  test("bodies of the wrong shape are 422, unparseable ones 400", async () => {
+    for (const body of ["[]", '"str"', "null", '{"note": null}']) {
+      const res = await h.request("POST", "/api/v1/notes", { token, body });
+      expect(res.status).toBe(422);
+    }
+    for (const body of ["[".repeat(100_000), "", "{'single': 'quotes'}"]) {
+      const res = await h.request("POST", "/api/v1/notes/by-filename/x/append", { token, body });
+      expect(res.status).toBe(400);
+      expect((await errorOf(res)).code).toBe("bad_request");
+    }
+  });
+
+  test("lone surrogates are refused rather than silently changed", async () => {
+    const res = await h.request("POST", "/api/v1/notes/by-filename/x/append", { token, body: '{"text": "a\\ud800b"}' });
+    expect(res.status).toBe(422);
+    expect((await errorOf(res)).details[0]).toMatchObject({ field: "text", code: "invalid" });
+  });
+});

@@ -8,13 +8,26 @@ export function validationProblems(error: ValidationError): FieldProblem[] {
     const path = "path" in e && typeof e.path === "string" ? e.path : "";
     const field = path.replace(/^\//, "").replace(/\//g, ".") || (error.type === "body" ? "body" : error.type);
     const message = "message" in e && typeof e.message === "string" ? e.message : "is invalid";
-    const code = valueAt((error as { value?: unknown }).value, path) === undefined ? "required" : problemCode(message);
+    const code =
+      error.type === "params"
+        ? "invalid"
+        : valueAt((error as { value?: unknown }).value, path) === undefined
+          ? "required"
+          : problemCode(message);
     const seen = byField.get(field);
     // A missing property also fails its type check; "required" is the useful one to report.
     if (seen && !(code === "required" && seen.code !== "required")) continue;
-    byField.set(field, { field, code, message: code === "required" ? "is required" : message.replace(/^Expected/, "expected") });
+    byField.set(field, { field, code, message: friendlyMessage(error.type, code, message) });
   }
   return [...byField.values()];
+}
+
+function friendlyMessage(where: string, code: string, message: string): string {
+  // Elysia leaves a path parameter undecoded-and-undefined when its percent-encoding is broken.
+  if (where === "params") return "is not valid percent-encoded UTF-8";
+  if (code === "required") return "is required";
+  if (/union value/i.test(message)) return "is not one of the accepted values";
+  return message.replace(/^Expected/, "expected");
 }
 
 /** The value at a JSON-pointer path, or undefined when something on the way is missing. */
