@@ -32,7 +32,7 @@ check: install ## Type-check
 	$(BUN) x tsc --noEmit -p .
 
 build: install ## Build the single executable dist/notestream
-	$(BUN) build --compile --minify --sourcemap src/main.ts --outfile dist/notestream
+	$(BUN) build --compile --minify-whitespace --minify-syntax src/main.ts --outfile dist/notestream
 
 migration: install ## Generate a migration from the schema: make migration name=add_x
 	@test -n "$(name)" || { echo "usage: make migration name=<what_changed>"; exit 2; }

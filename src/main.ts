@@ -5,13 +5,14 @@ import { UsageError } from "./cli/args";
 import { createDeps } from "./runtime";
 import { serve } from "./server";
 import pkg from "../package.json";
+import { PLAN_NAMES } from "./limits/plans";
 
 const HELP = `notestream ${pkg.version}: append-only note streams and editable notes over HTTP
 
 Usage:
   notestream [serve]                      start the HTTP service (default)
   notestream migrate                      apply database migrations and exit
-  notestream account create --email E --plan free|personal|dev|team [--password P] [--name N]
+  notestream account create --email E --plan ${PLAN_NAMES.join("|")} [--password P] [--name N]
   notestream team create --owner E --name N
   notestream team add --team ID --email E
   notestream token create --email E --scope read,write,append [--team ID] [--note ID]

@@ -17,6 +17,8 @@ export async function serve(deps: Deps): Promise<void> {
     log({ msg: "shutting down", signal });
     await server.stop(false);
     await deps.writer.idle();
+    // Elysia logs a request from an after-response hook on a later turn; let those run.
+    await new Promise((resolve) => setImmediate(resolve));
     deps.db.$client.close();
     log({ msg: "stopped" });
     process.exit(0);

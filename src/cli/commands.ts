@@ -4,7 +4,7 @@ import { isPlanName, PLAN_NAMES } from "../limits/plans";
 import { hashPassword, passwordProblem } from "../modules/accounts/password";
 import { AccountError, createAccount, findAccountByEmail, personalWorkspaceId } from "../modules/accounts/service";
 import { addTeamMember, createTeam, isMember, TeamError } from "../modules/teams/service";
-import { mintToken, parseScopes, TokenError } from "../modules/tokens/service";
+import { MAX_EXPIRY_DAYS, mintToken, parseScopes, TokenError } from "../modules/tokens/service";
 import { flags, UsageError } from "./args";
 
 /** What a command prints: `out` is the machine-readable result (stdout), `info` goes to stderr. */
@@ -57,18 +57,25 @@ export async function tokenCreate(deps: Deps, argv: string[], io: Output): Promi
     },
     ["email", "scope"],
   );
-  const scopes = parseScopes(f.scope!);
+  let scopes;
+  try {
+    scopes = parseScopes(f.scope!);
+  } catch (e) {
+    throw new UsageError(`--scope: ${(e as Error).message}`);
+  }
   let days: number | undefined;
   if (f["expires-in-days"] !== undefined) {
     days = Number(f["expires-in-days"]);
-    if (!/^\d+$/.test(f["expires-in-days"])) throw new UsageError("--expires-in-days must be a whole number of days");
+    if (!/^\d+$/.test(f["expires-in-days"]) || days < 1 || days > MAX_EXPIRY_DAYS) {
+      throw new UsageError(`--expires-in-days must be a whole number from 1 to ${MAX_EXPIRY_DAYS}`);
+    }
   }
   const minted = await deps.writer.write(() => {
     const account = findAccountByEmail(deps, f.email!);
-    if (!account) throw new UsageError(`no account with e-mail ${f.email}`);
+    if (!account) throw new AccountError(`no account with e-mail ${f.email}`);
     let workspaceId: string;
     if (f.team) {
-      if (!isMember(deps, f.team, account.id)) throw new UsageError(`${account.email} is not a member of team ${f.team}`);
+      if (!isMember(deps, f.team, account.id)) throw new TeamError(`${account.email} is not a member of team ${f.team}`);
       workspaceId = f.team;
     } else {
       workspaceId = personalWorkspaceId(deps, account.id);

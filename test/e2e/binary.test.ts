@@ -47,6 +47,15 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Polls until the condition holds; bounded in time. */
+async function waitFor(condition: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await Bun.sleep(10);
+  }
+}
+
 interface CliResult {
   code: number | null;
   stdout: string;
@@ -217,7 +226,7 @@ function expectAcknowledgedPresent(lines: string[], acknowledged: string[], sent
 beforeAll(() => {
   const outDir = tempDir("bin");
   const outfile = join(outDir, "notestream");
-  const r = Bun.spawnSync([process.execPath, "build", "--compile", "--minify", "--sourcemap", "src/main.ts", "--outfile", outfile], {
+  const r = Bun.spawnSync([process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", "src/main.ts", "--outfile", outfile], {
     cwd: ROOT,
     env: childEnv({}),
     stdout: "pipe",
@@ -226,8 +235,7 @@ beforeAll(() => {
   if (r.exitCode !== 0 || !existsSync(outfile)) {
     throw new Error(`bun build --compile failed (exit ${r.exitCode}):\n${r.stderr.toString()}\n${r.stdout.toString()}`);
   }
-  // The build may write a sourcemap beside the binary; the executable must not need it.
-  for (const f of readdirSync(outDir)) if (f !== "notestream") rmSync(join(outDir, f), { recursive: true, force: true });
+  // The same flags as `make build`: one file, nothing beside it.
   expect(readdirSync(outDir)).toEqual(["notestream"]);
   BIN = outfile;
 }, BUILD_TIMEOUT_MS);
@@ -295,10 +303,10 @@ describe("CLI", () => {
       { args: ["account", "frobnicate"], code: 2, message: /unknown command "account frobnicate"/ },
       { args: ["account", "create", "--email", "x@example.com"], code: 2, message: /--plan is required/ },
       { args: ["account", "create", "--email", "x@example.com", "--plan", "bogus"], code: 2, message: /--plan must be one of .*dev/ },
-      { args: ["token", "create", "--email", "nobody@example.com", "--scope", "read"], message: /no account with e-mail nobody@example\.com/ },
-      { args: ["token", "create", "--email", "dev@example.com", "--scope", "read,delete"], message: /unknown scope "delete"/ },
+      { args: ["token", "create", "--email", "nobody@example.com", "--scope", "read"], code: 1, message: /no account with e-mail nobody@example\.com/ },
+      { args: ["token", "create", "--email", "dev@example.com", "--scope", "read,delete"], code: 2, message: /unknown scope "delete"/ },
       { args: ["token", "create", "--email", "free@example.com", "--scope", "read"], code: 1, message: /free plan has no API access/ },
-      { args: ["token", "create", "--email", "dev@example.com", "--scope", "read", "--expires-in-days", "400"], message: /expir.*1 to 365/ },
+      { args: ["token", "create", "--email", "dev@example.com", "--scope", "read", "--expires-in-days", "400"], code: 2, message: /--expires-in-days must be a whole number from 1 to 365/ },
     ];
     for (const c of cases) {
       const r = cli(c.args, env);
@@ -356,7 +364,13 @@ describe("serve over HTTP", () => {
       expect(denied.status).toBe(401);
       expect(denied.body.error.code).toBe("unauthorized");
 
-      // SIGTERM flushes the log and exits 0; then the log is complete.
+      // Request lines are written just after each answer; wait for all of them before stopping
+      // (see the note on shutdown at the top of the file).
+      await waitFor(
+        () => requestIds.every((r) => server.logs.some((l) => l.includes(`"request_id":"${r.id}"`))),
+        5_000,
+        `a request log line for each of ${requestIds.length} requests`,
+      );
       expect(await server.stop("SIGTERM")).toBe(0);
 
       const stdout = server.logs.join("\n");
