@@ -1,18 +1,19 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
+import { createHandler } from "./http/boundary";
 import { auth } from "./http/plugins/auth";
 import { errorHandler } from "./http/plugins/errors";
 import { jsonBody } from "./http/plugins/json-body";
-import { requestLog } from "./http/plugins/request-log";
 import { accountRoutes } from "./modules/accounts/routes";
+import { errorsRoutes } from "./modules/errors/routes";
 import { foldersRoutes } from "./modules/folders/routes";
 import { notesRoutes } from "./modules/notes/routes";
 import { snapshotsRoutes } from "./modules/snapshots/routes";
 import { streamsRoutes } from "./modules/streams/routes";
 import pkg from "../package.json";
 
-/** Composes the service from its feature modules. No listen(): tests call app.handle(). */
+/** Composes the service from its feature modules. No listen(): see createHandler for the boundary in front. */
 export function buildApp(deps: Deps) {
   const authed = auth(deps);
   const api = new Elysia({ prefix: "/api/v1" })
@@ -35,10 +36,10 @@ export function buildApp(deps: Deps) {
     .use(notesRoutes(authed))
     .use(snapshotsRoutes(authed))
     .use(foldersRoutes(authed))
-    .use(accountRoutes(authed));
+    .use(accountRoutes(authed))
+    .use(errorsRoutes(authed));
 
   return new Elysia()
-    .use(requestLog(deps.config.logRequests))
     .use(errorHandler())
     .use(jsonBody("/api/v1/"))
     .get("/up", () => ({ ok: true }), { detail: { hide: true } })
@@ -46,3 +47,8 @@ export function buildApp(deps: Deps) {
 }
 
 export type App = ReturnType<typeof buildApp>;
+
+/** The app behind its HTTP boundary: what the server and the tests call with each request. */
+export function buildHandler(deps: Deps) {
+  return createHandler(deps, buildApp(deps));
+}

@@ -11,6 +11,8 @@ export interface Config {
   /** "FULL" makes every acknowledged write survive power loss; "NORMAL" trades that for speed. */
   synchronous: "FULL" | "NORMAL";
   logRequests: boolean;
+  /** How many reverse proxies stand in front: the client address is that many hops from the right of X-Forwarded-For. 0 ignores forwarded headers. */
+  trustProxy: number;
 }
 
 export class ConfigError extends Error {}
@@ -26,6 +28,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_LIMIT_PROFILE", "standard", "Plan limits: standard, alternate or unlimited."],
   ["NOTESTREAM_SYNCHRONOUS", "FULL", "SQLite synchronous mode: FULL (durable on power loss) or NORMAL."],
   ["NOTESTREAM_LOG_REQUESTS", "true", "One JSON log line per request on stdout (true or false)."],
+  ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
 ] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -50,6 +53,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     limitProfile: profile,
     synchronous: sync,
     logRequests: parseBool("NOTESTREAM_LOG_REQUESTS", env.NOTESTREAM_LOG_REQUESTS ?? "true"),
+    trustProxy: parseTrustProxy(env.NOTESTREAM_TRUST_PROXY ?? "false"),
   };
 }
 
@@ -59,6 +63,15 @@ function parsePort(raw: string): number {
     throw new ConfigError(`NOTESTREAM_PORT must be a port number (0-65535), got "${raw}"`);
   }
   return n;
+}
+
+function parseTrustProxy(raw: string): number {
+  if (/^\d+$/.test(raw) && Number(raw) <= 10) return Number(raw);
+  try {
+    return parseBool("NOTESTREAM_TRUST_PROXY", raw) ? 1 : 0;
+  } catch {
+    throw new ConfigError(`NOTESTREAM_TRUST_PROXY must be true, false or a number of proxies (0-10), got "${raw}"`);
+  }
 }
 
 function parseBool(name: string, raw: string): boolean {

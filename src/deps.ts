@@ -1,7 +1,11 @@
 import type { Config } from "./config";
 import type { Db } from "./db/client";
 import type { Writer } from "./db/writer";
+import type { RateLimiter } from "./http/rate-limit";
 import type { Clock } from "./lib/clock";
+import type { RateLimits } from "./limits/plans";
+import type { IdempotencyClaim } from "./modules/idempotency/service";
+import type { TokenCache } from "./modules/tokens/cache";
 
 /** Everything with a side effect enters through here, so tests can swap the clock or the data dir. */
 export interface Deps {
@@ -9,6 +13,8 @@ export interface Deps {
   db: Db;
   writer: Writer;
   clock: Clock;
+  limiter: RateLimiter;
+  tokens: TokenCache;
 }
 
 export type Scope = "read" | "write" | "append";
@@ -22,9 +28,15 @@ export interface Principal {
   /** Pinned note: the token sees no other note. */
   noteId: string | null;
   kind: "api" | "extension";
+  /** Requests per minute by bucket; null for no limit. */
+  rate: RateLimits | null;
+  /** When the token stops working: its expiry, or a lapsed workspace's end of read access. */
+  validUntil: number;
 }
 
 export interface Ctx {
   deps: Deps;
   principal: Principal;
+  /** Present when the request carries an Idempotency-Key: its answer is stored with the write. */
+  idempotency?: IdempotencyClaim;
 }

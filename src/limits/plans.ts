@@ -86,6 +86,29 @@ export function tierFor(profile: LimitProfileName, plan: PlanName): Tier {
   return alternate[ALTERNATE_ALIASES[plan] ?? plan]!;
 }
 
+export const TRIAL_DAYS = 14;
+export const TRIAL_NOTES = 100;
+export const TRIAL_STORAGE = 300 * MB;
+export const TRIAL_TOKENS = 3;
+/** Days after a trial ends before notes above the free cap go to the trash. */
+export const TRIAL_GRACE_DAYS = 30;
+export const EXTENSION_APPENDS_PER_MINUTE = 60;
+export const ANONYMOUS_PER_MINUTE = 60;
+
+/**
+ * The tier a workspace gets in its current state. During the API trial the REST API works
+ * whatever the plan, with the trial's allotment; after it the trial's tokens stay readable.
+ */
+export function effectiveTier(profile: LimitProfileName, plan: PlanName, state: string): Tier {
+  const base = tierFor(profile, plan);
+  if (profile === "unlimited") return base;
+  if (state === "trial" && !base.api) {
+    return { ...base, api: true, notes: { shared: TRIAL_NOTES }, storage: TRIAL_STORAGE, tokens: TRIAL_TOKENS, rate: DEV_RATE };
+  }
+  if (state === "trial_ended" && !base.api) return { ...base, api: true, rate: DEV_RATE };
+  return base;
+}
+
 export function isPlanName(value: string): value is PlanName {
   return (PLAN_NAMES as readonly string[]).includes(value);
 }
@@ -100,3 +123,15 @@ export function noteCapFor(tier: Tier, format: "plain" | "rich"): { limit: numbe
 export function bodyCapFor(tier: Tier, format: "plain" | "rich"): number | null {
   return format === "rich" ? tier.richPlain : tier.plainBody;
 }
+
+/** Request body caps by surface, rejected at the HTTP boundary before anything parses them. */
+export function bodyCaps(profile: LimitProfileName): { api: number; browser: number; billing: number; inbox: number } {
+  return profile === "alternate"
+    ? { api: 3 * MB, browser: 2 * MB, billing: 1 * MB, inbox: 1 * MB }
+    : { api: 4 * MB, browser: 5 * MB, billing: 1 * MB, inbox: 1 * MB };
+}
+
+/** What "no rate limit" looks like in the X-RateLimit headers of the unlimited profile. */
+export const NO_RATE_LIMIT = 1_000_000_000;
+export const HEALTH_PER_MINUTE = 60;
+export const BILLING_WEBHOOK_PER_MINUTE = 100;

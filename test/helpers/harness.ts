@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp } from "../../src/app";
+import { buildApp, buildHandler } from "../../src/app";
 import { loadConfig, type LimitProfileName } from "../../src/config";
 import type { Deps, Scope } from "../../src/deps";
 import type { PlanName } from "../../src/limits/plans";
@@ -27,7 +27,7 @@ export interface Harness {
   app: ReturnType<typeof buildApp>;
   clock: FakeClock;
   dataDir: string;
-  request: (method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }) => Promise<TestResponse>;
+  request: (method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string>; ip?: string }) => Promise<TestResponse>;
   account: (plan: PlanName, email?: string) => Promise<{ accountId: string; workspaceId: string; email: string }>;
   token: (a: { accountId: string; workspaceId: string }, scopes?: Scope[], extra?: { noteId?: string; expiresInDays?: number }) => Promise<string>;
   team: (ownerEmail: string, members?: string[]) => Promise<string>;
@@ -50,6 +50,7 @@ export function harness(opts: { profile?: LimitProfileName; env?: Record<string,
   const clock = new FakeClock();
   const deps = createDeps(config, clock);
   const app = buildApp(deps);
+  const handle = buildHandler(deps);
   return {
     deps,
     app,
@@ -63,7 +64,7 @@ export function harness(opts: { profile?: LimitProfileName; env?: Record<string,
         body = typeof o.body === "string" ? o.body : JSON.stringify(o.body);
         headers["content-type"] ??= "application/json";
       }
-      return app.handle(new Request(`http://notestream.test${path}`, { method, headers, body }));
+      return handle(new Request(`http://notestream.test${path}`, { method, headers, body }), o.ip ?? "127.0.0.1");
     },
     account: async (plan, email = `user${++counter}@example.com`) => {
       const r = await deps.writer.write(() => createAccount(deps, { email, plan }));

@@ -25,6 +25,13 @@ export const workspaces = sqliteTable(
     plan: text("plan").notNull(),
     state: text("state", { enum: ["active", "trial", "trial_ended", "read_only"] }).notNull().default("active"),
     trialEndsAt: integer("trial_ends_at"),
+    // A workspace gets one API trial, ever.
+    trialUsed: integer("trial_used", { mode: "boolean" }).notNull().default(false),
+    // When a trial has ended: the day notes above the free cap go to the trash, unless a subscription starts first.
+    trashDueAt: integer("trash_due_at"),
+    lastPaymentAt: integer("last_payment_at"),
+    lapsedAt: integer("lapsed_at"),
+    billingSubscriptionId: text("billing_subscription_id"),
     // Running total of note bytes, kept in the same transaction as every write that changes it.
     storageUsed: integer("storage_used").notNull().default(0),
     createdAt: integer("created_at").notNull(),

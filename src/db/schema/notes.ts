@@ -35,6 +35,10 @@ export const notes = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     lastWriteAt: integer("last_write_at").notNull(),
+    // Trashed notes are invisible and count against no cap; a trashed stream gives up its
+    // filename (kept in trashed_filename) so the name can be used again.
+    trashedAt: integer("trashed_at"),
+    trashedFilename: text("trashed_filename"),
   },
   (t) => [
     // NULL filenames (editable notes) never collide in a SQLite unique index.

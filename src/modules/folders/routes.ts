@@ -1,4 +1,5 @@
-import { Elysia, status } from "elysia";
+import { Elysia } from "elysia";
+import { send } from "../../http/reply";
 import { listHeaders } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
 import { pageFrom } from "../../lib/pagination";
@@ -22,18 +23,18 @@ export const foldersRoutes = (auth: AnyAuth) =>
       },
       { query: ListFoldersQuery, response: { 200: t.Array(FolderRecord) }, ...detail("List folders by name") },
     )
-    .post("/folders", async ({ ctx, body }) => status(201, await folders.createFolder({ ctx, name: body.folder.name })), {
+    .post("/folders", async ({ ctx, body }) => send(await folders.createFolder({ ctx, name: body.folder.name })), {
       body: FolderBody,
       response: { 201: FolderRecord },
       ...detail("Create a folder"),
     })
-    .patch("/folders/:id", ({ ctx, params, body }) => folders.renameFolder({ ctx, id: params.id, name: body.folder.name }), {
+    .patch("/folders/:id", async ({ ctx, params, body }) => send(await folders.renameFolder({ ctx, id: params.id, name: body.folder.name })), {
       params: FolderIdParams,
       body: FolderBody,
       response: { 200: FolderRecord },
       ...detail("Rename a folder"),
     })
-    .delete("/folders/:id", ({ ctx, params }) => folders.deleteFolder({ ctx, id: params.id }), {
+    .delete("/folders/:id", async ({ ctx, params }) => send(await folders.deleteFolder({ ctx, id: params.id })), {
       params: FolderIdParams,
       response: { 200: Deleted },
       ...detail("Delete a folder; its notes stay, unfiled"),

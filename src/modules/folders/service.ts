@@ -1,4 +1,5 @@
-import { and, asc, count, eq, ne } from "drizzle-orm";
+import { and, asc, count, eq, isNull, ne } from "drizzle-orm";
+import { commit, type Reply } from "../../db/commit";
 import type { Ctx } from "../../deps";
 import { folders, notes } from "../../db/schema";
 import { CapExceeded, Conflict, NotFound, ValidationFailed } from "../../http/errors";
@@ -38,7 +39,7 @@ function assertNameFree(ctx: Ctx, key: string, exceptId?: string): void {
 }
 
 function noteCount(ctx: Ctx, folderId: string): number {
-  return ctx.deps.db.select({ n: count() }).from(notes).where(eq(notes.folderId, folderId)).get()!.n;
+  return ctx.deps.db.select({ n: count() }).from(notes).where(and(eq(notes.folderId, folderId), isNull(notes.trashedAt))).get()!.n;
 }
 
 function toRecord(row: FolderRow, noteCount: number): FolderRecord {
@@ -63,7 +64,7 @@ export function listFolders({ ctx, page }: { ctx: Ctx; page: Page }): { items: F
   const rows = db
     .select({ folder: folders, notes: count(notes.id) })
     .from(folders)
-    .leftJoin(notes, eq(notes.folderId, folders.id))
+    .leftJoin(notes, and(eq(notes.folderId, folders.id), isNull(notes.trashedAt)))
     .where(where)
     .groupBy(folders.id)
     .orderBy(asc(folders.nameKey))
@@ -73,12 +74,12 @@ export function listFolders({ ctx, page }: { ctx: Ctx; page: Page }): { items: F
   return { items: rows.map((r) => toRecord(r.folder, r.notes)), total };
 }
 
-export async function createFolder({ ctx, name: raw }: { ctx: Ctx; name: string }): Promise<FolderRecord> {
+export async function createFolder({ ctx, name: raw }: { ctx: Ctx; name: string }): Promise<Reply<FolderRecord>> {
   requireScope(ctx, "write");
   requireUnpinned(ctx, "manage folders");
   const name = cleanName(raw);
   const { deps } = ctx;
-  return deps.writer.write(() => {
+  return commit(ctx, 201, () => {
     const ws = writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
     if (tier.folders !== null) {
@@ -95,12 +96,12 @@ export async function createFolder({ ctx, name: raw }: { ctx: Ctx; name: string 
   });
 }
 
-export async function renameFolder({ ctx, id, name: raw }: { ctx: Ctx; id: string; name: string }): Promise<FolderRecord> {
+export async function renameFolder({ ctx, id, name: raw }: { ctx: Ctx; id: string; name: string }): Promise<Reply<FolderRecord>> {
   requireScope(ctx, "write");
   requireUnpinned(ctx, "manage folders");
   const name = cleanName(raw);
   const { deps } = ctx;
-  return deps.writer.write(() => {
+  return commit(ctx, 200, () => {
     const row = visibleFolder(ctx, id);
     writableWorkspace(ctx);
     assertNameFree(ctx, nameKey(name), row.id);
@@ -111,11 +112,11 @@ export async function renameFolder({ ctx, id, name: raw }: { ctx: Ctx; id: strin
 }
 
 /** Deleting a folder keeps its notes: they become unfiled (ON DELETE SET NULL). */
-export async function deleteFolder({ ctx, id }: { ctx: Ctx; id: string }): Promise<{ id: string; deleted: true }> {
+export async function deleteFolder({ ctx, id }: { ctx: Ctx; id: string }): Promise<Reply<{ id: string; deleted: true }>> {
   requireScope(ctx, "write");
   requireUnpinned(ctx, "manage folders");
   const { deps } = ctx;
-  return deps.writer.write(() => {
+  return commit(ctx, 200, () => {
     const row = visibleFolder(ctx, id);
     writableWorkspace(ctx);
     deps.db.delete(folders).where(eq(folders.id, row.id)).run();

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, getTableColumns, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, isNull, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { noteChunks, notes } from "../../db/schema";
 import { NotFound } from "../../http/errors";
@@ -7,9 +7,9 @@ import type { NoteRecord } from "./model";
 
 export type NoteRow = typeof notes.$inferSelect;
 /** A note without its body: what lists need. */
-export type NoteMeta = Omit<NoteRow, "body" | "richHtml">;
+export type NoteMeta = Omit<NoteRow, "body" | "richHtml" | "trashedFilename">;
 
-const { body: _body, richHtml: _richHtml, ...metaColumns } = getTableColumns(notes);
+const { body: _body, richHtml: _richHtml, trashedFilename: _tf, ...metaColumns } = getTableColumns(notes);
 
 export function toRecord(row: NoteMeta, plainBody?: string): NoteRecord {
   return {
@@ -49,7 +49,7 @@ export function visibleNote(ctx: Ctx, id: string): NoteRow {
   const row = ctx.deps.db
     .select()
     .from(notes)
-    .where(and(eq(notes.id, id), eq(notes.workspaceId, principal.workspaceId)))
+    .where(and(eq(notes.id, id), eq(notes.workspaceId, principal.workspaceId), isNull(notes.trashedAt)))
     .get();
   if (!row) throw new NotFound("note");
   return row;
@@ -70,7 +70,7 @@ export function listNoteRows(
   filter: { folderId?: string; kind?: "stream" | "editable" },
   page: { limit: number; offset: number },
 ): { rows: NoteMeta[]; total: number } {
-  const conds: SQL[] = [eq(notes.workspaceId, ctx.principal.workspaceId)];
+  const conds: SQL[] = [eq(notes.workspaceId, ctx.principal.workspaceId), isNull(notes.trashedAt)];
   if (ctx.principal.noteId) conds.push(eq(notes.id, ctx.principal.noteId));
   if (filter.folderId) conds.push(eq(notes.folderId, filter.folderId));
   if (filter.kind) conds.push(eq(notes.kind, filter.kind));

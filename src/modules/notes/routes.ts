@@ -1,4 +1,5 @@
-import { Elysia, status } from "elysia";
+import { Elysia } from "elysia";
+import { send } from "../../http/reply";
 import { listHeaders } from "../../http/list";
 import { pageFrom } from "../../lib/pagination";
 import type { AnyAuth } from "../../http/plugins/auth";
@@ -30,18 +31,18 @@ export const notesRoutes = (auth: AnyAuth) =>
       response: { 200: NoteRecord },
       ...detail("Read a stream by its exact filename (URL-encoded)"),
     })
-    .post("/notes", async ({ ctx, body }) => status(201, await notes.createNote({ ctx, input: body.note })), {
+    .post("/notes", async ({ ctx, body }) => send(await notes.createNote({ ctx, input: body.note })), {
       body: CreateNoteBody,
       response: { 201: NoteRecord },
       ...detail("Create an editable plain-text note"),
     })
-    .patch("/notes/:id", ({ ctx, params, body }) => notes.updateNote({ ctx, id: params.id, input: body.note }), {
+    .patch("/notes/:id", async ({ ctx, params, body }) => send(await notes.updateNote({ ctx, id: params.id, input: body.note })), {
       params: NoteIdParams,
       body: UpdateNoteBody,
       response: { 200: NoteRecord },
       ...detail("Update title, plain_body (editable notes) or folder_id"),
     })
-    .delete("/notes/:id", ({ ctx, params }) => notes.deleteNote({ ctx, id: params.id }), {
+    .delete("/notes/:id", async ({ ctx, params }) => send(await notes.deleteNote({ ctx, id: params.id })), {
       params: NoteIdParams,
       response: { 200: Deleted },
       ...detail("Delete a note; its slot and bytes are freed"),

@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { commit, type Reply } from "../../db/commit";
 import type { Ctx } from "../../deps";
 import { notes } from "../../db/schema";
 import { AppError, NoteLocked, ValidationFailed, type FieldProblem } from "../../http/errors";
@@ -45,13 +46,13 @@ export function validateCreate(input: CreateNoteInput, prefix = "note"): { title
   return { title, body, problems };
 }
 
-export async function createNote({ ctx, input }: { ctx: Ctx; input: CreateNoteInput }): Promise<NoteRecord> {
+export async function createNote({ ctx, input }: { ctx: Ctx; input: CreateNoteInput }): Promise<Reply<NoteRecord>> {
   requireScope(ctx, "write");
   requireUnpinned(ctx, "create notes");
   const { title, body, problems } = validateCreate(input);
   if (problems.length) throw new ValidationFailed(problems);
   const { deps } = ctx;
-  return deps.writer.write(() => {
+  return commit(ctx, 201, () => {
     const ws = writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
     if (input.folder_id) assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
@@ -74,6 +75,8 @@ export async function createNote({ ctx, input }: { ctx: Ctx; input: CreateNoteIn
       createdAt: now,
       updatedAt: now,
       lastWriteAt: now,
+      trashedAt: null,
+      trashedFilename: null,
     };
     deps.db.insert(notes).values(row).run();
     addStorage(deps, ws.id, size);
@@ -108,7 +111,7 @@ export function listNotes({
   return { items: rows.map((r) => toRecord(r)), total };
 }
 
-export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; input: UpdateNoteInput }): Promise<NoteRecord> {
+export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; input: UpdateNoteInput }): Promise<Reply<NoteRecord>> {
   requireScope(ctx, "write");
   const problems: FieldProblem[] = [];
   const title = input.title === undefined ? undefined : cleanTitle(input.title, "note.title", problems);
@@ -116,7 +119,7 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
   if (input.plain_body !== undefined) checkText(input.plain_body, "note.plain_body", problems);
   if (problems.length) throw new ValidationFailed(problems);
   const { deps } = ctx;
-  return deps.writer.write(() => {
+  return commit(ctx, 200, () => {
     const note = visibleNote(ctx, id);
     if (input.format !== undefined && input.format !== note.format) {
       throw ValidationFailed.field("note.format", "immutable", "format cannot change; delete the note and create it again");
@@ -161,10 +164,10 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
   });
 }
 
-export async function deleteNote({ ctx, id }: { ctx: Ctx; id: string }): Promise<{ id: string; deleted: true }> {
+export async function deleteNote({ ctx, id }: { ctx: Ctx; id: string }): Promise<Reply<{ id: string; deleted: true }>> {
   requireScope(ctx, "write");
   const { deps } = ctx;
-  return deps.writer.write(() => {
+  return commit(ctx, 200, () => {
     const note = visibleNote(ctx, id);
     writableWorkspace(ctx);
     // Chunks and snapshots go with it (ON DELETE CASCADE); the slot and the bytes are freed.

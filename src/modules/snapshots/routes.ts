@@ -1,4 +1,5 @@
 import { Elysia, t } from "elysia";
+import { send } from "../../http/reply";
 import type { AnyAuth } from "../../http/plugins/auth";
 import { NoteIdParams, NoteRecord } from "../notes/model";
 import { SnapshotParams, SnapshotRecord } from "./model";
@@ -21,6 +22,6 @@ export const snapshotsRoutes = (auth: AnyAuth) =>
     )
     .post(
       "/notes/:id/snapshots/:snapshot_id/restore",
-      ({ ctx, params }) => snapshots.restoreSnapshot({ ctx, noteId: params.id, snapshotId: params.snapshot_id }),
+      async ({ ctx, params }) => send(await snapshots.restoreSnapshot({ ctx, noteId: params.id, snapshotId: params.snapshot_id })),
       { params: SnapshotParams, response: { 200: NoteRecord }, ...detail("Restore a snapshot (the current content is captured first)") },
     );

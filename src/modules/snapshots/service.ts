@@ -1,4 +1,5 @@
 import { and, desc, eq, sql } from "drizzle-orm";
+import { commit, type Reply } from "../../db/commit";
 import type { Ctx } from "../../deps";
 import { notes, snapshots } from "../../db/schema";
 import { NoteLocked, NotFound } from "../../http/errors";
@@ -63,10 +64,10 @@ export function getSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: str
 }
 
 /** Restores a snapshot; the current content is captured first, so the restore can be undone. */
-export async function restoreSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: string; snapshotId: string }): Promise<NoteRecord> {
+export async function restoreSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: string; snapshotId: string }): Promise<Reply<NoteRecord>> {
   requireScope(ctx, "write");
   const { deps } = ctx;
-  return deps.writer.write(() => {
+  return commit(ctx, 200, () => {
     const note = visibleNote(ctx, noteId);
     const snap = findSnapshot(ctx, note.id, snapshotId);
     if (note.format === "rich") throw new NoteLocked("rich-text notes are restored in the browser");

@@ -1,4 +1,5 @@
-import { Elysia, status } from "elysia";
+import { Elysia } from "elysia";
+import { send } from "../../http/reply";
 import type { AnyAuth } from "../../http/plugins/auth";
 import { FilenameParams, NoteIdParams } from "../notes/model";
 import { AppendBody, AppendResponse } from "./model";
@@ -11,10 +12,7 @@ export const streamsRoutes = (auth: AnyAuth) =>
     .use(auth)
     .post(
       "/notes/by-filename/:filename/append",
-      async ({ ctx, params, body }) => {
-        const r = await streams.appendByFilename({ ctx, filename: params.filename, text: body.text });
-        return status(r.status, r.body);
-      },
+      async ({ ctx, params, body }) => send(await streams.appendByFilename({ ctx, filename: params.filename, text: body.text })),
       {
         params: FilenameParams,
         body: AppendBody,
@@ -24,7 +22,7 @@ export const streamsRoutes = (auth: AnyAuth) =>
     )
     .post(
       "/notes/:id/append",
-      async ({ ctx, params, body }) => (await streams.appendById({ ctx, id: params.id, text: body.text })).body,
+      async ({ ctx, params, body }) => send(await streams.appendById({ ctx, id: params.id, text: body.text })),
       {
         params: NoteIdParams,
         body: AppendBody,

@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { commit } from "../../db/commit";
 import type { Ctx } from "../../deps";
 import { noteChunks, notes } from "../../db/schema";
 import { NoteLocked, NotFound, ValidationFailed } from "../../http/errors";
@@ -31,7 +32,7 @@ export async function appendByFilename({ ctx, filename, text }: { ctx: Ctx; file
   requireScope(ctx, "append");
   validateFilename(filename);
   const line = cleanText(text);
-  return ctx.deps.writer.write(() => {
+  return commit(ctx, (r) => (r.created ? 201 : 200), () => {
     const existing = findStream(ctx, filename);
     if (existing) return appendTo(ctx, existing, line, false);
     // A pinned token sees no other note, so it cannot bring one into being either.
@@ -43,7 +44,7 @@ export async function appendByFilename({ ctx, filename, text }: { ctx: Ctx; file
 export async function appendById({ ctx, id, text }: { ctx: Ctx; id: string; text: string }) {
   requireScope(ctx, "append");
   const line = cleanText(text);
-  return ctx.deps.writer.write(() => appendTo(ctx, visibleNote(ctx, id), line, false));
+  return commit(ctx, 200, () => appendTo(ctx, visibleNote(ctx, id), line, false));
 }
 
 function createStream(ctx: Ctx, filename: string): NoteRow {
@@ -65,6 +66,8 @@ function createStream(ctx: Ctx, filename: string): NoteRow {
     createdAt: now,
     updatedAt: now,
     lastWriteAt: now,
+    trashedAt: null,
+    trashedFilename: null,
   };
   deps.db.insert(notes).values(row).run();
   return row;
@@ -74,7 +77,7 @@ function createStream(ctx: Ctx, filename: string): NoteRow {
  * One chunk row and two counter updates: the cost does not depend on how large the note is.
  * Runs inside the writer's transaction, so the bytes and the accounting commit together.
  */
-function appendTo(ctx: Ctx, note: NoteRow, line: string, created: boolean): { status: 200 | 201; body: AppendResponse } {
+function appendTo(ctx: Ctx, note: NoteRow, line: string, created: boolean): AppendResponse {
   const { deps } = ctx;
   if (note.format === "rich") throw new NoteLocked("rich-text notes are edited in the browser; the API writes plain text only");
   if (note.kind !== "stream") {
@@ -96,16 +99,13 @@ function appendTo(ctx: Ctx, note: NoteRow, line: string, created: boolean): { st
   addStorage(deps, ws.id, size);
   const cap = bodyCapFor(tier, "plain");
   return {
-    status: created ? 201 : 200,
-    body: {
-      id: note.id,
-      filename: note.filename!,
-      created,
-      byte_size: newSize,
-      bytes_remaining: cap === null ? null : Math.max(0, cap - newSize),
-      storage_used: ws.storageUsed + size,
-      storage_cap: tier.storage,
-      updated_at: iso(now),
-    },
+    id: note.id,
+    filename: note.filename!,
+    created,
+    byte_size: newSize,
+    bytes_remaining: cap === null ? null : Math.max(0, cap - newSize),
+    storage_used: ws.storageUsed + size,
+    storage_cap: tier.storage,
+    updated_at: iso(now),
   };
 }

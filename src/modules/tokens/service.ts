@@ -5,7 +5,8 @@ import { AppError, CapExceeded, InsufficientScope } from "../../http/errors";
 import { DAY_MS } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { digestsEqual, newApiToken, sha256Hex, TOKEN_PREFIX } from "../../lib/secrets";
-import { countActiveTokens, getWorkspace, tierOf } from "../workspaces/repo";
+import { EXTENSION_APPENDS_PER_MINUTE } from "../../limits/plans";
+import { countActiveTokens, getWorkspace, readableUntil, tierOf } from "../workspaces/repo";
 
 export const SCOPES: readonly Scope[] = ["read", "write", "append"];
 export const DEFAULT_EXPIRY_DAYS = 90;
@@ -81,13 +82,23 @@ export function mintToken(deps: Deps, input: MintInput): { id: string; token: st
 const unauthorized = (message: string) =>
   new AppError("unauthorized", message, undefined, { "www-authenticate": 'Bearer realm="notestream"' });
 
-/** Resolves a Bearer header to its principal, or throws 401. */
-export function authenticate(deps: Deps, authorization: string | null | undefined): Principal {
+/** The secret inside an `Authorization: Bearer nst_…` header, or a 401 saying what is wrong. */
+export function bearerSecret(authorization: string | null | undefined): string {
   if (!authorization) throw unauthorized("missing Authorization: Bearer <token> header");
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   if (!match) throw unauthorized("Authorization header must be: Bearer <token>");
-  const secret = match[1]!;
-  if (!secret.startsWith(TOKEN_PREFIX)) throw unauthorized("unknown token");
+  if (!match[1]!.startsWith(TOKEN_PREFIX)) throw unauthorized("unknown token");
+  return match[1]!;
+}
+
+/** A cached principal, if this token was resolved before and nothing has changed since. */
+export function cachedPrincipal(deps: Deps, secret: string): Principal | undefined {
+  const p = deps.tokens.get(sha256Hex(secret));
+  return p && p.validUntil > deps.clock.now() ? p : undefined;
+}
+
+/** Resolves a token secret to its principal from the database (and caches it), or throws 401/403. */
+export function lookupPrincipal(deps: Deps, secret: string): Principal {
   const hash = sha256Hex(secret);
   const row = deps.db.select().from(tokens).where(eq(tokens.tokenHash, hash)).get();
   // The index finds the row; the constant-time comparison keeps the final check free of timing leaks.
@@ -97,17 +108,32 @@ export function authenticate(deps: Deps, authorization: string | null | undefine
   if (row.expiresAt <= now) throw unauthorized("token expired");
   const ws = getWorkspace(deps, row.workspaceId);
   const tier = tierOf(deps, ws);
-  if (!tier.api && ws.state !== "trial") {
-    throw new AppError("plan_required", `the ${tier.name} plan has no API access`);
+  if (!tier.api) throw new AppError("plan_required", `the ${tier.name} plan has no API access`);
+  const readEnd = readableUntil(ws, tier);
+  if (readEnd !== null && readEnd <= now) {
+    throw new AppError("plan_required", "read access ended 12 months after the last payment; resubscribe to read these notes");
   }
-  return {
+  const principal: Principal = {
     tokenId: row.id,
     accountId: row.accountId,
     workspaceId: row.workspaceId,
     scopes: new Set(row.scopes.split(",") as Scope[]),
     noteId: row.noteId,
     kind: row.kind,
+    rate:
+      row.kind === "extension"
+        ? { reads: 0, writes: 0, appends: EXTENSION_APPENDS_PER_MINUTE }
+        : tier.rate,
+    validUntil: Math.min(row.expiresAt, readEnd ?? Infinity),
   };
+  deps.tokens.set(hash, principal);
+  return principal;
+}
+
+/** Resolves a Bearer header to its principal, or throws 401 (used where no rate limit applies). */
+export function authenticate(deps: Deps, authorization: string | null | undefined): Principal {
+  const secret = bearerSecret(authorization);
+  return cachedPrincipal(deps, secret) ?? lookupPrincipal(deps, secret);
 }
 
 /** `write` covers everything `append` does: create, edit, delete, move and append. */
@@ -124,4 +150,5 @@ export function requireUnpinned(ctx: Ctx, action: string): void {
 
 export function revokeToken(deps: Deps, tokenId: string): void {
   deps.db.update(tokens).set({ revokedAt: deps.clock.now() }).where(eq(tokens.id, tokenId)).run();
+  deps.tokens.clear();
 }

@@ -2,7 +2,7 @@ import { and, count, eq, gt, isNull, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { folders, notes, tokens, workspaces } from "../../db/schema";
 import { AppError, NotFound } from "../../http/errors";
-import { isPlanName, tierFor, type Tier } from "../../limits/plans";
+import { effectiveTier, isPlanName, type Tier } from "../../limits/plans";
 
 export type WorkspaceRow = typeof workspaces.$inferSelect;
 
@@ -14,7 +14,7 @@ export function getWorkspace(deps: Deps, id: string): WorkspaceRow {
 
 export function tierOf(deps: Deps, ws: WorkspaceRow): Tier {
   if (!isPlanName(ws.plan)) throw new AppError("internal_error", `workspace ${ws.id} has unknown plan ${ws.plan}`);
-  return tierFor(deps.config.limitProfile, ws.plan);
+  return effectiveTier(deps.config.limitProfile, ws.plan, ws.state);
 }
 
 /** Writes are refused while the account is read-only (lapsed) or its trial has ended. */
@@ -22,10 +22,18 @@ export function canWrite(ws: WorkspaceRow): boolean {
   return ws.state === "active" || ws.state === "trial";
 }
 
+/** Until when a lapsed workspace stays readable: months after the last payment, or forever (null). */
+export function readableUntil(ws: WorkspaceRow, tier: Tier): number | null {
+  if (ws.state !== "read_only" || tier.readOnlyMonths === null) return null;
+  const from = new Date(ws.lastPaymentAt ?? ws.lapsedAt ?? ws.createdAt);
+  from.setUTCMonth(from.getUTCMonth() + tier.readOnlyMonths);
+  return from.getTime();
+}
+
+/** Active notes: trashed ones count against no cap. */
 export function countNotes(deps: Deps, workspaceId: string, format?: "plain" | "rich"): number {
-  const where = format
-    ? and(eq(notes.workspaceId, workspaceId), eq(notes.format, format))
-    : eq(notes.workspaceId, workspaceId);
+  const active = and(eq(notes.workspaceId, workspaceId), isNull(notes.trashedAt));
+  const where = format ? and(active, eq(notes.format, format)) : active;
   return deps.db.select({ n: count() }).from(notes).where(where).get()!.n;
 }
 

@@ -1,0 +1,263 @@
+import type { Deps, Principal } from "../deps";
+import { randomBase62 } from "../lib/random";
+import {
+  ANONYMOUS_PER_MINUTE,
+  BILLING_WEBHOOK_PER_MINUTE,
+  bodyCaps,
+  HEALTH_PER_MINUTE,
+  NO_RATE_LIMIT,
+} from "../limits/plans";
+import { recordApiError } from "../modules/errors/service";
+import {
+  claimKey,
+  idempotencyMethod,
+  releaseClaim,
+  saveReply,
+  validateKey,
+  type IdempotencyClaim,
+} from "../modules/idempotency/service";
+import { bearerSecret, cachedPrincipal, lookupPrincipal } from "../modules/tokens/service";
+import { AppError, errorResponse } from "./errors";
+import { rateHeaders, type Bucket, type RateDecision } from "./rate-limit";
+
+/** What the boundary learned about a request, handed to the Elysia app (see plugins/auth.ts). */
+export interface RequestState {
+  principal?: Principal;
+  idempotency?: IdempotencyClaim;
+}
+
+const states = new WeakMap<Request, RequestState>();
+
+export function requestState(request: Request): RequestState | undefined {
+  return states.get(request);
+}
+
+const API = "/api/v1/";
+const APPEND_PATH = /^\/api\/v1\/notes\/(?:by-filename\/[^/]+|[^/]+)\/append$/;
+
+export function bucketOf(method: string, path: string): Exclude<Bucket, "anonymous"> {
+  if (method === "GET" || method === "HEAD" || method === "OPTIONS") return "reads";
+  if (method === "POST" && APPEND_PATH.test(path)) return "appends";
+  return "writes";
+}
+
+type Handle = (request: Request) => Response | Promise<Response>;
+
+/** The client's address: the peer, or with NOTESTREAM_TRUST_PROXY the hop the proxy recorded. */
+function clientIp(deps: Deps, request: Request, peer: string | undefined): string {
+  const hops = deps.config.trustProxy;
+  if (hops > 0) {
+    const chain = (request.headers.get("x-forwarded-for") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+    const ip = chain[chain.length - hops];
+    if (ip) return ip;
+  }
+  return peer ?? "unknown";
+}
+
+/**
+ * The HTTP boundary, in front of the Elysia app: request id and log line, body-size limits
+ * (before anything parses a body), rate limits, token resolution and idempotency. Everything
+ * here runs in one straight line per request; the app does routing, validation and the work.
+ */
+export function createHandler(deps: Deps, app: { handle: Handle }) {
+  const caps = bodyCaps(deps.config.limitProfile);
+  const running = new Set<string>();
+  const log = deps.config.logRequests;
+
+  async function handleApi(request: Request, path: string, ip: string): Promise<Response> {
+    const method = request.method;
+    const who = identify(request.headers.get("authorization"), ip);
+    if ("error" in who) return withHeaders(toResponse(who.error), rateHeaders(who.decision, deps.clock.now()));
+    const principal = "principal" in who ? who.principal : undefined;
+    let decision: RateDecision;
+    if (principal) {
+      const bucket = bucketOf(method, path);
+      decision = deps.limiter.consume(`tok:${principal.tokenId}:${bucket}`, perMinute(principal.rate?.[bucket]), bucket);
+    } else {
+      decision = (who as { anonymous: RateDecision }).anonymous;
+    }
+    const headers = rateHeaders(decision, deps.clock.now());
+    if (!decision.allowed) return withHeaders(toResponse(rateLimited(decision)), headers);
+
+    let claim: IdempotencyClaim | undefined;
+    let response: Response;
+    try {
+      request = await limitBody(request, caps.api);
+      const key = request.headers.get("idempotency-key");
+      if (key !== null && principal && idempotencyMethod(method)) {
+        validateKey(key);
+        const body = request.body ? new Uint8Array(await request.clone().arrayBuffer()) : "";
+        const r = claimKey(deps, running, { workspaceId: principal.workspaceId, key, method, path, body });
+        if ("replay" in r) return withHeaders(replayResponse(r.replay.status, r.replay.body), headers);
+        claim = r.claim;
+      }
+      states.set(request, { principal, idempotency: claim });
+      response = await app.handle(request);
+      // Writes stored their answer in their own transaction; other answers under 500 are stored here.
+      if (claim && !claim.saved && response.status < 500) {
+        const text = await response.clone().text();
+        const c = claim;
+        await deps.writer.write(() => saveReply(deps, c, response.status, text));
+      }
+    } catch (e) {
+      response = toResponse(e);
+    } finally {
+      if (claim) releaseClaim(running, claim);
+    }
+    if (principal && response.status >= 400 && response.status < 500) void recordError(principal, method, path, response);
+    return withHeaders(response, headers);
+  }
+
+  /**
+   * Who is asking. A token already known good costs no query. Any other request first takes an
+   * anonymous slot for its address, before the database is asked, so guessing tokens is limited
+   * like anonymous traffic; a token that proves good gives the slot back.
+   */
+  function identify(
+    authorization: string | null,
+    ip: string,
+  ): { principal: Principal } | { anonymous: RateDecision } | { error: AppError; decision: RateDecision } {
+    const secret = authorization === null ? null : safely(() => bearerSecret(authorization));
+    if (typeof secret === "string") {
+      const cached = cachedPrincipal(deps, secret);
+      if (cached) return { principal: cached };
+    }
+    const anon = deps.limiter.consume(`anon:${ip}`, ANONYMOUS_PER_MINUTE, "anonymous");
+    if (!anon.allowed) return { error: rateLimited(anon), decision: anon };
+    if (secret === null) return { anonymous: anon };
+    if (secret instanceof AppError) return { error: secret, decision: anon };
+    try {
+      const principal = lookupPrincipal(deps, secret);
+      deps.limiter.refund(`anon:${ip}`);
+      return { principal };
+    } catch (e) {
+      if (e instanceof AppError) return { error: e, decision: anon };
+      throw e;
+    }
+  }
+
+  function rateLimited(d: RateDecision): AppError {
+    const who = d.bucket === "anonymous" ? "requests without a valid token from this address" : `${d.bucket} for this token`;
+    return new AppError("rate_limited", `rate limit of ${d.limit} ${who} per minute reached; retry after the reset`);
+  }
+
+  async function recordError(principal: Principal, method: string, path: string, response: Response): Promise<void> {
+    let code = "unknown";
+    try {
+      code = ((await response.clone().json()) as { error?: { code?: string } }).error?.code ?? code;
+    } catch {}
+    recordApiError(deps, { workspaceId: principal.workspaceId, tokenId: principal.tokenId, method, path, status: response.status, code });
+  }
+
+  return async function handle(request: Request, peer?: string): Promise<Response> {
+    const started = performance.now();
+    const incoming = request.headers.get("x-request-id");
+    const id = incoming && /^[\w.-]{1,64}$/.test(incoming) ? incoming : `req_${randomBase62(16)}`;
+    const url = new URL(request.url);
+    const path = url.pathname;
+    const ip = clientIp(deps, request, peer);
+    let response: Response;
+    try {
+      if (path.startsWith(API)) {
+        response = await handleApi(request, path, ip);
+      } else if (path.startsWith("/webhooks/")) {
+        response = await limited(`billing:${ip}`, BILLING_WEBHOOK_PER_MINUTE, async () => app.handle(await limitBody(request, caps.billing)));
+      } else if (path === "/up/deep") {
+        response = await limited(`deep:${ip}`, HEALTH_PER_MINUTE, () => app.handle(request));
+      } else if (path.startsWith("/h/")) {
+        response = await app.handle(await limitBody(request, caps.inbox));
+      } else {
+        response = await app.handle(await limitBody(request, caps.browser));
+      }
+    } catch (e) {
+      response = toResponse(e);
+    }
+    response.headers.set("x-request-id", id);
+    if (log) {
+      console.log(
+        JSON.stringify({
+          time: new Date().toISOString(),
+          level: "info",
+          msg: "request",
+          method: request.method,
+          path: redactPath(path),
+          status: response.status,
+          duration_ms: Math.round((performance.now() - started) * 100) / 100,
+          request_id: id,
+        }),
+      );
+    }
+    return response;
+  };
+
+  async function limited(key: string, limit: number, run: () => Promise<Response> | Response): Promise<Response> {
+    const d = deps.limiter.consume(key, limit, "anonymous");
+    const headers = rateHeaders(d, deps.clock.now());
+    if (!d.allowed) return withHeaders(toResponse(new AppError("rate_limited", `rate limit of ${limit} per minute from this address reached`)), headers);
+    return withHeaders(await run(), headers);
+  }
+}
+
+/** Rate limiting is off in the unlimited profile, but the headers stay numeric. */
+export function perMinute(limit: number | null | undefined): number {
+  return limit ?? NO_RATE_LIMIT;
+}
+
+function safely<T>(run: () => T): T | AppError {
+  try {
+    return run();
+  } catch (e) {
+    if (e instanceof AppError) return e;
+    throw e;
+  }
+}
+
+function replayResponse(status: number, body: string): Response {
+  return new Response(body, { status, headers: { "content-type": "application/json; charset=utf-8", "idempotent-replay": "true" } });
+}
+
+function toResponse(e: unknown): Response {
+  if (e instanceof AppError) return errorResponse(e);
+  console.error(JSON.stringify({ level: "error", msg: "unhandled error at the boundary", error: String((e as Error)?.stack ?? e) }));
+  return errorResponse(new AppError("internal_error", "something went wrong on our side; the request id identifies it in the log"));
+}
+
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
+  return response;
+}
+
+/** Inbox URLs carry their credential in the path: it never reaches the log. */
+function redactPath(path: string): string {
+  return path.startsWith("/h/") ? "/h/[redacted]" : path;
+}
+
+/**
+ * Refuses a body over `cap` bytes with 413 before anything parses it: at once from
+ * Content-Length, or while reading a chunked body as soon as it grows past the cap.
+ */
+export async function limitBody(request: Request, cap: number): Promise<Request> {
+  if (request.body === null) return request;
+  const tooLarge = () => new AppError("payload_too_large", `request body is larger than ${cap} bytes`);
+  const length = request.headers.get("content-length");
+  if (length !== null) {
+    if (Number(length) > cap) throw tooLarge();
+    return request;
+  }
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > cap) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const headers = new Headers(request.headers);
+  headers.set("content-length", String(total));
+  return new Request(request.url, { method: request.method, headers, body: Buffer.concat(chunks) });
+}

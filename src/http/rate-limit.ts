@@ -1,0 +1,71 @@
+import type { Clock } from "../lib/clock";
+
+export type Bucket = "reads" | "writes" | "appends" | "anonymous";
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** UTC epoch seconds at which the window resets. */
+  reset: number;
+  bucket: Bucket;
+}
+
+const WINDOW_MS = 60_000;
+
+interface Counter {
+  window: number;
+  count: number;
+}
+
+/**
+ * Fixed one-minute windows counted in memory: no database write per request, and exact under
+ * concurrency because JavaScript runs one request's check-and-increment at a time.
+ */
+export class RateLimiter {
+  private counters = new Map<string, Counter>();
+  private currentWindow = 0;
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Counts one request against `key` and says whether it is within `limit` per minute. */
+  consume(key: string, limit: number, bucket: Bucket): RateDecision {
+    const window = this.windowNow();
+    let c = this.counters.get(key);
+    if (!c || c.window !== window) {
+      c = { window, count: 0 };
+      this.counters.set(key, c);
+    }
+    const reset = ((window + 1) * WINDOW_MS) / 1000;
+    if (c.count >= limit) return { allowed: false, limit, remaining: 0, reset, bucket };
+    c.count++;
+    return { allowed: true, limit, remaining: limit - c.count, reset, bucket };
+  }
+
+  /** Gives back a request counted provisionally (an anonymous slot taken before a token proved good). */
+  refund(key: string): void {
+    const c = this.counters.get(key);
+    if (c && c.window === this.windowNow() && c.count > 0) c.count--;
+  }
+
+  private windowNow(): number {
+    const window = Math.floor(this.clock.now() / WINDOW_MS);
+    if (window !== this.currentWindow) {
+      // A new minute: counters of past windows are dead weight.
+      this.currentWindow = window;
+      for (const [k, c] of this.counters) if (c.window < window) this.counters.delete(k);
+    }
+    return window;
+  }
+}
+
+export function rateHeaders(d: RateDecision, now: number): Record<string, string> {
+  const h: Record<string, string> = {
+    "x-ratelimit-limit": String(d.limit),
+    "x-ratelimit-remaining": String(d.remaining),
+    "x-ratelimit-reset": String(d.reset),
+    "x-ratelimit-bucket": d.bucket,
+  };
+  if (!d.allowed) h["retry-after"] = String(Math.max(1, Math.ceil(d.reset - now / 1000)));
+  return h;
+}

@@ -1,0 +1,45 @@
+import { count, desc, eq, lt } from "drizzle-orm";
+import type { Ctx, Deps } from "../../deps";
+import { apiErrors } from "../../db/schema";
+import { iso } from "../../lib/clock";
+import type { Page } from "../../lib/pagination";
+import { requireScope } from "../tokens/service";
+
+/** Entries older than this are pruned by the periodic job. */
+export const ERROR_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * Records a 4xx answered to an authenticated caller. Fire-and-forget through the writer, so it
+ * joins whatever batch is next and never delays the answer.
+ */
+export function recordApiError(
+  deps: Deps,
+  e: { workspaceId: string; tokenId: string; method: string; path: string; status: number; code: string },
+): void {
+  deps.writer
+    .write(() => deps.db.insert(apiErrors).values({ ...e, at: deps.clock.now() }).run())
+    .catch((err) => console.error(JSON.stringify({ level: "error", msg: "could not record an API error", error: String(err) })));
+}
+
+export function listApiErrors({ ctx, page }: { ctx: Ctx; page: Page }) {
+  requireScope(ctx, "read");
+  const where = eq(apiErrors.workspaceId, ctx.principal.workspaceId);
+  const total = ctx.deps.db.select({ n: count() }).from(apiErrors).where(where).get()!.n;
+  const rows = ctx.deps.db
+    .select()
+    .from(apiErrors)
+    .where(where)
+    .orderBy(desc(apiErrors.at), desc(apiErrors.id))
+    .limit(page.limit)
+    .offset(page.offset)
+    .all();
+  return {
+    total,
+    items: rows.map((r) => ({ at: iso(r.at), method: r.method, path: r.path, status: r.status, code: r.code, token_id: r.tokenId })),
+  };
+}
+
+export function pruneApiErrors(deps: Deps): void {
+  deps.db.delete(apiErrors).where(lt(apiErrors.at, deps.clock.now() - ERROR_LOG_RETENTION_MS)).run();
+}
+

@@ -1,0 +1,41 @@
+import type { Database } from "bun:sqlite";
+import type { Principal } from "../../deps";
+
+/**
+ * Resolved tokens by SHA-256, so the hot path does no token query. Anything that changes a
+ * token, a plan or an account state in this process calls clear(); a change committed by
+ * another process (the command line) shows up in SQLite's data_version, which also clears it.
+ */
+export class TokenCache {
+  private entries = new Map<string, Principal>();
+  private dataVersion: number;
+  private readonly versionQuery;
+
+  constructor(sqlite: Database) {
+    this.versionQuery = sqlite.query<{ data_version: number }, []>("PRAGMA data_version");
+    this.dataVersion = this.readVersion();
+  }
+
+  get(hash: string): Principal | undefined {
+    const v = this.readVersion();
+    if (v !== this.dataVersion) {
+      this.dataVersion = v;
+      this.entries.clear();
+      return undefined;
+    }
+    return this.entries.get(hash);
+  }
+
+  set(hash: string, principal: Principal): void {
+    if (this.entries.size > 50_000) this.entries.clear();
+    this.entries.set(hash, principal);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  private readVersion(): number {
+    return this.versionQuery.get()!.data_version;
+  }
+}
