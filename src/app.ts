@@ -6,7 +6,9 @@ import { auth } from "./http/plugins/auth";
 import { errorHandler } from "./http/plugins/errors";
 import { jsonBody } from "./http/plugins/json-body";
 import { accountRoutes } from "./modules/accounts/routes";
+import { billingRoutes } from "./modules/billing/routes";
 import { errorsRoutes } from "./modules/errors/routes";
+import { healthRoutes } from "./modules/health/routes";
 import { foldersRoutes } from "./modules/folders/routes";
 import { notesRoutes } from "./modules/notes/routes";
 import { snapshotsRoutes } from "./modules/snapshots/routes";
@@ -42,7 +44,8 @@ export function buildApp(deps: Deps) {
   return new Elysia()
     .use(errorHandler())
     .use(jsonBody("/api/v1/"))
-    .get("/up", () => ({ ok: true }), { detail: { hide: true } })
+    .use(healthRoutes(deps))
+    .use(billingRoutes(deps))
     .use(api);
 }
 

@@ -13,6 +13,8 @@ export interface Config {
   logRequests: boolean;
   /** How many reverse proxies stand in front: the client address is that many hops from the right of X-Forwarded-For. 0 ignores forwarded headers. */
   trustProxy: number;
+  /** HMAC key of the billing provider's webhook; unset, the webhook refuses every delivery. */
+  billingSecret: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -28,6 +30,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_LIMIT_PROFILE", "standard", "Plan limits: standard, alternate or unlimited."],
   ["NOTESTREAM_SYNCHRONOUS", "FULL", "SQLite synchronous mode: FULL (durable on power loss) or NORMAL."],
   ["NOTESTREAM_LOG_REQUESTS", "true", "One JSON log line per request on stdout (true or false)."],
+  ["NOTESTREAM_BILLING_SECRET", "(unset)", "Signing secret of the Lemon Squeezy webhook; unset, /webhooks/lemonsqueezy answers 401."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
 ] as const;
 
@@ -54,6 +57,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     synchronous: sync,
     logRequests: parseBool("NOTESTREAM_LOG_REQUESTS", env.NOTESTREAM_LOG_REQUESTS ?? "true"),
     trustProxy: parseTrustProxy(env.NOTESTREAM_TRUST_PROXY ?? "false"),
+    billingSecret: env.NOTESTREAM_BILLING_SECRET || null,
   };
 }
 

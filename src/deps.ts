@@ -15,6 +15,8 @@ export interface Deps {
   clock: Clock;
   limiter: RateLimiter;
   tokens: TokenCache;
+  /** Last time each background loop showed a sign of life (ms), for /up/deep. */
+  heartbeats: Map<string, number>;
 }
 
 export type Scope = "read" | "write" | "append";

@@ -1,6 +1,14 @@
 #!/usr/bin/env bun
 import { ConfigError, loadConfig } from "./config";
-import { accountCreate, isUserError, teamAdd, teamCreate, tokenCreate, type Output } from "./cli/commands";
+import {
+  accountCreate,
+  accountLapse,
+  accountSetPlan,
+  accountShow,
+  accountTrial,
+  tokenList,
+  tokenRevoke,
+  isUserError, teamAdd, teamCreate, tokenCreate, type Output } from "./cli/commands";
 import { UsageError } from "./cli/args";
 import { createDeps } from "./runtime";
 import { serve } from "./server";
@@ -13,10 +21,17 @@ Usage:
   notestream [serve]                      start the HTTP service (default)
   notestream migrate                      apply database migrations and exit
   notestream account create --email E --plan ${PLAN_NAMES.join("|")} [--password P] [--name N]
+  notestream account trial --email E [--team ID]          start the 14-day API trial
+  notestream account set-plan --email E --plan P [--team ID]   subscribe / change plan (no billing provider)
+  notestream account lapse --email E [--team ID]          make the account read-only (as a lapsed subscription)
+  notestream account show --email E [--team ID]           plan and state as JSON
   notestream team create --owner E --name N
   notestream team add --team ID --email E
   notestream token create --email E --scope read,write,append [--team ID] [--note ID]
                           [--expires-in-days N] [--name N]
+  notestream token create --email E --extension --note ID   the browser-extension token (subscribers)
+  notestream token list --email E                         id, state, kind, scopes, note, workspace, expiry, name
+  notestream token revoke --id ID
   notestream help | --version
 
 Configuration is read from NOTESTREAM_* environment variables (see README).`;
@@ -25,6 +40,12 @@ const io: Output = { out: (l) => console.log(l), info: (l) => console.error(l) }
 
 const COMMANDS: Record<string, (deps: ReturnType<typeof createDeps>, argv: string[], io: Output) => Promise<void>> = {
   "account create": accountCreate,
+  "account trial": accountTrial,
+  "account set-plan": accountSetPlan,
+  "account lapse": accountLapse,
+  "account show": accountShow,
+  "token list": tokenList,
+  "token revoke": tokenRevoke,
   "team create": teamCreate,
   "team add": teamAdd,
   "token create": tokenCreate,

@@ -11,5 +11,5 @@ import { TokenCache } from "./modules/tokens/cache";
 export function createDeps(config: Config = loadConfig(), clock: Clock = systemClock): Deps {
   const db = openDatabase(config);
   migrate(db);
-  return { config, db, writer: new Writer(db.$client), clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client) };
+  return { config, db, writer: new Writer(db.$client), clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client), heartbeats: new Map() };
 }

@@ -1,5 +1,6 @@
 import { buildHandler } from "./app";
 import type { Deps } from "./deps";
+import { runAllTasks, startScheduler } from "./jobs/scheduler";
 
 function log(fields: Record<string, unknown>): void {
   console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", ...fields }));
@@ -7,6 +8,9 @@ function log(fields: Record<string, unknown>): void {
 
 /** Serves until SIGTERM or SIGINT, then stops accepting, lets in-flight requests and commits finish, and exits 0. */
 export async function serve(deps: Deps): Promise<void> {
+  // Time-driven transitions that fell due while the service was down are applied before serving.
+  await runAllTasks(deps);
+  const scheduler = startScheduler(deps);
   const handle = buildHandler(deps);
   const server = Bun.serve({
     port: deps.config.port,
@@ -21,6 +25,7 @@ export async function serve(deps: Deps): Promise<void> {
     if (stopping) return;
     stopping = true;
     log({ msg: "shutting down", signal });
+    scheduler.stop();
     await server.stop(false);
     await deps.writer.idle();
     deps.db.$client.close();

@@ -4,7 +4,17 @@ import { isPlanName, PLAN_NAMES } from "../limits/plans";
 import { hashPassword, passwordProblem } from "../modules/accounts/password";
 import { AccountError, createAccount, findAccountByEmail, personalWorkspaceId } from "../modules/accounts/service";
 import { addTeamMember, createTeam, isMember, TeamError } from "../modules/teams/service";
-import { MAX_EXPIRY_DAYS, mintToken, parseScopes, TokenError } from "../modules/tokens/service";
+import { lapse, LifecycleError, startTrial, subscribe } from "../modules/accounts/lifecycle";
+import {
+  listTokens,
+  MAX_EXPIRY_DAYS,
+  mintExtensionToken,
+  mintToken,
+  parseScopes,
+  revokeToken,
+  TokenError,
+} from "../modules/tokens/service";
+import { getWorkspace } from "../modules/workspaces/repo";
 import { flags, UsageError } from "./args";
 
 /** What a command prints: `out` is the machine-readable result (stdout), `info` goes to stderr. */
@@ -28,6 +38,86 @@ export async function accountCreate(deps: Deps, argv: string[], io: Output): Pro
   );
   io.info(`created account ${account.email} on plan ${plan} (workspace ${workspaceId})`);
   io.out(account.id);
+}
+
+/** The workspace a command acts on: the account's personal one, or a team it belongs to. */
+function targetWorkspace(deps: Deps, email: string, teamId?: string): { accountId: string; workspaceId: string } {
+  const account = findAccountByEmail(deps, email);
+  if (!account) throw new AccountError(`no account with e-mail ${email}`);
+  if (teamId) {
+    if (!isMember(deps, teamId, account.id)) throw new TeamError(`${account.email} is not a member of team ${teamId}`);
+    return { accountId: account.id, workspaceId: teamId };
+  }
+  return { accountId: account.id, workspaceId: personalWorkspaceId(deps, account.id) };
+}
+
+export async function accountTrial(deps: Deps, argv: string[], io: Output): Promise<void> {
+  const f = flags(argv, { email: { type: "string" }, team: { type: "string" } }, ["email"]);
+  const ws = await deps.writer.write(() => startTrial(deps, targetWorkspace(deps, f.email!, f.team).workspaceId));
+  io.info(`API trial started for ${f.email}: 100 notes, 300 MB, until ${new Date(ws.trialEndsAt!).toISOString()}`);
+  io.out(new Date(ws.trialEndsAt!).toISOString());
+}
+
+/** For self-hosters without a billing provider: what a subscription event would do. */
+export async function accountSetPlan(deps: Deps, argv: string[], io: Output): Promise<void> {
+  const f = flags(argv, { email: { type: "string" }, team: { type: "string" }, plan: { type: "string" } }, ["email", "plan"]);
+  if (!isPlanName(f.plan!)) throw new UsageError(`--plan must be one of ${PLAN_NAMES.join(", ")}`);
+  const plan = f.plan;
+  const ws = await deps.writer.write(() => subscribe(deps, targetWorkspace(deps, f.email!, f.team).workspaceId, plan, { paidAt: deps.clock.now() }));
+  io.info(`${f.email}${f.team ? ` (team ${f.team})` : ""} is now on plan ${ws.plan}, ${ws.state}`);
+  io.out(ws.plan);
+}
+
+export async function accountLapse(deps: Deps, argv: string[], io: Output): Promise<void> {
+  const f = flags(argv, { email: { type: "string" }, team: { type: "string" } }, ["email"]);
+  const ws = await deps.writer.write(() => lapse(deps, targetWorkspace(deps, f.email!, f.team).workspaceId));
+  io.info(`${f.email} is read-only: notes stay readable and exportable, writes are refused`);
+  io.out(ws.state);
+}
+
+export async function accountShow(deps: Deps, argv: string[], io: Output): Promise<void> {
+  const f = flags(argv, { email: { type: "string" }, team: { type: "string" } }, ["email"]);
+  const { workspaceId } = targetWorkspace(deps, f.email!, f.team);
+  const ws = getWorkspace(deps, workspaceId);
+  const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+  io.out(
+    JSON.stringify({
+      workspace: ws.id,
+      kind: ws.kind,
+      plan: ws.plan,
+      state: ws.state,
+      trial_used: ws.trialUsed,
+      trial_ends_at: iso(ws.trialEndsAt),
+      trash_due_at: iso(ws.trashDueAt),
+      last_payment_at: iso(ws.lastPaymentAt),
+      storage_used: ws.storageUsed,
+    }),
+  );
+}
+
+export async function tokenList(deps: Deps, argv: string[], io: Output): Promise<void> {
+  const f = flags(argv, { email: { type: "string" } }, ["email"]);
+  const account = findAccountByEmail(deps, f.email!);
+  if (!account) throw new AccountError(`no account with e-mail ${f.email}`);
+  const now = deps.clock.now();
+  for (const t of listTokens(deps, account.id)) {
+    const state = t.revokedAt !== null ? "revoked" : t.expiresAt <= now ? "expired" : "active";
+    io.out(
+      [t.id, state, t.kind, t.scopes, t.noteId ?? "-", t.workspaceId, new Date(t.expiresAt).toISOString(), t.name || "-"].join("\t"),
+    );
+  }
+}
+
+export async function tokenRevoke(deps: Deps, argv: string[], io: Output): Promise<void> {
+  const f = flags(argv, { id: { type: "string" } }, ["id"]);
+  const found = await deps.writer.write(() => {
+    if (!listTokenById(deps, f.id!)) return false;
+    revokeToken(deps, f.id!);
+    return true;
+  });
+  if (!found) throw new TokenError(`no token with id ${f.id}`);
+  io.info(`revoked ${f.id}; it answers 401 from now on`);
+  io.out(f.id!);
 }
 
 export async function teamCreate(deps: Deps, argv: string[], io: Output): Promise<void> {
@@ -54,9 +144,21 @@ export async function tokenCreate(deps: Deps, argv: string[], io: Output): Promi
       note: { type: "string" },
       "expires-in-days": { type: "string" },
       name: { type: "string" },
+      extension: { type: "boolean" },
     },
-    ["email", "scope"],
+    requiredTokenFlags(argv),
   );
+  if (f.extension) {
+    if (!f.note) throw new UsageError("--extension needs --note: the stream the extension appends to");
+    const minted = await deps.writer.write(() => {
+      const target = targetWorkspace(deps, f.email!, f.team);
+      return mintExtensionToken(deps, { ...target, noteId: f.note! });
+    });
+    io.info(`browser-extension token ${minted.id} (append to ${f.note}, 60/min); any earlier one is revoked; shown only this once`);
+    io.out(minted.token);
+    return;
+  }
+  if (!f.scope) throw new UsageError("--scope is required");
   let scopes;
   try {
     scopes = parseScopes(f.scope!);
@@ -70,22 +172,22 @@ export async function tokenCreate(deps: Deps, argv: string[], io: Output): Promi
       throw new UsageError(`--expires-in-days must be a whole number from 1 to ${MAX_EXPIRY_DAYS}`);
     }
   }
-  const minted = await deps.writer.write(() => {
-    const account = findAccountByEmail(deps, f.email!);
-    if (!account) throw new AccountError(`no account with e-mail ${f.email}`);
-    let workspaceId: string;
-    if (f.team) {
-      if (!isMember(deps, f.team, account.id)) throw new TeamError(`${account.email} is not a member of team ${f.team}`);
-      workspaceId = f.team;
-    } else {
-      workspaceId = personalWorkspaceId(deps, account.id);
-    }
-    return mintToken(deps, { accountId: account.id, workspaceId, scopes, noteId: f.note ?? null, expiresInDays: days, name: f.name });
-  });
+  const minted = await deps.writer.write(() =>
+    mintToken(deps, { ...targetWorkspace(deps, f.email!, f.team), scopes, noteId: f.note ?? null, expiresInDays: days, name: f.name }),
+  );
   io.info(
     `token ${minted.id} (${scopes.join(",")}${f.note ? `, pinned to ${f.note}` : ""}) expires ${new Date(minted.expiresAt).toISOString()}; it is shown only this once`,
   );
   io.out(minted.token);
+}
+
+/** --scope is required unless --extension is given. */
+function requiredTokenFlags(argv: string[]): ("email" | "scope")[] {
+  return argv.includes("--extension") ? ["email"] : ["email", "scope"];
+}
+
+function listTokenById(deps: Deps, id: string): boolean {
+  return deps.db.$client.query("SELECT 1 FROM tokens WHERE id = ?").get(id) !== null;
 }
 
 /** Errors a person can act on: printed as one line, exit code 2 (usage) or 1. */
@@ -95,6 +197,7 @@ export function isUserError(e: unknown): boolean {
     e instanceof AccountError ||
     e instanceof TeamError ||
     e instanceof TokenError ||
-    e instanceof CapExceeded
+    e instanceof CapExceeded ||
+    e instanceof LifecycleError
   );
 }

@@ -31,6 +31,18 @@ export const CreateNoteBody = t.Object({
 });
 export type CreateNoteInput = (typeof CreateNoteBody.static)["note"];
 
+export const MAX_BULK = 50;
+
+const NoteInput = t.Object({
+  title: t.Optional(t.String()),
+  plain_body: t.Optional(t.String()),
+  folder_id: t.Optional(t.Nullable(t.String())),
+});
+
+export const BulkCreateBody = t.Object({
+  notes: t.Array(NoteInput, { description: `1 to ${MAX_BULK} notes, created all together or not at all` }),
+});
+
 export const UpdateNoteBody = t.Object({
   note: t.Object({
     title: t.Optional(t.String()),

@@ -3,7 +3,7 @@ import { send } from "../../http/reply";
 import { listHeaders } from "../../http/list";
 import { pageFrom } from "../../lib/pagination";
 import type { AnyAuth } from "../../http/plugins/auth";
-import { CreateNoteBody, Deleted, FilenameParams, ListNotesQuery, NoteIdParams, NoteList, NoteRecord, UpdateNoteBody } from "./model";
+import { BulkCreateBody, CreateNoteBody, Deleted, FilenameParams, ListNotesQuery, NoteIdParams, NoteList, NoteRecord, UpdateNoteBody } from "./model";
 import * as notes from "./service";
 
 const detail = (summary: string) => ({ detail: { tags: ["notes"], summary } });
@@ -35,6 +35,11 @@ export const notesRoutes = (auth: AnyAuth) =>
       body: CreateNoteBody,
       response: { 201: NoteRecord },
       ...detail("Create an editable plain-text note"),
+    })
+    .post("/notes/bulk", async ({ ctx, body }) => send(await notes.bulkCreateNotes({ ctx, inputs: body.notes })), {
+      body: BulkCreateBody,
+      response: { 201: NoteList },
+      ...detail("Create 1 to 50 editable notes, all or nothing"),
     })
     .patch("/notes/:id", async ({ ctx, params, body }) => send(await notes.updateNote({ ctx, id: params.id, input: body.note })), {
       params: NoteIdParams,

@@ -11,7 +11,7 @@ import { captureBeforeSave } from "../snapshots/capture";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
 import { addStorage, canWrite, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
-import type { CreateNoteInput, NoteRecord, UpdateNoteInput } from "./model";
+import { MAX_BULK, type CreateNoteInput, type NoteRecord, type UpdateNoteInput } from "./model";
 import { findStream, listNoteRows, readBody, toRecord, visibleNote, type NoteRow } from "./repo";
 
 export const DEFAULT_TITLE = "Untitled";
@@ -60,28 +60,82 @@ export async function createNote({ ctx, input }: { ctx: Ctx; input: CreateNoteIn
     assertNoteSlots(deps, ws, tier, "plain");
     assertNoteSize(tier, "plain", size, 0);
     assertStorage(ws, tier, size);
-    const now = deps.clock.now();
-    const row: NoteRow = {
-      id: newId("note"),
-      workspaceId: ws.id,
-      kind: "editable",
-      format: "plain",
-      filename: null,
-      title,
-      folderId: input.folder_id ?? null,
-      body,
-      richHtml: null,
-      byteSize: size,
-      createdAt: now,
-      updatedAt: now,
-      lastWriteAt: now,
-      trashedAt: null,
-      trashedFilename: null,
-    };
+    const row = newEditableRow(ws.id, title, body, input.folder_id ?? null, deps.clock.now());
     deps.db.insert(notes).values(row).run();
     addStorage(deps, ws.id, size);
     return toRecord(row, body);
   });
+}
+
+/**
+ * Creates 1 to 50 editable notes in one transaction: any invalid note, or a cap the batch as a
+ * whole would pass, and nothing is written. Counts as one write for rate limits.
+ */
+export async function bulkCreateNotes({ ctx, inputs }: { ctx: Ctx; inputs: CreateNoteInput[] }): Promise<Reply<NoteRecord[]>> {
+  requireScope(ctx, "write");
+  requireUnpinned(ctx, "create notes");
+  if (inputs.length < 1 || inputs.length > MAX_BULK) {
+    throw ValidationFailed.field("notes", inputs.length < 1 ? "blank" : "too_long", `send 1 to ${MAX_BULK} notes; got ${inputs.length}`);
+  }
+  const checked = inputs.map((input, index) => {
+    const v = validateCreate(input, `notes.${index}`);
+    return { input, ...v, problems: v.problems.map((p) => ({ ...p, index })) };
+  });
+  const problems = checked.flatMap((c) => c.problems);
+  if (problems.length) throw new ValidationFailed(problems);
+  const { deps } = ctx;
+  return commit(ctx, 201, () => {
+    const ws = writableWorkspace(ctx);
+    const tier = tierOf(deps, ws);
+    if (!tier.bulk) throw new AppError("plan_required", `bulk create is not available on the ${tier.name} plan`);
+    const folderProblems: FieldProblem[] = [];
+    checked.forEach(({ input }, index) => {
+      if (!input.folder_id) return;
+      try {
+        assertFolderInWorkspace(deps, ws.id, input.folder_id, `notes.${index}.folder_id`);
+      } catch (e) {
+        if (!(e instanceof ValidationFailed)) throw e;
+        folderProblems.push(...(e.details as FieldProblem[]).map((p) => ({ ...p, index })));
+      }
+    });
+    if (folderProblems.length) throw new ValidationFailed(folderProblems);
+    let total = 0;
+    checked.forEach(({ body }) => {
+      const size = byteLength(body);
+      assertNoteSize(tier, "plain", size, 0);
+      total += size;
+    });
+    assertNoteSlots(deps, ws, tier, "plain", checked.length);
+    assertStorage(ws, tier, total);
+    const now = deps.clock.now();
+    const records = checked.map(({ input, title, body }) => {
+      const row = newEditableRow(ws.id, title, body, input.folder_id ?? null, now);
+      deps.db.insert(notes).values(row).run();
+      return toRecord(row, body);
+    });
+    addStorage(deps, ws.id, total);
+    return records;
+  });
+}
+
+function newEditableRow(workspaceId: string, title: string, body: string, folderId: string | null, now: number): NoteRow {
+  return {
+    id: newId("note"),
+    workspaceId,
+    kind: "editable",
+    format: "plain",
+    filename: null,
+    title,
+    folderId,
+    body,
+    richHtml: null,
+    byteSize: byteLength(body),
+    createdAt: now,
+    updatedAt: now,
+    lastWriteAt: now,
+    trashedAt: null,
+    trashedFilename: null,
+  };
 }
 
 export function getNote({ ctx, id }: { ctx: Ctx; id: string }): NoteRecord {

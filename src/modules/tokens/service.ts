@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Ctx, Deps, Principal, Scope } from "../../deps";
 import { tokens, notes } from "../../db/schema";
 import { AppError, CapExceeded, InsufficientScope } from "../../http/errors";
@@ -79,6 +79,50 @@ export function mintToken(deps: Deps, input: MintInput): { id: string; token: st
   return { id, token: secret, expiresAt };
 }
 
+/**
+ * The browser-extension token: one per subscriber, append-only, pinned to one stream, outside
+ * the token cap. Minting a new one revokes the previous.
+ */
+export function mintExtensionToken(deps: Deps, input: { accountId: string; workspaceId: string; noteId: string }) {
+  const ws = getWorkspace(deps, input.workspaceId);
+  if (ws.plan === "free" || ws.state !== "active") {
+    throw new TokenError("the browser-extension token is for active subscribers");
+  }
+  const note = deps.db.select().from(notes).where(eq(notes.id, input.noteId)).get();
+  if (!note || note.workspaceId !== ws.id || note.trashedAt !== null) throw new TokenError(`note ${input.noteId} is not in this workspace`);
+  if (note.kind !== "stream") throw new TokenError("the browser-extension token appends to a stream; that note is editable");
+  const now = deps.clock.now();
+  deps.db
+    .update(tokens)
+    .set({ revokedAt: now })
+    .where(and(eq(tokens.accountId, input.accountId), eq(tokens.kind, "extension"), isNull(tokens.revokedAt)))
+    .run();
+  deps.tokens.clear();
+  const secret = newApiToken();
+  const id = newId("tok");
+  const expiresAt = now + MAX_EXPIRY_DAYS * DAY_MS;
+  deps.db
+    .insert(tokens)
+    .values({
+      id,
+      workspaceId: ws.id,
+      accountId: input.accountId,
+      name: "browser extension",
+      tokenHash: sha256Hex(secret),
+      scopes: "append",
+      noteId: note.id,
+      kind: "extension",
+      expiresAt,
+      createdAt: now,
+    })
+    .run();
+  return { id, token: secret, expiresAt };
+}
+
+export function listTokens(deps: Deps, accountId: string) {
+  return deps.db.select().from(tokens).where(eq(tokens.accountId, accountId)).all();
+}
+
 const unauthorized = (message: string) =>
   new AppError("unauthorized", message, undefined, { "www-authenticate": 'Bearer realm="notestream"' });
 
@@ -113,6 +157,7 @@ export function lookupPrincipal(deps: Deps, secret: string): Principal {
   if (readEnd !== null && readEnd <= now) {
     throw new AppError("plan_required", "read access ended 12 months after the last payment; resubscribe to read these notes");
   }
+  // A trial-era or read-only token can read until its expiry; the rights are re-read after any change.
   const principal: Principal = {
     tokenId: row.id,
     accountId: row.accountId,
@@ -120,9 +165,10 @@ export function lookupPrincipal(deps: Deps, secret: string): Principal {
     scopes: new Set(row.scopes.split(",") as Scope[]),
     noteId: row.noteId,
     kind: row.kind,
+    // The extension token's scope refuses reads and writes; its only budget is appends.
     rate:
       row.kind === "extension"
-        ? { reads: 0, writes: 0, appends: EXTENSION_APPENDS_PER_MINUTE }
+        ? { reads: EXTENSION_APPENDS_PER_MINUTE, writes: EXTENSION_APPENDS_PER_MINUTE, appends: EXTENSION_APPENDS_PER_MINUTE }
         : tier.rate,
     validUntil: Math.min(row.expiresAt, readEnd ?? Infinity),
   };

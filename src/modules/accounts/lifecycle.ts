@@ -1,0 +1,153 @@
+import { and, eq, isNotNull, isNull, lte, sql } from "drizzle-orm";
+import type { Deps } from "../../deps";
+import { tokens, workspaces } from "../../db/schema";
+import { DAY_MS } from "../../lib/clock";
+import { TRIAL_DAYS, TRIAL_GRACE_DAYS, tierFor, type PlanName } from "../../limits/plans";
+import { getWorkspace, type WorkspaceRow } from "../workspaces/repo";
+
+/**
+ * Account states of section 3, on the workspace (the thing a plan and its caps belong to):
+ *   active (free, or subscribed) → trial → trial_ended, and subscribed → read_only → active.
+ * Every function here runs inside a write; each changes state in the database only, so a
+ * restart loses nothing, and clears the token cache because a token's rights may change.
+ */
+
+export class LifecycleError extends Error {}
+
+function update(deps: Deps, id: string, set: Partial<WorkspaceRow>): void {
+  deps.db.update(workspaces).set(set).where(eq(workspaces.id, id)).run();
+  deps.tokens.clear();
+}
+
+/** Once per workspace, from a plan without API access: 14 days of the REST API, 100 notes, 300 MB. */
+export function startTrial(deps: Deps, workspaceId: string): WorkspaceRow {
+  const ws = getWorkspace(deps, workspaceId);
+  if (ws.trialUsed) throw new LifecycleError("this account has already had its API trial");
+  if (ws.state !== "active") throw new LifecycleError(`a trial cannot start while the account is ${ws.state}`);
+  if (tierFor(deps.config.limitProfile, ws.plan as PlanName).api) {
+    throw new LifecycleError(`the ${ws.plan} plan already includes the API`);
+  }
+  const now = deps.clock.now();
+  const set = { state: "trial" as const, trialUsed: true, trialEndsAt: now + TRIAL_DAYS * DAY_MS };
+  update(deps, ws.id, set);
+  return { ...ws, ...set };
+}
+
+/**
+ * A subscription starts, changes plan or resumes: writes are allowed again, a pending trash is
+ * called off and trashed notes come back. Losing API access revokes the API tokens; a plan
+ * without a subscription (free) loses its browser-extension token.
+ */
+export function subscribe(deps: Deps, workspaceId: string, plan: PlanName, opts: { paidAt?: number } = {}): WorkspaceRow {
+  const ws = getWorkspace(deps, workspaceId);
+  const set: Partial<WorkspaceRow> = {
+    plan,
+    state: "active",
+    lapsedAt: null,
+    trashDueAt: null,
+    lastPaymentAt: opts.paidAt ?? ws.lastPaymentAt,
+  };
+  if (ws.state === "trial") set.trialEndsAt = deps.clock.now();
+  update(deps, ws.id, set);
+  restoreTrash(deps, ws.id);
+  const tier = tierFor(deps.config.limitProfile, plan);
+  if (!tier.api) revokeTokens(deps, ws.id, "api");
+  if (plan === "free") revokeTokens(deps, ws.id, "extension");
+  return getWorkspace(deps, ws.id);
+}
+
+/** A payment arrived: it dates the read-only window and brings a lapsed account back. */
+export function recordPayment(deps: Deps, workspaceId: string, paidAt: number): void {
+  const ws = getWorkspace(deps, workspaceId);
+  if (ws.state === "read_only") subscribe(deps, ws.id, ws.plan as PlanName, { paidAt });
+  else update(deps, ws.id, { lastPaymentAt: paidAt });
+}
+
+/** The subscription lapsed: read-only, the browser-extension token revoked. */
+export function lapse(deps: Deps, workspaceId: string): WorkspaceRow {
+  const ws = getWorkspace(deps, workspaceId);
+  if (ws.state === "read_only") return ws;
+  if (ws.plan === "free") throw new LifecycleError("a free account has no subscription to lapse");
+  update(deps, ws.id, { state: "read_only", lapsedAt: deps.clock.now() });
+  revokeTokens(deps, ws.id, "extension");
+  return getWorkspace(deps, ws.id);
+}
+
+function revokeTokens(deps: Deps, workspaceId: string, kind: "api" | "extension"): void {
+  deps.db
+    .update(tokens)
+    .set({ revokedAt: deps.clock.now() })
+    .where(and(eq(tokens.workspaceId, workspaceId), eq(tokens.kind, kind), isNull(tokens.revokedAt)))
+    .run();
+  deps.tokens.clear();
+}
+
+/**
+ * The time-driven transitions, run by the scheduler and safe to run any number of times:
+ * trials whose 14 days are up end; 30 days later, notes above the plan's own cap go to the
+ * trash unless a subscription started in between.
+ */
+export function runLifecycle(deps: Deps): { trialsEnded: number; trashed: number } {
+  const now = deps.clock.now();
+  const ended = deps.db
+    .update(workspaces)
+    .set({ state: "trial_ended", trashDueAt: sql`${workspaces.trialEndsAt} + ${TRIAL_GRACE_DAYS * DAY_MS}` })
+    .where(and(eq(workspaces.state, "trial"), lte(workspaces.trialEndsAt, now)))
+    .returning({ id: workspaces.id })
+    .all();
+  if (ended.length) deps.tokens.clear();
+  let trashed = 0;
+  const due = deps.db
+    .select()
+    .from(workspaces)
+    .where(and(eq(workspaces.state, "trial_ended"), isNotNull(workspaces.trashDueAt), lte(workspaces.trashDueAt, now)))
+    .all();
+  for (const ws of due) {
+    trashed += trashAboveCap(deps, ws);
+    deps.db.update(workspaces).set({ trashDueAt: null }).where(eq(workspaces.id, ws.id)).run();
+  }
+  return { trialsEnded: ended.length, trashed };
+}
+
+/** Keeps the most recently updated notes up to the plan's cap and moves the rest to the trash. */
+function trashAboveCap(deps: Deps, ws: WorkspaceRow): number {
+  const tier = tierFor(deps.config.limitProfile, ws.plan as PlanName);
+  if (!tier.notes) return 0;
+  const keep = "shared" in tier.notes ? tier.notes.shared : tier.notes.plain + tier.notes.rich;
+  const now = deps.clock.now();
+  const sqlite = deps.db.$client;
+  const victims = sqlite
+    .query<{ id: string; byte_size: number }, [string, number]>(
+      `SELECT id, byte_size FROM notes WHERE workspace_id = ?1 AND trashed_at IS NULL
+       ORDER BY updated_at DESC, id DESC LIMIT -1 OFFSET ?2`,
+    )
+    .all(ws.id, keep);
+  const move = sqlite.prepare("UPDATE notes SET trashed_at = ?, trashed_filename = filename, filename = NULL WHERE id = ?");
+  let bytes = 0;
+  for (const v of victims) {
+    move.run(now, v.id);
+    bytes += v.byte_size;
+  }
+  if (bytes) sqlite.run("UPDATE workspaces SET storage_used = storage_used - ? WHERE id = ?", [bytes, ws.id]);
+  return victims.length;
+}
+
+/** Brings trashed notes back; a stream gets its filename back unless another note took it. */
+function restoreTrash(deps: Deps, workspaceId: string): void {
+  const sqlite = deps.db.$client;
+  const rows = sqlite
+    .query<{ id: string; byte_size: number; trashed_filename: string | null }, [string]>(
+      "SELECT id, byte_size, trashed_filename FROM notes WHERE workspace_id = ? AND trashed_at IS NOT NULL",
+    )
+    .all(workspaceId);
+  let bytes = 0;
+  for (const r of rows) {
+    const taken =
+      r.trashed_filename !== null &&
+      sqlite.query("SELECT 1 FROM notes WHERE workspace_id = ? AND filename = ?").get(workspaceId, r.trashed_filename) !== null;
+    sqlite.run("UPDATE notes SET trashed_at = NULL, filename = ?, trashed_filename = NULL WHERE id = ?", [taken ? null : r.trashed_filename, r.id]);
+    bytes += r.byte_size;
+  }
+  if (bytes) sqlite.run("UPDATE workspaces SET storage_used = storage_used + ? WHERE id = ?", [bytes, workspaceId]);
+}
+

@@ -1,0 +1,23 @@
+import { Elysia } from "elysia";
+import type { Deps } from "../../deps";
+import { AppError } from "../../http/errors";
+import { applyBillingEvent, verifyBillingSignature } from "./service";
+
+/** POST /webhooks/lemonsqueezy: the signature is checked on the raw bytes before any parsing. */
+export const billingRoutes = (deps: Deps) =>
+  new Elysia().post(
+    "/webhooks/lemonsqueezy",
+    async ({ request }) => {
+      const raw = new Uint8Array(await request.arrayBuffer());
+      verifyBillingSignature(deps, raw, request.headers.get("x-signature"));
+      let event;
+      try {
+        event = JSON.parse(new TextDecoder().decode(raw));
+      } catch {
+        throw new AppError("bad_request", "the billing event is not valid JSON");
+      }
+      if (event === null || typeof event !== "object") throw new AppError("bad_request", "the billing event must be a JSON object");
+      return deps.writer.write(() => applyBillingEvent(deps, raw, event));
+    },
+    { parse: "none", detail: { hide: true } },
+  );
