@@ -32,13 +32,20 @@ export interface Harness {
   token: (a: { accountId: string; workspaceId: string }, scopes?: Scope[], extra?: { noteId?: string; expiresInDays?: number }) => Promise<string>;
   team: (ownerEmail: string, members?: string[]) => Promise<string>;
   close: () => void;
+  /** Closes the database but keeps the data dir, for a restart with harness({ dataDir, clock }). */
+  stop: () => void;
 }
 
 let counter = 0;
 
-/** A fresh app on its own temp database. */
-export function harness(opts: { profile?: LimitProfileName; env?: Record<string, string> } = {}): Harness {
-  const dataDir = mkdtempSync(join(tmpdir(), "notestream-test-"));
+/**
+ * A fresh app on its own temp database. Pass `dataDir` (and `clock`) of a closed harness to
+ * restart on the same database, as after a process restart.
+ */
+export function harness(
+  opts: { profile?: LimitProfileName; env?: Record<string, string>; dataDir?: string; clock?: FakeClock } = {},
+): Harness {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "notestream-test-"));
   const config = loadConfig({
     NOTESTREAM_DATA_DIR: dataDir,
     NOTESTREAM_LIMIT_PROFILE: opts.profile ?? "standard",
@@ -47,7 +54,7 @@ export function harness(opts: { profile?: LimitProfileName; env?: Record<string,
     NOTESTREAM_BASE_URL: "http://notestream.test",
     ...opts.env,
   });
-  const clock = new FakeClock();
+  const clock = opts.clock ?? new FakeClock();
   const deps = createDeps(config, clock);
   const app = buildApp(deps);
   const handle = buildHandler(deps);
@@ -81,6 +88,7 @@ export function harness(opts: { profile?: LimitProfileName; env?: Record<string,
       deps.db.$client.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
+    stop: () => deps.db.$client.close(),
   };
 }
 
