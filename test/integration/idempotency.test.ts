@@ -1,0 +1,160 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { runAllTasks } from "../../src/jobs/scheduler";
+import { errorOf, harness, type Harness } from "../helpers/harness";
+
+let h: Harness;
+afterEach(() => h.close());
+
+const DAY = 24 * 60 * 60 * 1000;
+const withKey = (key: string) => ({ "idempotency-key": key });
+const countNotes = () => (h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+
+describe("Idempotency-Key", () => {
+  test("a repeat replays the stored answer with Idempotent-Replay and writes nothing again", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    const body = { note: { title: "once" } };
+    const first = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("k-1") });
+    expect(first.status).toBe(201);
+    expect(first.headers.get("idempotent-replay")).toBeNull();
+    const created = await first.json();
+    const again = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("k-1") });
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replay")).toBe("true");
+    expect(await again.json()).toEqual(created);
+    expect(countNotes()).toBe(1);
+  });
+
+  test("appends are replayed too: one line, the same 201 created answer", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    const send = () => h.request("POST", "/api/v1/notes/by-filename/pay.log/append", { token, body: { text: "charge 42" }, headers: withKey("evt_1") });
+    const a = await send();
+    const b = await send();
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(await b.json()).toEqual(await a.json());
+    const note = await (await h.request("GET", "/api/v1/notes/by-filename/pay.log", { token })).json();
+    expect(note.plain_body).toBe("charge 42\n");
+  });
+
+  test("the same key with another body, path or method is 422 idempotency_key_reused", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "a" } }, headers: withKey("k") })).json();
+    for (const [method, path, body] of [
+      ["POST", "/api/v1/notes", { note: { title: "b" } }],
+      ["POST", "/api/v1/folders", { folder: { name: "x" } }],
+      ["PATCH", `/api/v1/notes/${id}`, { note: { title: "a" } }],
+    ] as const) {
+      const res = await h.request(method, path, { token, body, headers: withKey("k") });
+      expect(res.status).toBe(422);
+      expect((await errorOf(res)).code).toBe("idempotency_key_reused");
+    }
+    expect(countNotes()).toBe(1);
+  });
+
+  test("two concurrent requests with one key create one note; the other is 409 in progress", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    const body = { note: { title: "race" } };
+    const [a, b] = await Promise.all([
+      h.request("POST", "/api/v1/notes", { token, body, headers: withKey("race") }),
+      h.request("POST", "/api/v1/notes", { token, body, headers: withKey("race") }),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([201, 409]);
+    const conflict = a.status === 409 ? a : b;
+    expect((await errorOf(conflict)).code).toBe("idempotency_in_progress");
+    expect(countNotes()).toBe(1);
+    // Once done, the key replays.
+    const c = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("race") });
+    expect(c.headers.get("idempotent-replay")).toBe("true");
+  });
+
+  test("keys are per workspace", async () => {
+    h = harness();
+    const alice = await h.token(await h.account("dev"));
+    const bob = await h.token(await h.account("dev"));
+    const body = { note: { title: "t" } };
+    const a = await h.request("POST", "/api/v1/notes", { token: alice, body, headers: withKey("shared") });
+    const b = await h.request("POST", "/api/v1/notes", { token: bob, body, headers: withKey("shared") });
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(b.headers.get("idempotent-replay")).toBeNull();
+    expect((await a.json()).id).not.toBe((await b.json()).id);
+  });
+
+  test("a key longer than 255 characters is 400; 255 is fine", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    const long = await h.request("POST", "/api/v1/notes", { token, body: { note: {} }, headers: withKey("k".repeat(256)) });
+    expect(long.status).toBe(400);
+    expect((await errorOf(long)).code).toBe("bad_request");
+    expect((await h.request("POST", "/api/v1/notes", { token, body: { note: {} }, headers: withKey("k".repeat(255)) })).status).toBe(201);
+    expect(countNotes()).toBe(1);
+  });
+
+  test("4xx answers are stored and replayed; the key then stays bound to that request", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    const bad = { note: { title: "x".repeat(201) } };
+    const first = await h.request("POST", "/api/v1/notes", { token, body: bad, headers: withKey("bad") });
+    expect(first.status).toBe(422);
+    const again = await h.request("POST", "/api/v1/notes", { token, body: bad, headers: withKey("bad") });
+    expect(again.status).toBe(422);
+    expect(again.headers.get("idempotent-replay")).toBe("true");
+  });
+
+  test("5xx answers are not stored: a retry runs again", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: {} } })).json();
+    h.deps.db.$client.run("ALTER TABLE snapshots RENAME TO snapshots_away");
+    const res = await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { title: "new" } }, headers: withKey("flaky") });
+    expect(res.status).toBe(500);
+    h.deps.db.$client.run("ALTER TABLE snapshots_away RENAME TO snapshots");
+    const retry = await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { title: "new" } }, headers: withKey("flaky") });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replay")).toBeNull();
+    expect((await retry.json()).title).toBe("new");
+  });
+
+  test("replays survive a restart", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    const body = { note: { title: "durable" } };
+    const first = await (await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("restart") })).json();
+    h.stop();
+    h = harness({ dataDir: h.dataDir, clock: h.clock });
+    const again = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("restart") });
+    expect(again.headers.get("idempotent-replay")).toBe("true");
+    expect((await again.json()).id).toBe(first.id);
+    expect(countNotes()).toBe(1);
+  });
+
+  test("after 24 hours the key is forgotten, and the periodic job purges it", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    const body = { note: { title: "t" } };
+    await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("old") });
+    h.clock.advance(DAY + 1000);
+    const later = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("old") });
+    expect(later.status).toBe(201);
+    expect(later.headers.get("idempotent-replay")).toBeNull();
+    expect(countNotes()).toBe(2);
+    await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("other") });
+    h.clock.advance(DAY + 1000);
+    await runAllTasks(h.deps);
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM idempotency_keys").get()).toEqual({ n: 0 });
+  });
+
+  test("the write and its stored answer commit together", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    // Make the idempotency record fail to store: the note must not be created either.
+    h.deps.db.$client.run(
+      "CREATE TRIGGER no_keys BEFORE INSERT ON idempotency_keys BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    );
+    const res = await h.request("POST", "/api/v1/notes", { token, body: { note: {} }, headers: withKey("atomic") });
+    expect(res.status).toBe(500);
+    expect(countNotes()).toBe(0);
+  });
+});
