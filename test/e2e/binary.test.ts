@@ -495,4 +495,47 @@ describe("serve over HTTP", () => {
       await again.stop("SIGKILL").catch(() => {});
     }
   });
+
+  test("guard rails over real HTTP: oversized bodies (Content-Length and chunked) are 413, /up/deep is healthy, headers are there", async () => {
+    const dataDir = tempDir("data");
+    const { token } = provision(dataDir);
+    const server = await startServer(dataDir);
+    try {
+      const url = `${server.base}/api/v1/notes/by-filename/big/append`;
+      const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+      const big = JSON.stringify({ text: "x".repeat(4 * 1024 * 1024) });
+      const sized = await withTimeout(fetch(url, { method: "POST", headers: auth, body: big }), FETCH_TIMEOUT_MS, "a 413");
+      expect(sized.status).toBe(413);
+      expect(((await sized.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
+
+      // A streamed body has no Content-Length: the server must count as it reads.
+      let sent = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (sent === 0) c.enqueue(new TextEncoder().encode('{"text":"'));
+          if (sent > 5 * 1024 * 1024) return c.close();
+          c.enqueue(new Uint8Array(256 * 1024).fill(120));
+          sent += 256 * 1024;
+        },
+      });
+      const chunked = await withTimeout(
+        fetch(url, { method: "POST", headers: auth, body: stream, duplex: "half" } as RequestInit),
+        FETCH_TIMEOUT_MS,
+        "a chunked 413",
+      );
+      expect(chunked.status).toBe(413);
+
+      const read = await fetch(`${server.base}/api/v1/notes/by-filename/big`, { headers: { authorization: `Bearer ${token}` } });
+      expect(read.status).toBe(404);
+      for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-ratelimit-bucket"]) {
+        expect(read.headers.get(h)).not.toBeNull();
+      }
+
+      const deep = await fetch(`${server.base}/up/deep`);
+      expect(deep.status).toBe(200);
+      expect(await deep.json()).toMatchObject({ ok: true, checks: { database: { status: "ok" }, scheduler: { status: "ok" } } });
+    } finally {
+      await server.stop("SIGTERM");
+    }
+  });
 });
