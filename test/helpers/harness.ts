@@ -66,10 +66,10 @@ export function harness(
     request: (method, path, o = {}) => {
       const headers: Record<string, string> = { ...o.headers };
       if (o.token) headers.authorization = `Bearer ${o.token}`;
-      let body: BodyInit | undefined;
+      let body: string | ReadableStream | Uint8Array | undefined;
       if (o.body !== undefined) {
         const raw = typeof o.body === "string" || o.body instanceof ReadableStream || o.body instanceof Uint8Array;
-        body = raw ? (o.body as BodyInit) : JSON.stringify(o.body);
+        body = raw ? (o.body as string | ReadableStream | Uint8Array) : JSON.stringify(o.body);
         headers["content-type"] ??= "application/json";
       }
       return handle(new Request(`http://notestream.test${path}`, { method, headers, body }), o.ip ?? "127.0.0.1");
