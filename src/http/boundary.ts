@@ -77,7 +77,11 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
       decision = (who as { anonymous: RateDecision }).anonymous;
     }
     const headers = rateHeaders(decision, deps.clock.now());
-    if (!decision.allowed) return withHeaders(toResponse(rateLimited(decision)), headers);
+    if (!decision.allowed) {
+      const refused = toResponse(rateLimited(decision));
+      if (principal) void recordError(principal, method, path, refused);
+      return withHeaders(refused, headers);
+    }
 
     let claim: IdempotencyClaim | undefined;
     let response: Response;

@@ -31,7 +31,7 @@ export interface Harness {
   account: (plan: PlanName, email?: string) => Promise<{ accountId: string; workspaceId: string; email: string }>;
   token: (a: { accountId: string; workspaceId: string }, scopes?: Scope[], extra?: { noteId?: string; expiresInDays?: number }) => Promise<string>;
   team: (ownerEmail: string, members?: string[]) => Promise<string>;
-  close: () => void;
+  close: () => Promise<void>;
   /** Closes the database but keeps the data dir, for a restart with harness({ dataDir, clock }). */
   stop: () => void;
 }
@@ -85,7 +85,10 @@ export function harness(
       for (const email of members) await deps.writer.write(() => addTeamMember(deps, { teamId: t.id, email }));
       return t.id;
     },
-    close: () => {
+    close: async () => {
+      // Let fire-and-forget writes (the error log) land before the database goes away.
+      await new Promise((resolve) => setImmediate(resolve));
+      await deps.writer.idle();
       deps.db.$client.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -151,7 +151,7 @@ describe("client address", () => {
       await h.request("GET", "/api/v1/notes", { ip: "10.0.0.1", headers: { "x-forwarded-for": `203.0.113.${i}` } });
     }
     expect((await h.request("GET", "/api/v1/notes", { ip: "10.0.0.1", headers: { "x-forwarded-for": "203.0.113.200" } })).status).toBe(429);
-    h.close();
+    await h.close();
 
     h = harness({ env: { NOTESTREAM_TRUST_PROXY: "true" } });
     for (let i = 0; i < 60; i++) {

@@ -56,6 +56,10 @@ export const errorHandler = () => new Elysia().onError({ as: "global" }, ({ code
     app = error;
   } else if (cause instanceof AppError) {
     app = cause;
+  } else if (code === "VALIDATION" && (error as ValidationError).type === "response") {
+    // The server produced something its own schema refuses: a bug, not the client's fault.
+    console.error(JSON.stringify({ level: "error", msg: "response failed its schema", error: String((error as Error).message) }));
+    app = new AppError("internal_error", "something went wrong on our side; the request id identifies it in the log");
   } else if (code === "VALIDATION") {
     const problems = validationProblems(error as ValidationError);
     app = new AppError("validation_failed", problems.map((p) => `${p.field}: ${p.message}`).join("; ") || "invalid request", problems);

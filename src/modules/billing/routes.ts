@@ -16,7 +16,7 @@ export const billingRoutes = (deps: Deps) =>
       } catch {
         throw new AppError("bad_request", "the billing event is not valid JSON");
       }
-      if (event === null || typeof event !== "object") throw new AppError("bad_request", "the billing event must be a JSON object");
+      if (event === null || typeof event !== "object" || Array.isArray(event)) throw new AppError("bad_request", "the billing event must be a JSON object");
       return deps.writer.write(() => applyBillingEvent(deps, raw, event));
     },
     { parse: "none", detail: { hide: true } },

@@ -94,6 +94,14 @@ export function applyBillingEvent(deps: Deps, raw: Uint8Array, event: LemonSquee
   const status = event.data?.attributes?.status ?? "";
   const at = Date.parse(event.data?.attributes?.updated_at ?? "") || deps.clock.now();
   const plan = planOf(event);
+  // A lapse needs a subscription: an event that names a free workspace (a team bought by someone
+  // whose own workspace is free, say) is acknowledged and changes nothing.
+  const lapseIfSubscribed = (): BillingOutcome => {
+    const current = deps.db.select({ plan: workspaces.plan }).from(workspaces).where(eq(workspaces.id, workspaceId)).get()!.plan;
+    if (current === "free") return { ok: true, applied: false, event: name, reason: "the matched workspace has no subscription" };
+    lapse(deps, workspaceId);
+    return { ok: true, applied: true, event: name };
+  };
   const needPlan = () => {
     if (plan) return plan;
     const current = deps.db.select({ plan: workspaces.plan }).from(workspaces).where(eq(workspaces.id, workspaceId)).get()!.plan as PlanName;
@@ -103,10 +111,7 @@ export function applyBillingEvent(deps: Deps, raw: Uint8Array, event: LemonSquee
     case "subscription_created":
     case "subscription_resumed":
     case "subscription_updated": {
-      if (ENDED_STATUSES.has(status)) {
-        lapse(deps, workspaceId);
-        return { ok: true, applied: true, event: name };
-      }
+      if (ENDED_STATUSES.has(status)) return lapseIfSubscribed();
       if (!ACTIVE_STATUSES.has(status)) return { ok: true, applied: false, event: name, reason: `status ${status || "(none)"} changes nothing` };
       const p = needPlan();
       if (!p) return { ok: true, applied: false, event: name, reason: "cannot tell the plan from custom_data.plan or the variant name" };
@@ -118,8 +123,7 @@ export function applyBillingEvent(deps: Deps, raw: Uint8Array, event: LemonSquee
       recordPayment(deps, workspaceId, at);
       return { ok: true, applied: true, event: name };
     case "subscription_expired":
-      lapse(deps, workspaceId);
-      return { ok: true, applied: true, event: name };
+      return lapseIfSubscribed();
     case "subscription_cancelled":
       // A cancelled subscription runs to the end of its period; subscription_expired ends it.
       return { ok: true, applied: false, event: name, reason: "runs until subscription_expired" };

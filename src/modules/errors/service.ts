@@ -16,8 +16,9 @@ export function recordApiError(
   deps: Deps,
   e: { workspaceId: string; tokenId: string; method: string; path: string; status: number; code: string },
 ): void {
+  const at = deps.clock.now();
   deps.writer
-    .write(() => deps.db.insert(apiErrors).values({ ...e, at: deps.clock.now() }).run())
+    .write(() => deps.db.insert(apiErrors).values({ ...e, at }).run())
     .catch((err) => console.error(JSON.stringify({ level: "error", msg: "could not record an API error", error: String(err) })));
 }
 

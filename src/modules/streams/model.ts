@@ -9,7 +9,7 @@ export const AppendBody = t.Object({
 export const AppendResponse = t.Object(
   {
     id: t.String(),
-    filename: t.String(),
+    filename: t.Nullable(t.String({ description: "null for a stream restored from the trash after its name was taken" })),
     created: t.Boolean({ description: "True when this call created the note" }),
     byte_size: t.Integer(),
     bytes_remaining: t.Nullable(t.Integer({ description: "Room left under the per-note size cap; null when uncapped" })),

@@ -100,7 +100,7 @@ function appendTo(ctx: Ctx, note: NoteRow, line: string, created: boolean): Appe
   const cap = bodyCapFor(tier, "plain");
   return {
     id: note.id,
-    filename: note.filename!,
+    filename: note.filename,
     created,
     byte_size: newSize,
     bytes_remaining: cap === null ? null : Math.max(0, cap - newSize),

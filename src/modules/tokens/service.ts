@@ -152,7 +152,12 @@ export function lookupPrincipal(deps: Deps, secret: string): Principal {
   if (row.expiresAt <= now) throw unauthorized("token expired");
   const ws = getWorkspace(deps, row.workspaceId);
   const tier = tierOf(deps, ws);
-  if (!tier.api) throw new AppError("plan_required", `the ${tier.name} plan has no API access`);
+  if (row.kind === "extension") {
+    // Any active subscriber's extension token works, API plan or not.
+    if (ws.plan === "free" || ws.state !== "active") throw unauthorized("token revoked");
+  } else if (!tier.api) {
+    throw new AppError("plan_required", `the ${tier.name} plan has no API access`);
+  }
   const readEnd = readableUntil(ws, tier);
   if (readEnd !== null && readEnd <= now) {
     throw new AppError("plan_required", "read access ended 12 months after the last payment; resubscribe to read these notes");
