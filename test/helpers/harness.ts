@@ -32,6 +32,8 @@ export interface Harness {
   token: (a: { accountId: string; workspaceId: string }, scopes?: Scope[], extra?: { noteId?: string; expiresInDays?: number }) => Promise<string>;
   team: (ownerEmail: string, members?: string[]) => Promise<string>;
   close: () => Promise<void>;
+  /** Lets fire-and-forget writes (the error log) reach the writer and commit. */
+  settle: () => Promise<void>;
   /** Closes the database but keeps the data dir, for a restart with harness({ dataDir, clock }). */
   stop: () => void;
 }
@@ -58,6 +60,10 @@ export function harness(
   const deps = createDeps(config, clock);
   const app = buildApp(deps);
   const handle = buildHandler(deps);
+  const settle = async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    await deps.writer.idle();
+  };
   return {
     deps,
     app,
@@ -85,10 +91,10 @@ export function harness(
       for (const email of members) await deps.writer.write(() => addTeamMember(deps, { teamId: t.id, email }));
       return t.id;
     },
+    settle,
     close: async () => {
-      // Let fire-and-forget writes (the error log) land before the database goes away.
-      await new Promise((resolve) => setImmediate(resolve));
-      await deps.writer.idle();
+      // Fire-and-forget writes land before the database goes away.
+      await settle();
       deps.db.$client.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -6,16 +6,7 @@ const MINUTE = 60_000;
 const DAY = 24 * 3600 * 1000;
 
 let h: Harness;
-afterEach(async () => {
-  await settle();
-  await h.close();
-});
-
-/** The error log is written fire-and-forget through the writer: let it reach the queue and commit. */
-async function settle() {
-  await new Promise((resolve) => setImmediate(resolve));
-  await h.deps.writer.idle();
-}
+afterEach(() => h.close());
 
 async function expectError(res: TestResponse, status: number, code: string) {
   expect(res.status).toBe(status);
@@ -85,18 +76,18 @@ describe("GET /api/v1/errors", () => {
 
     // Each entry is written by the writer shortly after the answer: settle before the clock moves.
     await expectError(await h.request("GET", "/api/v1/notes/note_missing", { token }), 404, "not_found");
-    await settle();
+    await h.settle();
     h.clock.advance(1000);
     await expectError(await h.request("POST", "/api/v1/notes", { token: reader, body: { note: { title: secretBody } } }), 403, "insufficient_scope");
-    await settle();
+    await h.settle();
     h.clock.advance(1000);
     await expectError(await h.request("POST", "/api/v1/notes/by-filename/bad%2Fname/append", { token, body: { text: secretBody } }), 422, "validation_failed");
-    await settle();
+    await h.settle();
     h.clock.advance(1000);
     await expectError(await h.request("POST", "/api/v1/notes", { token, body: `{"note": "${secretBody}` }), 400, "bad_request");
     // Successes are not recorded.
     expect((await h.request("GET", "/api/v1/notes", { token })).status).toBe(200);
-    await settle();
+    await h.settle();
 
     const res = await h.request("GET", "/api/v1/errors", { token });
     expect(res.status).toBe(200);
@@ -125,10 +116,10 @@ describe("GET /api/v1/errors", () => {
     const token = await h.token(await h.account("dev"));
     for (let i = 0; i < 5; i++) {
       await h.request("GET", `/api/v1/notes/note_missing${i}`, { token });
-      await settle();
+      await h.settle();
       h.clock.advance(1000);
     }
-    await settle();
+    await h.settle();
     const res = await h.request("GET", "/api/v1/errors?limit=2&offset=2", { token });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-total-count")).toBe("5");
@@ -146,7 +137,7 @@ describe("GET /api/v1/errors", () => {
     const alice = await h.token(await h.account("dev"));
     const bob = await h.token(await h.account("dev"));
     await h.request("GET", "/api/v1/notes/note_missing", { token: alice });
-    await settle();
+    await h.settle();
     const res = await h.request("GET", "/api/v1/errors", { token: bob });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-total-count")).toBe("0");
@@ -168,7 +159,7 @@ describe("GET /api/v1/errors", () => {
     await expectError(await h.request("GET", "/api/v1/notes", { token: "nst_doesnotexist0000000000000000000000" }), 401, "unauthorized");
     await expectError(await h.request("GET", "/api/v1/notes"), 401, "unauthorized");
     await expectError(await h.request("GET", "/api/v1/notes", { headers: { authorization: "Basic abc" } }), 401, "unauthorized");
-    await settle();
+    await h.settle();
     expect(apiErrorRows()).toEqual([]);
   });
 
@@ -179,7 +170,7 @@ describe("GET /api/v1/errors", () => {
     const reader = await h.token(a, ["read"]);
     for (let i = 0; i < 60; i++) await h.request("POST", "/api/v1/notes", { token, body: { note: { title: `n${i}` } } });
     await expectError(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "61" } } }), 429, "rate_limited");
-    await settle();
+    await h.settle();
     const items = await (await h.request("GET", "/api/v1/errors", { token: reader })).json();
     expect(items.map((e: any) => [e.method, e.path, e.status, e.code])).toEqual([["POST", "/api/v1/notes", 429, "rate_limited"]]);
   });
@@ -188,10 +179,10 @@ describe("GET /api/v1/errors", () => {
     h = harness();
     const token = await h.token(await h.account("dev"), ["read"], { expiresInDays: 365 });
     await h.request("GET", "/api/v1/notes/note_old", { token });
-    await settle();
+    await h.settle();
     h.clock.advance(20 * DAY);
     await h.request("GET", "/api/v1/notes/note_recent", { token });
-    await settle();
+    await h.settle();
 
     h.clock.advance(10 * DAY); // the first is exactly 30 days old: kept
     await runAllTasks(h.deps);

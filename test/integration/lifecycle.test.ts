@@ -9,16 +9,8 @@ const MINUTE = 60_000;
 const DAY = 24 * 3600 * 1000;
 
 let h: Harness;
-afterEach(async () => {
-  await settle();
-  await h.close();
-});
+afterEach(() => h.close());
 
-/** Lets fire-and-forget writes (the error log) reach the writer and commit. */
-async function settle() {
-  await new Promise((resolve) => setImmediate(resolve));
-  await h.deps.writer.idle();
-}
 
 type Acct = { accountId: string; workspaceId: string; email: string };
 
@@ -336,7 +328,7 @@ describe("after the trial", () => {
     const { a, token } = await trialWith15Notes();
     const clock = h.clock;
 
-    await settle();
+    await h.settle();
     h.stop();
     h = harness({ dataDir: h.dataDir, clock });
     expect(workspace(a.workspaceId).state).toBe("trial");
@@ -345,7 +337,7 @@ describe("after the trial", () => {
     expect((await account(token)).state).toBe("trial_ended");
     await expectError(await append(token, "old.log", "x"), 403, "account_read_only");
 
-    await settle();
+    await h.settle();
     h.stop();
     h = harness({ dataDir: h.dataDir, clock });
     clock.advance(30 * DAY);

@@ -57,26 +57,15 @@ export function mintToken(deps: Deps, input: MintInput): { id: string; token: st
       );
     }
   }
-  const secret = newApiToken();
-  const now = deps.clock.now();
-  const id = newId("tok");
-  const expiresAt = now + days * DAY_MS;
-  deps.db
-    .insert(tokens)
-    .values({
-      id,
-      workspaceId: ws.id,
-      accountId: input.accountId,
-      name: input.name ?? "",
-      tokenHash: sha256Hex(secret),
-      scopes: input.scopes.join(","),
-      noteId: input.noteId ?? null,
-      kind: "api",
-      expiresAt,
-      createdAt: now,
-    })
-    .run();
-  return { id, token: secret, expiresAt };
+  return insertToken(deps, {
+    workspaceId: ws.id,
+    accountId: input.accountId,
+    name: input.name ?? "",
+    scopes: input.scopes.join(","),
+    noteId: input.noteId ?? null,
+    kind: "api",
+    expiresAt: deps.clock.now() + days * DAY_MS,
+  });
 }
 
 /**
@@ -98,25 +87,29 @@ export function mintExtensionToken(deps: Deps, input: { accountId: string; works
     .where(and(eq(tokens.accountId, input.accountId), eq(tokens.kind, "extension"), isNull(tokens.revokedAt)))
     .run();
   deps.tokens.clear();
+  return insertToken(deps, {
+    workspaceId: ws.id,
+    accountId: input.accountId,
+    name: "browser extension",
+    scopes: "append",
+    noteId: note.id,
+    kind: "extension",
+    expiresAt: now + MAX_EXPIRY_DAYS * DAY_MS,
+  });
+}
+
+/** Stores a new token's hash and returns the secret, which is never stored and never shown again. */
+function insertToken(
+  deps: Deps,
+  t: { workspaceId: string; accountId: string; name: string; scopes: string; noteId: string | null; kind: "api" | "extension"; expiresAt: number },
+): { id: string; token: string; expiresAt: number } {
   const secret = newApiToken();
   const id = newId("tok");
-  const expiresAt = now + MAX_EXPIRY_DAYS * DAY_MS;
   deps.db
     .insert(tokens)
-    .values({
-      id,
-      workspaceId: ws.id,
-      accountId: input.accountId,
-      name: "browser extension",
-      tokenHash: sha256Hex(secret),
-      scopes: "append",
-      noteId: note.id,
-      kind: "extension",
-      expiresAt,
-      createdAt: now,
-    })
+    .values({ id, ...t, tokenHash: sha256Hex(secret), createdAt: deps.clock.now() })
     .run();
-  return { id, token: secret, expiresAt };
+  return { id, token: secret, expiresAt: t.expiresAt };
 }
 
 export function listTokens(deps: Deps, accountId: string) {
