@@ -2,3 +2,4 @@ export * from "./accounts";
 export * from "./notes";
 export * from "./tokens";
 export * from "./requests";
+export * from "./jobs";

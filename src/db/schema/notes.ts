@@ -39,6 +39,17 @@ export const notes = sqliteTable(
     // filename (kept in trashed_filename) so the name can be used again.
     trashedAt: integer("trashed_at"),
     trashedFilename: text("trashed_filename"),
+    // Outbound webhook of a stream: one signed delivery per append.
+    webhookUrl: text("webhook_url"),
+    webhookFormat: text("webhook_format", { enum: ["generic", "slack", "discord", "teams", "google_chat", "mattermost"] })
+      .notNull()
+      .default("generic"),
+    webhookSecret: text("webhook_secret"),
+    webhookStatus: text("webhook_status", { enum: ["none", "enabled", "disabled"] }).notNull().default("none"),
+    // Consecutive failed delivery attempts; ten disable the webhook, a success resets it.
+    webhookFailures: integer("webhook_failures").notNull().default(0),
+    // Inbound inbox: SHA-256 of the token inside the inbox URL.
+    inboxTokenHash: text("inbox_token_hash"),
   },
   (t) => [
     // NULL filenames (editable notes) never collide in a SQLite unique index.
@@ -46,6 +57,7 @@ export const notes = sqliteTable(
     index("notes_workspace_updated").on(t.workspaceId, t.updatedAt),
     index("notes_workspace_folder").on(t.workspaceId, t.folderId),
     index("notes_workspace_format").on(t.workspaceId, t.format),
+    uniqueIndex("notes_inbox_token").on(t.inboxTokenHash),
   ],
 );
 

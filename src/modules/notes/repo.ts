@@ -3,6 +3,7 @@ import type { Ctx, Deps } from "../../deps";
 import { noteChunks, notes } from "../../db/schema";
 import { NotFound } from "../../http/errors";
 import { iso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
 import type { NoteRecord } from "./model";
 
 export type NoteRow = typeof notes.$inferSelect;
@@ -10,6 +11,34 @@ export type NoteRow = typeof notes.$inferSelect;
 export type NoteMeta = Omit<NoteRow, "body" | "richHtml" | "trashedFilename">;
 
 const { body: _body, richHtml: _richHtml, trashedFilename: _tf, ...metaColumns } = getTableColumns(notes);
+
+/** A new note row with every column at its default; callers give what differs. */
+export function newNoteRow(
+  n: Pick<NoteRow, "workspaceId" | "kind" | "title"> & Partial<NoteRow>,
+  now: number,
+): NoteRow {
+  return {
+    id: newId("note"),
+    format: "plain",
+    filename: null,
+    folderId: null,
+    body: null,
+    richHtml: null,
+    byteSize: 0,
+    createdAt: now,
+    updatedAt: now,
+    lastWriteAt: now,
+    trashedAt: null,
+    trashedFilename: null,
+    webhookUrl: null,
+    webhookFormat: "generic",
+    webhookSecret: null,
+    webhookStatus: "none",
+    webhookFailures: 0,
+    inboxTokenHash: null,
+    ...n,
+  };
+}
 
 export function toRecord(row: NoteMeta, plainBody?: string): NoteRecord {
   return {

@@ -3,7 +3,6 @@ import { commit, type Reply } from "../../db/commit";
 import type { Ctx } from "../../deps";
 import { notes } from "../../db/schema";
 import { AppError, NoteLocked, ValidationFailed, type FieldProblem } from "../../http/errors";
-import { newId } from "../../lib/ids";
 import type { Page } from "../../lib/pagination";
 import { byteLength, hasLoneSurrogate, stripControl, titleProblem } from "../../lib/text";
 import { assertFolderInWorkspace } from "../folders/repo";
@@ -12,7 +11,7 @@ import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
 import { addStorage, canWrite, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
 import { MAX_BULK, type CreateNoteInput, type NoteRecord, type UpdateNoteInput } from "./model";
-import { findStream, listNoteRows, readBody, toRecord, visibleNote, type NoteRow } from "./repo";
+import { findStream, listNoteRows, newNoteRow, readBody, toRecord, visibleNote, type NoteRow } from "./repo";
 
 export const DEFAULT_TITLE = "Untitled";
 
@@ -119,23 +118,7 @@ export async function bulkCreateNotes({ ctx, inputs }: { ctx: Ctx; inputs: Creat
 }
 
 function newEditableRow(workspaceId: string, title: string, body: string, folderId: string | null, now: number): NoteRow {
-  return {
-    id: newId("note"),
-    workspaceId,
-    kind: "editable",
-    format: "plain",
-    filename: null,
-    title,
-    folderId,
-    body,
-    richHtml: null,
-    byteSize: byteLength(body),
-    createdAt: now,
-    updatedAt: now,
-    lastWriteAt: now,
-    trashedAt: null,
-    trashedFilename: null,
-  };
+  return newNoteRow({ workspaceId, kind: "editable", title, body, folderId, byteSize: byteLength(body) }, now);
 }
 
 export function getNote({ ctx, id }: { ctx: Ctx; id: string }): NoteRecord {

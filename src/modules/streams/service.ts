@@ -5,10 +5,9 @@ import { noteChunks, notes } from "../../db/schema";
 import { NoteLocked, NotFound, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { filenameProblem } from "../../lib/filename";
-import { newId } from "../../lib/ids";
 import { byteLength, hasLoneSurrogate, normaliseAppendText } from "../../lib/text";
 import { bodyCapFor } from "../../limits/plans";
-import { findStream, visibleNote, type NoteRow } from "../notes/repo";
+import { findStream, newNoteRow, visibleNote, type NoteRow } from "../notes/repo";
 import { writableWorkspace } from "../notes/service";
 import { requireScope } from "../tokens/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
@@ -51,24 +50,7 @@ function createStream(ctx: Ctx, filename: string): NoteRow {
   const { deps } = ctx;
   const ws = writableWorkspace(ctx);
   assertNoteSlots(deps, ws, tierOf(deps, ws), "plain");
-  const now = deps.clock.now();
-  const row: NoteRow = {
-    id: newId("note"),
-    workspaceId: ws.id,
-    kind: "stream",
-    format: "plain",
-    filename,
-    title: filename,
-    folderId: null,
-    body: null,
-    richHtml: null,
-    byteSize: 0,
-    createdAt: now,
-    updatedAt: now,
-    lastWriteAt: now,
-    trashedAt: null,
-    trashedFilename: null,
-  };
+  const row = newNoteRow({ workspaceId: ws.id, kind: "stream", filename, title: filename }, deps.clock.now());
   deps.db.insert(notes).values(row).run();
   return row;
 }
