@@ -9,6 +9,8 @@ import { accountRoutes } from "./modules/accounts/routes";
 import { billingRoutes } from "./modules/billing/routes";
 import { errorsRoutes } from "./modules/errors/routes";
 import { healthRoutes } from "./modules/health/routes";
+import { inboxReceiveRoutes, inboxRoutes } from "./modules/inbox/routes";
+import { webhookRoutes } from "./modules/webhooks/routes";
 import { foldersRoutes } from "./modules/folders/routes";
 import { notesRoutes } from "./modules/notes/routes";
 import { snapshotsRoutes } from "./modules/snapshots/routes";
@@ -39,13 +41,16 @@ export function buildApp(deps: Deps) {
     .use(snapshotsRoutes(authed))
     .use(foldersRoutes(authed))
     .use(accountRoutes(authed))
-    .use(errorsRoutes(authed));
+    .use(errorsRoutes(authed))
+    .use(webhookRoutes(authed))
+    .use(inboxRoutes(authed));
 
   return new Elysia()
     .use(errorHandler())
     .use(jsonBody("/api/v1/"))
     .use(healthRoutes(deps))
     .use(billingRoutes(deps))
+    .use(inboxReceiveRoutes(deps))
     .use(api);
 }
 

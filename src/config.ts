@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { parseCidr, type Cidr } from "./lib/ip";
 
 export type LimitProfileName = "standard" | "alternate" | "unlimited";
 
@@ -15,6 +16,12 @@ export interface Config {
   trustProxy: number;
   /** HMAC key of the billing provider's webhook; unset, the webhook refuses every delivery. */
   billingSecret: string | null;
+  /** Ranges outbound webhooks may reach although they are not public (homelab targets, tests). */
+  webhookAllow: Cidr[];
+  /** Multiplies every job retry delay; below 1 only for tests. */
+  retryScale: number;
+  /** Jobs (webhook deliveries, inbox payloads) run at once at most. */
+  jobConcurrency: number;
 }
 
 export class ConfigError extends Error {}
@@ -31,6 +38,9 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_SYNCHRONOUS", "FULL", "SQLite synchronous mode: FULL (durable on power loss) or NORMAL."],
   ["NOTESTREAM_LOG_REQUESTS", "true", "One JSON log line per request on stdout (true or false)."],
   ["NOTESTREAM_BILLING_SECRET", "(unset)", "Signing secret of the Lemon Squeezy webhook; unset, /webhooks/lemonsqueezy answers 401."],
+  ["NOTESTREAM_WEBHOOK_ALLOW_CIDRS", "(none)", "Comma-separated ranges outbound webhooks may reach although not public, e.g. 192.168.1.0/24 for a homelab."],
+  ["NOTESTREAM_JOB_CONCURRENCY", "8", "How many jobs (webhook deliveries, inbox payloads) run at once."],
+  ["NOTESTREAM_RETRY_SCALE", "1", "Multiplies job retry delays (10 s, 30 s, 2 min, …); for tests."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
 ] as const;
 
@@ -58,6 +68,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logRequests: parseBool("NOTESTREAM_LOG_REQUESTS", env.NOTESTREAM_LOG_REQUESTS ?? "true"),
     trustProxy: parseTrustProxy(env.NOTESTREAM_TRUST_PROXY ?? "false"),
     billingSecret: env.NOTESTREAM_BILLING_SECRET || null,
+    webhookAllow: parseCidrs(env.NOTESTREAM_WEBHOOK_ALLOW_CIDRS ?? ""),
+    retryScale: parseNumber("NOTESTREAM_RETRY_SCALE", env.NOTESTREAM_RETRY_SCALE ?? "1", 0, 100),
+    jobConcurrency: parseNumber("NOTESTREAM_JOB_CONCURRENCY", env.NOTESTREAM_JOB_CONCURRENCY ?? "8", 1, 256),
   };
 }
 
@@ -66,6 +79,26 @@ function parsePort(raw: string): number {
   if (!Number.isInteger(n) || n < 0 || n > 65535) {
     throw new ConfigError(`NOTESTREAM_PORT must be a port number (0-65535), got "${raw}"`);
   }
+  return n;
+}
+
+function parseCidrs(raw: string): Cidr[] {
+  return raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => {
+      try {
+        return parseCidr(s);
+      } catch {
+        throw new ConfigError(`NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "${s}" is not an address range like 192.168.1.0/24`);
+      }
+    });
+}
+
+function parseNumber(name: string, raw: string, min: number, max: number): number {
+  const n = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(n) || n < min || n > max) throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${raw}"`);
   return n;
 }
 

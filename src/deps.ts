@@ -17,6 +17,10 @@ export interface Deps {
   tokens: TokenCache;
   /** Last time each background loop showed a sign of life (ms), for /up/deep. */
   heartbeats: Map<string, number>;
+  /** The job runner, woken when a write enqueues a job; a no-op until one starts. */
+  jobs: { wake: () => void };
+  /** DNS, for outbound webhooks: every address a name resolves to. */
+  resolve: (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
 }
 
 export type Scope = "read" | "write" | "append";

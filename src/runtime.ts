@@ -6,10 +6,15 @@ import type { Deps } from "./deps";
 import { RateLimiter } from "./http/rate-limit";
 import { systemClock, type Clock } from "./lib/clock";
 import { TokenCache } from "./modules/tokens/cache";
+import { lookup } from "node:dns/promises";
+
+async function resolveHost(host: string): Promise<{ address: string; family: 4 | 6 }[]> {
+  return (await lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family as 4 | 6 }));
+}
 
 /** Opens the database (creating and migrating it as needed) and wires the dependencies. */
 export function createDeps(config: Config = loadConfig(), clock: Clock = systemClock): Deps {
   const db = openDatabase(config);
   migrate(db);
-  return { config, db, writer: new Writer(db.$client), clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client), heartbeats: new Map() };
+  return { config, db, writer: new Writer(db.$client), clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client), heartbeats: new Map(), jobs: { wake: () => {} }, resolve: resolveHost };
 }

@@ -1,5 +1,7 @@
 import { buildHandler } from "./app";
 import type { Deps } from "./deps";
+import { jobHandlers } from "./jobs/registry";
+import { JobRunner } from "./jobs/runner";
 import { runAllTasks, startScheduler } from "./jobs/scheduler";
 
 function log(fields: Record<string, unknown>): void {
@@ -9,6 +11,8 @@ function log(fields: Record<string, unknown>): void {
 /** Serves until SIGTERM or SIGINT, then stops accepting, lets in-flight requests and commits finish, and exits 0. */
 export async function serve(deps: Deps): Promise<void> {
   // Time-driven transitions that fell due while the service was down are applied before serving.
+  const runner = new JobRunner(deps, jobHandlers);
+  await runner.start();
   await runAllTasks(deps);
   const scheduler = startScheduler(deps);
   const handle = buildHandler(deps);
@@ -27,6 +31,8 @@ export async function serve(deps: Deps): Promise<void> {
     log({ msg: "shutting down", signal });
     scheduler.stop();
     await server.stop(false);
+    // Deliveries in flight finish (each is bounded by its timeouts); unstarted ones wait in the queue.
+    await runner.stop();
     await deps.writer.idle();
     deps.db.$client.close();
     log({ msg: "stopped" });

@@ -4,12 +4,16 @@ import type { Deps } from "../deps";
 import { runLifecycle } from "../modules/accounts/lifecycle";
 import { pruneApiErrors } from "../modules/errors/service";
 import { purgeExpiredKeys } from "../modules/idempotency/service";
+import { purgeFinishedJobs } from "./queue";
 
 /** Periodic work. Each task reads its due items from the database, so none is lost to a restart. */
 export const PERIODIC_TASKS = [
   { name: "lifecycle", pattern: "*/15 * * * * *", run: (deps: Deps) => void runLifecycle(deps) },
   { name: "idempotency-purge", pattern: "0 */10 * * * *", run: (deps: Deps) => void purgeExpiredKeys(deps) },
   { name: "error-log-prune", pattern: "0 7 * * * *", run: (deps: Deps) => pruneApiErrors(deps) },
+  // The job runner wakes on enqueue and on its own retry timer; this sweep is the safety net.
+  { name: "jobs-sweep", pattern: "*/10 * * * * *", run: (deps: Deps) => deps.jobs.wake() },
+  { name: "jobs-purge", pattern: "0 17 * * * *", run: (deps: Deps) => void purgeFinishedJobs(deps) },
 ] as const;
 
 export const SCHEDULER_BEAT = "scheduler";

@@ -8,6 +8,8 @@ import type { PlanName } from "../../src/limits/plans";
 import { createAccount } from "../../src/modules/accounts/service";
 import { createTeam, addTeamMember } from "../../src/modules/teams/service";
 import { mintToken } from "../../src/modules/tokens/service";
+import { jobHandlers } from "../../src/jobs/registry";
+import { JobRunner } from "../../src/jobs/runner";
 import { createDeps } from "../../src/runtime";
 
 /** A clock tests can move. */
@@ -35,7 +37,9 @@ export interface Harness {
   /** Lets fire-and-forget writes (the error log) reach the writer and commit. */
   settle: () => Promise<void>;
   /** Closes the database but keeps the data dir, for a restart with harness({ dataDir, clock }). */
-  stop: () => void;
+  stop: () => Promise<void>;
+  /** The job runner (webhook deliveries, inbox payloads); `await h.jobs.drain()` runs what is due. */
+  jobs: JobRunner;
 }
 
 let counter = 0;
@@ -60,6 +64,8 @@ export function harness(
   const deps = createDeps(config, clock);
   const app = buildApp(deps);
   const handle = buildHandler(deps);
+  const jobs = new JobRunner(deps, jobHandlers);
+  void jobs.start();
   const settle = async () => {
     await new Promise((resolve) => setImmediate(resolve));
     await deps.writer.idle();
@@ -92,13 +98,19 @@ export function harness(
       return t.id;
     },
     settle,
+    jobs,
     close: async () => {
+      await jobs.stop();
       // Fire-and-forget writes land before the database goes away.
       await settle();
       deps.db.$client.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
-    stop: () => deps.db.$client.close(),
+    stop: async () => {
+      await jobs.stop();
+      await settle();
+      deps.db.$client.close();
+    },
   };
 }
 

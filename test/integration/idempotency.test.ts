@@ -122,7 +122,7 @@ describe("Idempotency-Key", () => {
     const token = await h.token(await h.account("dev"));
     const body = { note: { title: "durable" } };
     const first = await (await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("restart") })).json();
-    h.stop();
+    await h.stop();
     h = harness({ dataDir: h.dataDir, clock: h.clock });
     const again = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("restart") });
     expect(again.headers.get("idempotent-replay")).toBe("true");

@@ -329,7 +329,7 @@ describe("after the trial", () => {
     const clock = h.clock;
 
     await h.settle();
-    h.stop();
+    await h.stop();
     h = harness({ dataDir: h.dataDir, clock });
     expect(workspace(a.workspaceId).state).toBe("trial");
     clock.advance(14 * DAY);
@@ -338,7 +338,7 @@ describe("after the trial", () => {
     await expectError(await append(token, "old.log", "x"), 403, "account_read_only");
 
     await h.settle();
-    h.stop();
+    await h.stop();
     h = harness({ dataDir: h.dataDir, clock });
     clock.advance(30 * DAY);
     expect(await lifecycle()).toEqual({ trialsEnded: 0, trashed: 5 });

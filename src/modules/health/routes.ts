@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
+import { JOBS_BEAT } from "../../jobs/runner";
 import { SCHEDULER_BEAT, SCHEDULER_STALE_MS } from "../../jobs/scheduler";
 
 type Check = { status: "ok" | "fail"; detail?: string; ms?: number };
@@ -11,7 +12,11 @@ export const healthRoutes = (deps: Deps) =>
     .get(
       "/up/deep",
       ({ set }) => {
-        const checks: Record<string, Check> = { database: checkDatabase(deps), scheduler: checkBeat(deps, SCHEDULER_BEAT) };
+        const checks: Record<string, Check> = {
+          database: checkDatabase(deps),
+          scheduler: checkBeat(deps, SCHEDULER_BEAT),
+          jobs: checkBeat(deps, JOBS_BEAT),
+        };
         const ok = Object.values(checks).every((c) => c.status === "ok");
         set.status = ok ? 200 : 503;
         return { ok, checks };

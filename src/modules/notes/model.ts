@@ -1,5 +1,10 @@
 import { t } from "elysia";
 
+const WebhookFormatSchema = t.Union(
+  [t.Literal("generic"), t.Literal("slack"), t.Literal("discord"), t.Literal("teams"), t.Literal("google_chat"), t.Literal("mattermost")],
+  { description: "generic (signed envelope), slack, discord, teams, google_chat or mattermost" },
+);
+
 const Timestamp = t.String({ format: "date-time", description: "ISO 8601 UTC" });
 
 export const NoteRecord = t.Object(
@@ -14,6 +19,13 @@ export const NoteRecord = t.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
     last_write_at: Timestamp,
+    webhook_url: t.Nullable(t.String()),
+    webhook_format: WebhookFormatSchema,
+    webhook_status: t.Union([t.Literal("none"), t.Literal("enabled"), t.Literal("disabled")], {
+      description: "disabled after 10 consecutive failed deliveries or a 410; saving the note re-arms it",
+    }),
+    webhook_secret: t.Nullable(t.String({ description: "whsec_…: HMAC key of X-Service-Signature and the Standard Webhooks signature" })),
+    inbox_enabled: t.Boolean(),
     plain_body: t.Optional(t.String({ description: "Present on single-note reads, absent from lists" })),
   },
   { $id: "#/components/schemas/Note" },
@@ -49,6 +61,8 @@ export const UpdateNoteBody = t.Object({
     plain_body: t.Optional(t.String({ description: "Editable plain notes only; a stream's body is appended to, not replaced (423)" })),
     folder_id: t.Optional(t.Nullable(t.String({ description: "fold_…, or null to unfile" }))),
     format: t.Optional(t.String({ description: "Immutable: sending a different value is refused" })),
+    webhook_url: t.Optional(t.Nullable(t.String({ description: "Streams only: http(s) URL to POST each append to; null removes it" }))),
+    webhook_format: t.Optional(WebhookFormatSchema),
   }),
 });
 export type UpdateNoteInput = (typeof UpdateNoteBody.static)["note"];

@@ -52,6 +52,11 @@ export function toRecord(row: NoteMeta, plainBody?: string): NoteRecord {
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
     last_write_at: iso(row.lastWriteAt),
+    webhook_url: row.webhookUrl,
+    webhook_format: row.webhookFormat,
+    webhook_status: row.webhookStatus,
+    webhook_secret: row.webhookSecret,
+    inbox_enabled: row.inboxTokenHash !== null,
     ...(plainBody === undefined ? {} : { plain_body: plainBody }),
   };
 }

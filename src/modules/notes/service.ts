@@ -6,6 +6,7 @@ import { AppError, NoteLocked, ValidationFailed, type FieldProblem } from "../..
 import type { Page } from "../../lib/pagination";
 import { byteLength, hasLoneSurrogate, stripControl, titleProblem } from "../../lib/text";
 import { assertFolderInWorkspace } from "../folders/repo";
+import { webhookChanges } from "../webhooks/service";
 import { captureBeforeSave } from "../snapshots/capture";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
@@ -176,6 +177,7 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
     if (input.folder_id !== undefined) next.folderId = input.folder_id;
     if (title !== undefined) next.title = title;
     let delta = 0;
+    Object.assign(next, webhookChanges(deps, note, input));
     if (input.plain_body !== undefined) {
       const size = byteLength(input.plain_body);
       assertNoteSize(tier, "plain", size, note.byteSize);
@@ -191,11 +193,8 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
       next.lastWriteAt = now;
     }
     if (contentChanged || next.folderId !== note.folderId) next.updatedAt = now;
-    deps.db
-      .update(notes)
-      .set({ title: next.title, body: next.body, byteSize: next.byteSize, folderId: next.folderId, updatedAt: next.updatedAt, lastWriteAt: next.lastWriteAt })
-      .where(eq(notes.id, note.id))
-      .run();
+    const { id: _id, ...columns } = next;
+    deps.db.update(notes).set(columns).where(eq(notes.id, note.id)).run();
     addStorage(deps, ws.id, delta);
     return toRecord(next, readBody(deps, next));
   });

@@ -10,6 +10,7 @@ import { bodyCapFor } from "../../limits/plans";
 import { findStream, newNoteRow, visibleNote, type NoteRow } from "../notes/repo";
 import { writableWorkspace } from "../notes/service";
 import { requireScope } from "../tokens/service";
+import { enqueueAppendDelivery } from "../webhooks/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
 import { addStorage, tierOf } from "../workspaces/repo";
 import type { AppendResponse } from "./model";
@@ -59,7 +60,7 @@ function createStream(ctx: Ctx, filename: string): NoteRow {
  * One chunk row and two counter updates: the cost does not depend on how large the note is.
  * Runs inside the writer's transaction, so the bytes and the accounting commit together.
  */
-function appendTo(ctx: Ctx, note: NoteRow, line: string, created: boolean): AppendResponse {
+export function appendTo(ctx: Ctx, note: NoteRow, line: string, created: boolean): AppendResponse {
   const { deps } = ctx;
   if (note.format === "rich") throw new NoteLocked("rich-text notes are edited in the browser; the API writes plain text only");
   if (note.kind !== "stream") {
@@ -79,6 +80,7 @@ function appendTo(ctx: Ctx, note: NoteRow, line: string, created: boolean): Appe
     .where(eq(notes.id, note.id))
     .run();
   addStorage(deps, ws.id, size);
+  enqueueAppendDelivery(deps, note, line, newSize, now);
   const cap = bodyCapFor(tier, "plain");
   return {
     id: note.id,

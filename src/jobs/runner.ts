@@ -1,0 +1,128 @@
+import type { Deps } from "../deps";
+import { randomBase62 } from "../lib/random";
+import { claimDueJobs, completeJob, failJob, nextDueAt, reclaimAbandoned, retryJob, type JobRow } from "./queue";
+
+export type JobOutcome =
+  | { ok: true }
+  /** Try again after the backoff (or after `delayMs`, e.g. a Retry-After). */
+  | { retry: string; delayMs?: number }
+  /** Give up now. */
+  | { fail: string };
+
+export interface JobHandler {
+  run: (deps: Deps, job: JobRow) => Promise<JobOutcome>;
+  /** Runs in the same write that marks the job failed for good (a dead letter, say). */
+  onFailed?: (deps: Deps, job: JobRow, error: string) => void;
+}
+
+export const JOBS_BEAT = "jobs";
+
+/**
+ * Runs due jobs with bounded concurrency. It wakes at once when a job is enqueued (and at the
+ * time the next retry falls due), and a cron sweep wakes it too in case anything was missed.
+ * A job's network work happens outside any transaction, so a slow receiver never holds up writes.
+ */
+export class JobRunner {
+  private inflight = 0;
+  private scheduled = false;
+  private stopped = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private idleWaiters: (() => void)[] = [];
+  readonly leaseId = `run_${randomBase62(12)}`;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly handlers: Record<string, JobHandler>,
+    private readonly concurrency = deps.config.jobConcurrency,
+  ) {}
+
+  async start(): Promise<void> {
+    this.deps.jobs = this;
+    await this.deps.writer.write(() => reclaimAbandoned(this.deps));
+    this.wake();
+  }
+
+  wake(): void {
+    if (this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.tick();
+    });
+  }
+
+  /** Stops claiming, and resolves when the jobs in flight have finished. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.inflight > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Resolves when nothing is running and nothing is due (for tests and shutdown). */
+  async drain(): Promise<void> {
+    for (;;) {
+      await new Promise((r) => setImmediate(r));
+      await this.deps.writer.idle();
+      if (this.inflight === 0 && !this.scheduled) {
+        const next = nextDueAt(this.deps);
+        if (next === null || next > this.deps.clock.now()) return;
+        await this.tick();
+      }
+      if (this.inflight > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    }
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    const free = this.concurrency - this.inflight;
+    this.deps.heartbeats.set(JOBS_BEAT, this.deps.clock.now());
+    if (free <= 0) return;
+    const claimed = await this.deps.writer.write(() => claimDueJobs(this.deps, free, this.leaseId));
+    for (const job of claimed) {
+      this.inflight++;
+      void this.run(job);
+    }
+    this.armTimer();
+  }
+
+  private async run(job: JobRow): Promise<void> {
+    const handler = this.handlers[job.queue];
+    let outcome: JobOutcome;
+    try {
+      outcome = handler ? await handler.run(this.deps, job) : { fail: `no handler for queue ${job.queue}` };
+    } catch (e) {
+      outcome = { retry: String((e as Error)?.message ?? e) };
+    }
+    try {
+      await this.deps.writer.write(() => this.settle(job, outcome, handler));
+    } catch (e) {
+      console.error(JSON.stringify({ level: "error", msg: "could not settle a job", job: job.id, error: String(e) }));
+    }
+    this.inflight--;
+    if (this.inflight === 0) this.idleWaiters.splice(0).forEach((r) => r());
+    this.wake();
+  }
+
+  private settle(job: JobRow, outcome: JobOutcome, handler: JobHandler | undefined): void {
+    const d = this.deps;
+    if ("ok" in outcome) {
+      completeJob(d, job, this.leaseId);
+      return;
+    }
+    const error = "fail" in outcome ? outcome.fail : outcome.retry;
+    const status = "fail" in outcome ? (failJob(d, job, this.leaseId, error) ? "failed" : null) : retryJob(d, job, this.leaseId, error, outcome.delayMs);
+    if (status === "failed") handler?.onFailed?.(d, job, error);
+  }
+
+  /** Wakes for the next retry when it falls due; the cron sweep is only the safety net. */
+  private armTimer(): void {
+    if (this.stopped) return;
+    const next = nextDueAt(this.deps);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (next === null) return;
+    const delay = Math.max(0, next - this.deps.clock.now());
+    this.timer = setTimeout(() => this.wake(), Math.min(delay, 60_000));
+    this.timer.unref?.();
+  }
+}

@@ -1,0 +1,85 @@
+import { Elysia, t } from "elysia";
+import type { Deps } from "../../deps";
+import { listHeaders } from "../../http/list";
+import type { AnyAuth } from "../../http/plugins/auth";
+import { send } from "../../http/reply";
+import { pageFrom } from "../../lib/pagination";
+import { NoteIdParams } from "../notes/model";
+import * as inbox from "./service";
+
+const detail = (summary: string) => ({ detail: { tags: ["inbox"], summary } });
+
+const InboxDelivery = t.Object({
+  id: t.String({ description: "ibx_…" }),
+  received_at: t.String({ format: "date-time" }),
+  status: t.Union([t.Literal("pending"), t.Literal("delivered"), t.Literal("dead")]),
+  attempts: t.Integer(),
+  content_type: t.Nullable(t.String()),
+  bytes: t.Integer(),
+  last_error: t.Nullable(t.String()),
+  line: t.Nullable(t.String({ description: "The line appended to the note, once delivered" })),
+  delivered_at: t.Nullable(t.String({ format: "date-time" })),
+});
+
+function publicBase(deps: Deps, request: Request): string {
+  return deps.config.baseUrl ?? new URL(request.url).origin;
+}
+
+/** Managing a stream's inbox, under /api/v1. */
+export const inboxRoutes = (auth: AnyAuth) =>
+  new Elysia()
+    .use(auth)
+    .post(
+      "/notes/:id/inbox",
+      async ({ ctx, params, request }) => send(await inbox.rotateInbox({ ctx, noteId: params.id, baseUrl: publicBase(ctx.deps, request) })),
+      {
+        params: NoteIdParams,
+        response: { 201: t.Object({ inbox_url: t.String(), token: t.String() }) },
+        ...detail("Create or rotate the inbox URL of a stream; the old URL stops working at once"),
+      },
+    )
+    .delete("/notes/:id/inbox", async ({ ctx, params }) => send(await inbox.disableInbox({ ctx, noteId: params.id })), {
+      params: NoteIdParams,
+      response: { 200: t.Object({ id: t.String(), inbox_enabled: t.Literal(false) }) },
+      ...detail("Disable the inbox"),
+    })
+    .get(
+      "/notes/:id/inbox/deliveries",
+      ({ ctx, params, query, request, set }) => {
+        const page = pageFrom(query);
+        const { items, total } = inbox.listInboxDeliveries({ ctx, noteId: params.id, status: query.status, page });
+        Object.assign(set.headers, listHeaders(request, ctx.deps.config.baseUrl, page, total));
+        return items;
+      },
+      {
+        params: NoteIdParams,
+        query: t.Object({
+          status: t.Optional(t.Union([t.Literal("pending"), t.Literal("delivered"), t.Literal("dead")])),
+          limit: t.Optional(t.Integer({ minimum: 1 })),
+          offset: t.Optional(t.Integer({ minimum: 0 })),
+        }),
+        response: { 200: t.Array(InboxDelivery) },
+        ...detail("Payloads received by the inbox, newest first; status=dead is the dead-letter view"),
+      },
+    )
+    .post(
+      "/notes/:id/inbox/deliveries/:delivery_id/replay",
+      async ({ ctx, params }) => send(await inbox.replayDelivery({ ctx, noteId: params.id, deliveryId: params.delivery_id })),
+      {
+        params: t.Object({ id: t.String(), delivery_id: t.String() }),
+        response: { 200: t.Object({ id: t.String(), status: t.Literal("pending") }) },
+        ...detail("Re-queue a dead-lettered payload"),
+      },
+    );
+
+/** POST /h/{token}: any body, any content type, no auth header; the token in the URL is the credential. */
+export const inboxReceiveRoutes = (deps: Deps) =>
+  new Elysia().post(
+    "/h/:token",
+    async ({ params, request, set }) => {
+      const r = await inbox.receive(deps, params.token, request);
+      set.status = 202;
+      return r;
+    },
+    { parse: "none", detail: { hide: true } },
+  );

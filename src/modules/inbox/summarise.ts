@@ -1,0 +1,131 @@
+/** Turns a third-party webhook payload into one readable line of at most `max` characters. */
+
+export const MAX_LINE_CHARS = 1000;
+
+type Json = Record<string, any>;
+
+/** Control characters go (newlines and tabs become spaces first), runs of spaces fold. */
+export function oneLine(s: string): string {
+  return s
+    .replace(/[\r\n\t\u2028\u2029]+/g, " ")
+    .replace(/[\p{Cc}\p{Cf}]/gu, "")
+    .replace(/\s{2,}/g, " ")
+    .trim();
+}
+
+export function cutChars(s: string, max: number): string {
+  const chars = [...s];
+  return chars.length <= max ? s : chars.slice(0, max - 1).join("") + "…";
+}
+
+const firstLine = (s: unknown) => (typeof s === "string" ? s.split("\n")[0]!.trim() : "");
+const str = (v: unknown) => (typeof v === "string" || typeof v === "number" ? String(v) : "");
+const join = (...parts: unknown[]) => parts.map(str).filter(Boolean).join(" ");
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+function github(event: string, b: Json): string {
+  const repo = str(b.repository?.full_name);
+  if (event === "push") {
+    const ref = str(b.ref).replace(/^refs\/(heads|tags)\//, "");
+    const commits = Array.isArray(b.commits) ? b.commits.length : 0;
+    const head = firstLine(b.head_commit?.message);
+    return `GitHub push to ${repo} ${ref} by ${str(b.pusher?.name) || str(b.sender?.login)}: ${plural(commits, "commit")}${head ? `, "${head}"` : ""}`;
+  }
+  const item = b.pull_request ?? b.issue;
+  if (item) return `GitHub ${event} ${str(b.action)} on ${repo}: #${str(item.number)} ${str(item.title)}`.replace(/\s+/g, " ");
+  if (b.workflow_run) return `GitHub workflow "${str(b.workflow_run.name)}" ${str(b.workflow_run.conclusion) || str(b.workflow_run.status)} on ${repo} ${str(b.workflow_run.head_branch)}`;
+  if (b.release) return `GitHub release ${str(b.action)} on ${repo}: ${str(b.release.tag_name)} ${str(b.release.name)}`;
+  return join("GitHub", event, b.action, repo ? `on ${repo}` : "");
+}
+
+function gitlab(b: Json): string {
+  const project = str(b.project?.path_with_namespace) || str(b.project?.name);
+  const kind = str(b.object_kind);
+  if (kind === "push" || kind === "tag_push") {
+    const ref = str(b.ref).replace(/^refs\/(heads|tags)\//, "");
+    const n = typeof b.total_commits_count === "number" ? b.total_commits_count : Array.isArray(b.commits) ? b.commits.length : 0;
+    return `GitLab ${kind.replace("_", " ")} to ${project} ${ref} by ${str(b.user_name)}: ${plural(n, "commit")}`;
+  }
+  const attrs = b.object_attributes ?? {};
+  if (kind === "merge_request" || kind === "issue") return join("GitLab", kind.replace("_", " "), attrs.action || attrs.state, `on ${project}:`, `!${str(attrs.iid)}`, attrs.title);
+  if (kind === "pipeline") return join("GitLab pipeline", attrs.status, `on ${project}`, attrs.ref);
+  return join("GitLab", kind, project ? `on ${project}` : "");
+}
+
+function money(amount: unknown, currency: unknown): string {
+  if (typeof amount !== "number" || typeof currency !== "string") return "";
+  const zeroDecimal = ["jpy", "krw", "vnd", "clp", "ugx", "xaf", "xof"].includes(currency.toLowerCase());
+  return `${zeroDecimal ? amount : (amount / 100).toFixed(2)} ${currency.toUpperCase()}`;
+}
+
+function stripe(b: Json): string {
+  const o = b.data?.object ?? {};
+  return join("Stripe", b.type, o.id, money(o.amount ?? o.amount_total ?? o.amount_paid, o.currency), o.status, o.customer_email ?? o.receipt_email);
+}
+
+function sentry(b: Json): string {
+  const issue = b.data?.issue ?? b.data?.event ?? b.event ?? {};
+  const title = str(issue.title) || str(b.message) || str(b.culprit);
+  const project = str(b.project_name) || str(issue.project?.slug) || str(b.project);
+  const level = str(issue.level) || str(b.level);
+  return join("Sentry", b.action, level, project ? `${project}:` : "", title, str(b.url) || str(issue.web_url) || str(issue.permalink));
+}
+
+function alertmanager(b: Json): string {
+  const alerts: Json[] = Array.isArray(b.alerts) ? b.alerts : [];
+  const first = alerts[0] ?? {};
+  const name = str(b.groupLabels?.alertname) || str(first.labels?.alertname) || str(b.commonLabels?.alertname);
+  const severity = str(b.commonLabels?.severity) || str(first.labels?.severity);
+  const summary = str(b.commonAnnotations?.summary) || str(first.annotations?.summary) || str(first.annotations?.description);
+  return join(`Alertmanager ${str(b.status).toUpperCase()}`, plural(alerts.length, "alert") + ":", name, severity ? `(${severity})` : "", summary ? `- ${summary}` : "");
+}
+
+function generic(b: Json): string | null {
+  const title = str(b.title) || str(b.subject);
+  const body = str(b.text) || str(b.message) || str(b.content) || str(b.summary) || str(b.description);
+  if (!title && !body) return null;
+  return title && body ? `${title}: ${body}` : title || body;
+}
+
+/** Picks the sender by its headers or the payload's shape; falls back to compact JSON or the text. */
+export function summarise(contentType: string | null, headers: Record<string, string>, raw: Uint8Array): string {
+  const text = new TextDecoder().decode(raw);
+  let parsed: unknown;
+  const looksJson = /json/i.test(contentType ?? "") || /^\s*[[{]/.test(text);
+  if (looksJson) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+  }
+  if (parsed === undefined && /x-www-form-urlencoded/i.test(contentType ?? "")) {
+    const form = new URLSearchParams(text);
+    const payload = form.get("payload"); // Slack-style and some others wrap JSON in a form field
+    if (payload) {
+      try {
+        parsed = JSON.parse(payload);
+      } catch {}
+    }
+    if (parsed === undefined) parsed = Object.fromEntries(form);
+  }
+  let summary: string | null = null;
+  if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+    const b = parsed as Json;
+    const ghEvent = headers["x-github-event"];
+    if (ghEvent) summary = github(ghEvent, b);
+    else if (headers["x-gitlab-event"] || (typeof b.object_kind === "string" && b.project)) summary = gitlab(b);
+    else if (b.object === "event" && typeof b.type === "string" && b.data?.object) summary = stripe(b);
+    else if (Array.isArray(b.alerts) && typeof b.status === "string" && ("receiver" in b || "groupLabels" in b)) summary = alertmanager(b);
+    else if (headers["sentry-hook-resource"] || (b.data && (b.data.issue || b.data.event)) || ("project_name" in b && "culprit" in b)) summary = sentry(b);
+    else if (b.repository && (b.commits || b.pusher)) summary = github("push", b);
+    else summary = generic(b);
+  }
+  if (summary === null) summary = parsed !== undefined ? JSON.stringify(parsed) : text;
+  return oneLine(summary) || "(empty payload)";
+}
+
+/** `<ISO timestamp> <summary>`, one line, at most 1,000 characters. */
+export function inboxLine(receivedAt: string, summary: string): string {
+  return cutChars(`${receivedAt} ${oneLine(summary)}`, MAX_LINE_CHARS);
+}

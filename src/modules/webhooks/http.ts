@@ -1,0 +1,72 @@
+import http from "node:http";
+import https from "node:https";
+
+export const CONNECT_TIMEOUT_MS = 5_000;
+export const TOTAL_TIMEOUT_MS = 10_000;
+export const MAX_RESPONSE_BYTES = 8 * 1024;
+
+export interface PostResult {
+  status: number | null;
+  headers: Record<string, string | string[] | undefined>;
+  /** At most 8 KB of the answer. */
+  body: string;
+  error: string | null;
+  durationMs: number;
+}
+
+/**
+ * POSTs to `url` but connects to `address` (checked beforehand), keeping the name for the Host
+ * header and TLS. Redirects are not followed; the answer is read up to 8 KB.
+ */
+export function postTo(
+  url: URL,
+  target: { address: string; family: 4 | 6 },
+  body: string,
+  headers: Record<string, string>,
+  timeouts = { connect: CONNECT_TIMEOUT_MS, total: TOTAL_TIMEOUT_MS },
+): Promise<PostResult> {
+  const started = performance.now();
+  const client = url.protocol === "https:" ? https : http;
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (r: Omit<PostResult, "durationMs">) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(total);
+      clearTimeout(connect);
+      resolve({ ...r, durationMs: Math.round(performance.now() - started) });
+    };
+    const req = client.request(
+      {
+        protocol: url.protocol,
+        hostname: url.hostname.replace(/^\[|\]$/g, ""),
+        port: url.port || (url.protocol === "https:" ? 443 : 80),
+        path: url.pathname + url.search,
+        method: "POST",
+        headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
+        lookup: ((_host: string, opts: { all?: boolean }, cb: (...a: unknown[]) => void) =>
+          opts?.all ? cb(null, [{ address: target.address, family: target.family }]) : cb(null, target.address, target.family)) as never,
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on("data", (c: Buffer) => {
+          if (size < MAX_RESPONSE_BYTES) chunks.push(c.subarray(0, MAX_RESPONSE_BYTES - size));
+          size += c.length;
+          if (size >= MAX_RESPONSE_BYTES) res.destroy();
+        });
+        const done = () =>
+          finish({ status: res.statusCode ?? null, headers: res.headers, body: Buffer.concat(chunks).toString("utf8"), error: null });
+        res.on("end", done);
+        res.on("close", done);
+        res.on("error", done);
+      },
+    );
+    const connect = setTimeout(() => req.destroy(new Error(`no connection within ${timeouts.connect} ms`)), timeouts.connect);
+    const total = setTimeout(() => req.destroy(new Error(`no answer within ${timeouts.total} ms`)), timeouts.total);
+    req.on("socket", (s) => s.on("connect", () => clearTimeout(connect)));
+    req.on("error", (e) => finish({ status: null, headers: {}, body: "", error: e.message }));
+    req.end(body);
+  });
+}

@@ -1,0 +1,42 @@
+import type { Deps } from "../../deps";
+import { formatIp, isPublicAddress, parseIp, type Ip } from "../../lib/ip";
+
+export class RefusedTarget extends Error {}
+
+export const MAX_URL_LENGTH = 2048;
+
+/** Why a webhook URL is refused when it is set, or null. Names are checked when delivering. */
+export function urlProblem(deps: Deps, raw: string): string | null {
+  if (raw.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "must be an absolute http or https URL";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http or https URL";
+  if (url.username || url.password) return "must not carry a user name or password";
+  // The URL parser already turned decimal, octal and hex IPv4 spellings into dotted form.
+  const ip = parseIp(url.hostname);
+  if (ip && !isPublicAddress(ip, deps.config.webhookAllow)) {
+    return `points at ${formatIp(ip)}, which is not a public address (loopback, private, link-local, metadata and similar are refused)`;
+  }
+  return null;
+}
+
+/**
+ * The address to connect to: the literal, or every address the name resolves to, each checked.
+ * The delivery then connects to this very address, so a second lookup cannot swap it.
+ */
+export async function checkedAddress(deps: Deps, url: URL): Promise<{ address: string; family: 4 | 6 }> {
+  const host = url.hostname;
+  const literal = parseIp(host);
+  const candidates: Ip[] = literal
+    ? [literal]
+    : (await deps.resolve(host)).map((a) => parseIp(a.address)).filter((a): a is Ip => a !== null);
+  if (candidates.length === 0) throw new RefusedTarget(`${host} did not resolve`);
+  const refused = candidates.find((ip) => !isPublicAddress(ip, deps.config.webhookAllow));
+  if (refused) throw new RefusedTarget(`${host} resolves to ${formatIp(refused)}, which is not a public address`);
+  const ip = candidates[0]!;
+  return { address: ip.version === 4 ? formatIp(ip) : formatIp(ip), family: ip.version };
+}
