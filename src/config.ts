@@ -22,6 +22,8 @@ export interface Config {
   retryScale: number;
   /** Jobs (webhook deliveries, inbox payloads) run at once at most. */
   jobConcurrency: number;
+  /** Total time one webhook delivery may take; connecting gets at most 5 s of it. */
+  webhookTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -40,6 +42,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_BILLING_SECRET", "(unset)", "Signing secret of the Lemon Squeezy webhook; unset, /webhooks/lemonsqueezy answers 401."],
   ["NOTESTREAM_WEBHOOK_ALLOW_CIDRS", "(none)", "Comma-separated ranges outbound webhooks may reach although not public, e.g. 192.168.1.0/24 for a homelab."],
   ["NOTESTREAM_JOB_CONCURRENCY", "8", "How many jobs (webhook deliveries, inbox payloads) run at once."],
+  ["NOTESTREAM_WEBHOOK_TIMEOUT_MS", "10000", "Total time one outbound webhook delivery may take (connecting: at most 5 s of it)."],
   ["NOTESTREAM_RETRY_SCALE", "1", "Multiplies job retry delays (10 s, 30 s, 2 min, …); for tests."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
 ] as const;
@@ -70,6 +73,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     billingSecret: env.NOTESTREAM_BILLING_SECRET || null,
     webhookAllow: parseCidrs(env.NOTESTREAM_WEBHOOK_ALLOW_CIDRS ?? ""),
     retryScale: parseNumber("NOTESTREAM_RETRY_SCALE", env.NOTESTREAM_RETRY_SCALE ?? "1", 0, 100),
+    webhookTimeoutMs: parseNumber("NOTESTREAM_WEBHOOK_TIMEOUT_MS", env.NOTESTREAM_WEBHOOK_TIMEOUT_MS ?? "10000", 100, 120_000),
     jobConcurrency: parseNumber("NOTESTREAM_JOB_CONCURRENCY", env.NOTESTREAM_JOB_CONCURRENCY ?? "8", 1, 256),
   };
 }

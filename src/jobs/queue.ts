@@ -117,10 +117,17 @@ export function failJob(deps: Deps, job: JobRow, leaseId: string, error: string)
   );
 }
 
-/** When the next pending job falls due, so the runner can wake for it without waiting for a sweep. */
+/**
+ * When the next claimable job falls due, so the runner can wake for it without waiting for a
+ * sweep. A job waiting behind an earlier one of its serial key is not claimable yet.
+ */
 export function nextDueAt(deps: Deps): number | null {
   const r = deps.db.$client
-    .query<{ t: number | null }, []>("SELECT min(run_at) AS t FROM jobs WHERE status = 'pending'")
+    .query<{ t: number | null }, []>(
+      `SELECT min(j.run_at) AS t FROM jobs j WHERE j.status = 'pending'
+         AND (j.serial_key IS NULL OR NOT EXISTS (
+           SELECT 1 FROM jobs e WHERE e.serial_key = j.serial_key AND e.id < j.id AND e.status IN ('pending', 'running')))`,
+    )
     .get();
   return r?.t ?? null;
 }

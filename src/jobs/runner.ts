@@ -66,23 +66,25 @@ export class JobRunner {
       if (this.inflight === 0 && !this.scheduled) {
         const next = nextDueAt(this.deps);
         if (next === null || next > this.deps.clock.now()) return;
-        await this.tick();
+        if ((await this.tick()) === 0 && this.inflight === 0) return;
       }
       if (this.inflight > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }
   }
 
-  private async tick(): Promise<void> {
-    if (this.stopped) return;
+  /** Claims what is due and starts it; returns how many jobs it started. */
+  private async tick(): Promise<number> {
+    if (this.stopped) return 0;
     const free = this.concurrency - this.inflight;
     this.deps.heartbeats.set(JOBS_BEAT, this.deps.clock.now());
-    if (free <= 0) return;
+    if (free <= 0) return 0;
     const claimed = await this.deps.writer.write(() => claimDueJobs(this.deps, free, this.leaseId));
     for (const job of claimed) {
       this.inflight++;
       void this.run(job);
     }
     this.armTimer();
+    return claimed.length;
   }
 
   private async run(job: JobRow): Promise<void> {

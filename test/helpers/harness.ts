@@ -12,7 +12,7 @@ import { jobHandlers } from "../../src/jobs/registry";
 import { JobRunner } from "../../src/jobs/runner";
 import { createDeps } from "../../src/runtime";
 
-/** A clock tests can move. */
+/** A clock tests can move. `new FakeClock(Date.now())` starts at the real time (for signatures checked against it). */
 export class FakeClock {
   constructor(public t = Date.parse("2026-11-22T10:00:00Z")) {}
   now = () => this.t;

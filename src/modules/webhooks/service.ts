@@ -10,7 +10,7 @@ import type { Page } from "../../lib/pagination";
 import { visibleNote, type NoteRow } from "../notes/repo";
 import { requireScope } from "../tokens/service";
 import { shapeBody, type WebhookFormat } from "./formats";
-import { postTo, type PostResult } from "./http";
+import { CONNECT_TIMEOUT_MS, postTo, type PostResult } from "./http";
 import { newWebhookSecret, signatureHeaders } from "./sign";
 import { checkedAddress, RefusedTarget, urlProblem } from "./target";
 
@@ -94,7 +94,8 @@ async function deliver(deps: Deps, job: JobRow): Promise<JobOutcome> {
   };
   let result: PostResult;
   try {
-    result = await postTo(url, await checkedAddress(deps, url), body, headers);
+    const total = deps.config.webhookTimeoutMs;
+    result = await postTo(url, await checkedAddress(deps, url), body, headers, { connect: Math.min(CONNECT_TIMEOUT_MS, total), total });
   } catch (e) {
     if (!(e instanceof RefusedTarget) && !(e instanceof Error)) throw e;
     result = { status: null, headers: {}, body: "", error: `target refused: ${e.message}`, durationMs: 0 };
