@@ -26,7 +26,7 @@ run: install ## Start the service (SQLite under ./data, port 8080)
 	$(BUN) src/main.ts serve
 
 test: install ## Run the test suite
-	$(BUN) test
+	$(BUN) test --timeout 20000
 
 check: install ## Type-check
 	$(BUN) x tsc --noEmit -p .
