@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../../package.json";
+import { receiver } from "../helpers/receiver";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BUILD_TIMEOUT_MS = 60_000;
@@ -448,7 +449,8 @@ describe("serve over HTTP", () => {
     const dataDir = tempDir("data");
     const { token } = provision(dataDir);
     const filename = "durable.log";
-    const env = { NOTESTREAM_SYNCHRONOUS: "FULL", NOTESTREAM_LOG_REQUESTS: "false" };
+    // Unlimited: the Dev plan's 300 appends a minute would otherwise cap what the test can check.
+    const env = { NOTESTREAM_SYNCHRONOUS: "FULL", NOTESTREAM_LOG_REQUESTS: "false", NOTESTREAM_LIMIT_PROFILE: "unlimited" };
     const server = await startServer(dataDir, env);
 
     const CONCURRENCY = 16;
@@ -538,4 +540,78 @@ describe("serve over HTTP", () => {
       await server.stop("SIGTERM");
     }
   });
+
+  test("kill -9 with a webhook and an inbox: every acknowledged append is delivered after restart, every 202'd payload lands", async () => {
+    const dataDir = tempDir("data");
+    const { token } = provision(dataDir);
+    const hook = receiver();
+    const env = { NOTESTREAM_LOG_REQUESTS: "false", NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8", NOTESTREAM_LIMIT_PROFILE: "unlimited" };
+    const server = await startServer(dataDir, env);
+    const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const acknowledged: string[] = [];
+    const inboxAcked: string[] = [];
+    let killed = false;
+    try {
+      const first = (await append(server.base, token, "hooked.log", "seed")).body as { id: string };
+      const patched = await fetch(`${server.base}/api/v1/notes/${first.id}`, {
+        method: "PATCH",
+        headers: auth,
+        body: JSON.stringify({ note: { webhook_url: `${hook.url}/hook` } }),
+      });
+      expect(patched.status).toBe(200);
+      const inbox = (await (await fetch(`${server.base}/api/v1/notes/${first.id}/inbox`, { method: "POST", headers: auth })).json()) as { inbox_url: string };
+      const inboxUrl = inbox.inbox_url.replace(/^https?:\/\/[^/]+/, server.base);
+
+      let n = 0;
+      const hardStop = Date.now() + 5_000;
+      const appender = async () => {
+        while (!killed && Date.now() < hardStop && n < 5_000) {
+          const text = `w-${n++}`;
+          try {
+            const r = await append(server.base, token, "hooked.log", text);
+            if (r.status < 300) acknowledged.push(text);
+          } catch {}
+        }
+      };
+      const poster = async () => {
+        while (!killed && Date.now() < hardStop && n < 5_000) {
+          const text = `inbox-${n++}`;
+          try {
+            const r = await fetch(inboxUrl, { method: "POST", headers: { "content-type": "text/plain" }, body: text });
+            if (r.status === 202) inboxAcked.push(text);
+          } catch {}
+        }
+      };
+      const workers = [...Array.from({ length: 6 }, appender), poster(), poster()];
+      await Bun.sleep(600);
+      server.proc.kill("SIGKILL");
+      killed = true;
+      await withTimeout(Promise.all(workers), FETCH_TIMEOUT_MS + 5_000, "the workers to stop");
+      console.log(`kill -9 with webhook: ${acknowledged.length} appends and ${inboxAcked.length} inbox payloads acknowledged, ${hook.received.length} deliveries before the kill`);
+    } finally {
+      await server.stop("SIGKILL").catch(() => {});
+    }
+    expect(acknowledged.length).toBeGreaterThan(10);
+    expect(inboxAcked.length).toBeGreaterThan(2);
+
+    const again = await startServer(dataDir, env);
+    try {
+      // Deliveries resume from the queue; wait (bounded) until every acknowledged line has arrived.
+      // Inbox lines arrive as "<timestamp> <payload>", so compare without the timestamp.
+      const deliveredTexts = () => hook.received.map((r) => (JSON.parse(r.body) as { data: { text: string } }).data.text.trimEnd().replace(/^\S+Z /, ""));
+      await waitFor(() => {
+        const got = new Set(deliveredTexts());
+        return [...acknowledged, ...inboxAcked].every((t) => got.has(t));
+      }, 30_000, "every acknowledged append and inbox payload to be delivered");
+      const stored = linesOf(await readStream(again.base, token, "hooked.log")).map((l) => l.replace(/^\S+Z /, ""));
+      for (const t of inboxAcked) expect(stored).toContain(t);
+      // In append order per note: first deliveries come in the order the lines were stored.
+      const position = new Map(stored.map((l, i) => [l, i]));
+      const firstDeliveries = [...new Set(deliveredTexts())].map((t) => position.get(t) ?? -1).filter((i) => i >= 0);
+      expect(firstDeliveries).toEqual([...firstDeliveries].sort((x, y) => x - y));
+    } finally {
+      await again.stop("SIGKILL").catch(() => {});
+      hook.stop();
+    }
+  }, 60_000);
 });
