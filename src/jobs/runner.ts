@@ -10,7 +10,12 @@ export type JobOutcome =
   | { fail: string };
 
 export interface JobHandler {
-  run: (deps: Deps, job: JobRow) => Promise<JobOutcome>;
+  /**
+   * Does the job's outside work (network) and returns its outcome, or a function that computes
+   * the outcome inside the write that settles the job, so a job's own database changes and its
+   * bookkeeping commit together, in one transaction.
+   */
+  run: (deps: Deps, job: JobRow) => Promise<JobOutcome | (() => JobOutcome)>;
   /** Runs in the same write that marks the job failed for good (a dead letter, say). */
   onFailed?: (deps: Deps, job: JobRow, error: string) => void;
 }
@@ -89,20 +94,36 @@ export class JobRunner {
 
   private async run(job: JobRow): Promise<void> {
     const handler = this.handlers[job.queue];
-    let outcome: JobOutcome;
+    let result: JobOutcome | (() => JobOutcome);
     try {
-      outcome = handler ? await handler.run(this.deps, job) : { fail: `no handler for queue ${job.queue}` };
+      result = handler ? await handler.run(this.deps, job) : { fail: `no handler for queue ${job.queue}` };
     } catch (e) {
-      outcome = { retry: String((e as Error)?.message ?? e) };
+      result = { retry: String((e as Error)?.message ?? e) };
     }
     try {
-      await this.deps.writer.write(() => this.settle(job, outcome, handler));
+      await this.deps.writer.write(() => this.settle(job, this.outcomeOf(result), handler));
     } catch (e) {
       console.error(JSON.stringify({ level: "error", msg: "could not settle a job", job: job.id, error: String(e) }));
     }
     this.inflight--;
     if (this.inflight === 0) this.idleWaiters.splice(0).forEach((r) => r());
     this.wake();
+  }
+
+  /** Runs an in-write outcome under its own savepoint, so its failure leaves the job's bookkeeping standing. */
+  private outcomeOf(result: JobOutcome | (() => JobOutcome)): JobOutcome {
+    if (typeof result !== "function") return result;
+    const sqlite = this.deps.db.$client;
+    sqlite.run("SAVEPOINT job_outcome");
+    try {
+      const outcome = result();
+      sqlite.run("RELEASE job_outcome");
+      return outcome;
+    } catch (e) {
+      sqlite.run("ROLLBACK TO job_outcome");
+      sqlite.run("RELEASE job_outcome");
+      return { retry: String((e as Error)?.message ?? e) };
+    }
   }
 
   private settle(job: JobRow, outcome: JobOutcome, handler: JobHandler | undefined): void {

@@ -94,7 +94,8 @@ function inboxPrincipal(note: { id: string; workspaceId: string }): Principal {
 }
 
 export const inboxHandler: JobHandler = {
-  run: async (deps, job) => deps.writer.write(() => processDelivery(deps, job)),
+  // All of it happens in the write that settles the job: the line, its webhook job, the bookkeeping.
+  run: async (deps, job) => () => processDelivery(deps, job),
   onFailed: (deps, job, error) => {
     const { deliveryId } = JSON.parse(job.payload) as { deliveryId: string };
     deps.db.update(inboxDeliveries).set({ status: "dead", lastError: error.slice(0, 1000) }).where(eq(inboxDeliveries.id, deliveryId)).run();

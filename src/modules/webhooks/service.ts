@@ -70,7 +70,7 @@ export function webhookChanges(
 export const webhookHandler: JobHandler = { run: deliver };
 
 /** One attempt: shape, sign, check the target, POST, then record it and count failures. */
-async function deliver(deps: Deps, job: JobRow): Promise<JobOutcome> {
+async function deliver(deps: Deps, job: JobRow): Promise<JobOutcome | (() => JobOutcome)> {
   const p = JSON.parse(job.payload) as DeliveryPayload;
   const note = deps.db.select().from(notes).where(eq(notes.id, p.noteId)).get();
   if (!note || note.trashedAt !== null || !note.webhookUrl || !note.webhookSecret || note.webhookStatus !== "enabled") {
@@ -100,7 +100,8 @@ async function deliver(deps: Deps, job: JobRow): Promise<JobOutcome> {
     if (!(e instanceof RefusedTarget) && !(e instanceof Error)) throw e;
     result = { status: null, headers: {}, body: "", error: `target refused: ${e.message}`, durationMs: 0 };
   }
-  return deps.writer.write(() => recordAttempt(deps, note.id, p.deliveryId, job.attempts, note.webhookUrl!, result));
+  // Recorded in the same write that settles the job.
+  return () => recordAttempt(deps, note.id, p.deliveryId, job.attempts, note.webhookUrl!, result);
 }
 
 function recordAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: number, url: string, r: PostResult): JobOutcome {
