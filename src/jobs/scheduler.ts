@@ -4,6 +4,7 @@ import type { Deps } from "../deps";
 import { runLifecycle } from "../modules/accounts/lifecycle";
 import { pruneApiErrors } from "../modules/errors/service";
 import { purgeExpiredKeys } from "../modules/idempotency/service";
+import { pruneInboxDeliveries } from "../modules/inbox/service";
 import { purgeFinishedJobs } from "./queue";
 
 /** Periodic work. Each task reads its due items from the database, so none is lost to a restart. */
@@ -14,6 +15,7 @@ export const PERIODIC_TASKS = [
   // The job runner wakes on enqueue and on its own retry timer; this sweep is the safety net.
   { name: "jobs-sweep", pattern: "*/10 * * * * *", run: (deps: Deps) => deps.jobs.wake() },
   { name: "jobs-purge", pattern: "0 17 * * * *", run: (deps: Deps) => void purgeFinishedJobs(deps) },
+  { name: "inbox-prune", pattern: "0 27 * * * *", run: (deps: Deps) => void pruneInboxDeliveries(deps) },
 ] as const;
 
 export const SCHEDULER_BEAT = "scheduler";

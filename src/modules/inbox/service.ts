@@ -1,4 +1,4 @@
-import { and, count, desc, eq, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, isNull, type SQL } from "drizzle-orm";
 import type { Ctx, Deps, Principal } from "../../deps";
 import { inboxDeliveries, notes } from "../../db/schema";
 import { commit, type Reply } from "../../db/commit";
@@ -67,7 +67,11 @@ export async function receive(deps: Deps, token: string, request: Request): Prom
     if (v !== null) headers[name] = v.slice(0, 500);
   }
   return deps.writer.write(() => {
-    const note = deps.db.select({ id: notes.id }).from(notes).where(eq(notes.inboxTokenHash, hash)).get();
+    const note = deps.db
+      .select({ id: notes.id })
+      .from(notes)
+      .where(and(eq(notes.inboxTokenHash, hash), isNull(notes.trashedAt)))
+      .get();
     if (!note) throw new NotFound("inbox");
     const id = newId("ibx");
     deps.db
@@ -172,6 +176,15 @@ export function listInboxDeliveries({
 }
 
 /** Re-queues a dead-lettered payload (one click in the dead-letter view). */
+/** Delivered payloads are kept 7 days, dead letters 30 days, then their raw bodies go. */
+export function pruneInboxDeliveries(deps: Deps): number {
+  const now = deps.clock.now();
+  return deps.db.$client.run(
+    "DELETE FROM inbox_deliveries WHERE (status = 'delivered' AND delivered_at < ?) OR (status = 'dead' AND received_at < ?)",
+    [now - 7 * 86_400_000, now - 30 * 86_400_000],
+  ).changes;
+}
+
 export async function replayDelivery({ ctx, noteId, deliveryId }: { ctx: Ctx; noteId: string; deliveryId: string }) {
   requireScope(ctx, "write");
   return commit(ctx, 200, () => {

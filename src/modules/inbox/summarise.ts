@@ -52,10 +52,15 @@ function gitlab(b: Json): string {
   return join("GitLab", kind, project ? `on ${project}` : "");
 }
 
+// Stripe's zero- and three-decimal currencies (docs.stripe.com/currencies); the rest have two.
+const ZERO_DECIMAL = new Set(["bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga", "pyg", "rwf", "ugx", "vnd", "vuv", "xaf", "xof", "xpf"]);
+const THREE_DECIMAL = new Set(["bhd", "jod", "kwd", "omr", "tnd"]);
+
 function money(amount: unknown, currency: unknown): string {
   if (typeof amount !== "number" || typeof currency !== "string") return "";
-  const zeroDecimal = ["jpy", "krw", "vnd", "clp", "ugx", "xaf", "xof"].includes(currency.toLowerCase());
-  return `${zeroDecimal ? amount : (amount / 100).toFixed(2)} ${currency.toUpperCase()}`;
+  const c = currency.toLowerCase();
+  const value = ZERO_DECIMAL.has(c) ? String(amount) : THREE_DECIMAL.has(c) ? (amount / 1000).toFixed(3) : (amount / 100).toFixed(2);
+  return `${value} ${currency.toUpperCase()}`;
 }
 
 function stripe(b: Json): string {
