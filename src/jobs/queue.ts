@@ -23,18 +23,11 @@ export function enqueue(
   opts: { serialKey?: string; maxAttempts?: number; runAt?: number } = {},
 ): number {
   const now = deps.clock.now();
-  const row = deps.db
-    .insert(jobs)
-    .values({
-      queue,
-      payload: JSON.stringify(payload),
-      serialKey: opts.serialKey ?? null,
-      runAt: opts.runAt ?? now,
-      maxAttempts: opts.maxAttempts ?? BACKOFF_MS.length + 1,
-      createdAt: now,
-    })
-    .returning({ id: jobs.id })
-    .get();
+  const row = deps.db.$client
+    .query<{ id: number }, [string, string, string | null, number, number, number]>(
+      "INSERT INTO jobs (queue, payload, serial_key, run_at, max_attempts, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .get(queue, JSON.stringify(payload), opts.serialKey ?? null, opts.runAt ?? now, opts.maxAttempts ?? BACKOFF_MS.length + 1, now)!;
   deps.jobs.wake();
   return row.id;
 }

@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, getTableColumns, isNull, type SQL } from "dr
 import type { Ctx, Deps } from "../../deps";
 import { noteChunks, notes } from "../../db/schema";
 import { NotFound } from "../../http/errors";
+import { selectList } from "../../db/rows";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { NoteRecord } from "./model";
@@ -11,6 +12,7 @@ export type NoteRow = typeof notes.$inferSelect;
 export type NoteMeta = Omit<NoteRow, "body" | "richHtml" | "trashedFilename">;
 
 const { body: _body, richHtml: _richHtml, trashedFilename: _tf, ...metaColumns } = getTableColumns(notes);
+const NOTE_COLUMNS = selectList(notes);
 
 /** A new note row with every column at its default; callers give what differs. */
 export function newNoteRow(
@@ -80,23 +82,20 @@ export function readBody(deps: Deps, row: NoteRow): string {
 export function visibleNote(ctx: Ctx, id: string): NoteRow {
   const { principal } = ctx;
   if (principal.noteId && principal.noteId !== id) throw new NotFound("note");
-  const row = ctx.deps.db
-    .select()
-    .from(notes)
-    .where(and(eq(notes.id, id), eq(notes.workspaceId, principal.workspaceId), isNull(notes.trashedAt)))
-    .get();
+  const row = ctx.deps.db.$client
+    .query<NoteRow, [string, string]>(`SELECT ${NOTE_COLUMNS} FROM notes WHERE id = ? AND workspace_id = ? AND trashed_at IS NULL`)
+    .get(id, principal.workspaceId);
   if (!row) throw new NotFound("note");
   return row;
 }
 
+/** Every append by filename starts here: a cached prepared statement on the (workspace, filename) index. */
 export function findStream(ctx: Ctx, filename: string): NoteRow | undefined {
-  const row = ctx.deps.db
-    .select()
-    .from(notes)
-    .where(and(eq(notes.workspaceId, ctx.principal.workspaceId), eq(notes.filename, filename)))
-    .get();
+  const row = ctx.deps.db.$client
+    .query<NoteRow, [string, string]>(`SELECT ${NOTE_COLUMNS} FROM notes WHERE workspace_id = ? AND filename = ?`)
+    .get(ctx.principal.workspaceId, filename);
   if (row && ctx.principal.noteId && ctx.principal.noteId !== row.id) return undefined;
-  return row;
+  return row ?? undefined;
 }
 
 export function listNoteRows(

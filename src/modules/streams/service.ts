@@ -1,7 +1,6 @@
-import { eq } from "drizzle-orm";
 import { commit } from "../../db/commit";
 import type { Ctx } from "../../deps";
-import { noteChunks, notes } from "../../db/schema";
+import { notes } from "../../db/schema";
 import { NoteLocked, NotFound, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { filenameProblem } from "../../lib/filename";
@@ -73,12 +72,9 @@ export function appendTo(ctx: Ctx, note: NoteRow, line: string, created: boolean
   assertNoteSize(tier, "plain", newSize, note.byteSize);
   assertStorage(ws, tier, size);
   const now = deps.clock.now();
-  deps.db.insert(noteChunks).values({ noteId: note.id, text: line }).run();
-  deps.db
-    .update(notes)
-    .set({ byteSize: newSize, updatedAt: now, lastWriteAt: now })
-    .where(eq(notes.id, note.id))
-    .run();
+  const sqlite = deps.db.$client;
+  sqlite.query("INSERT INTO note_chunks (note_id, text) VALUES (?, ?)").run(note.id, line);
+  sqlite.query("UPDATE notes SET byte_size = ?, updated_at = ?, last_write_at = ? WHERE id = ?").run(newSize, now, now, note.id);
   addStorage(deps, ws.id, size);
   enqueueAppendDelivery(deps, note, line, newSize, now);
   const cap = bodyCapFor(tier, "plain");

@@ -1,4 +1,5 @@
-import { and, count, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, count, eq, gt, isNull } from "drizzle-orm";
+import { selectList } from "../../db/rows";
 import type { Deps } from "../../deps";
 import { folders, notes, tokens, workspaces } from "../../db/schema";
 import { AppError, NotFound } from "../../http/errors";
@@ -6,9 +7,13 @@ import { effectiveTier, isPlanName, type Tier } from "../../limits/plans";
 
 export type WorkspaceRow = typeof workspaces.$inferSelect;
 
+const WORKSPACE_COLUMNS = selectList(workspaces);
+
+/** On every request's path: a cached prepared statement rather than a built query. */
 export function getWorkspace(deps: Deps, id: string): WorkspaceRow {
-  const ws = deps.db.select().from(workspaces).where(eq(workspaces.id, id)).get();
+  const ws = deps.db.$client.query<WorkspaceRow, [string]>(`SELECT ${WORKSPACE_COLUMNS} FROM workspaces WHERE id = ?`).get(id);
   if (!ws) throw new NotFound("workspace");
+  ws.trialUsed = Boolean(ws.trialUsed);
   return ws;
 }
 
@@ -58,9 +63,5 @@ export function countActiveTokens(deps: Deps, workspaceId: string): number {
 
 export function addStorage(deps: Deps, workspaceId: string, delta: number): void {
   if (delta === 0) return;
-  deps.db
-    .update(workspaces)
-    .set({ storageUsed: sql`${workspaces.storageUsed} + ${delta}` })
-    .where(eq(workspaces.id, workspaceId))
-    .run();
+  deps.db.$client.query("UPDATE workspaces SET storage_used = storage_used + ? WHERE id = ?").run(delta, workspaceId);
 }
