@@ -1,10 +1,12 @@
 import { buildHandler } from "./app";
 import type { Deps } from "./deps";
+import { flushLog } from "./http/log";
 import { jobHandlers } from "./jobs/registry";
 import { JobRunner } from "./jobs/runner";
 import { runAllTasks, startScheduler } from "./jobs/scheduler";
 
 function log(fields: Record<string, unknown>): void {
+  flushLog();
   console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", ...fields }));
 }
 
@@ -35,6 +37,7 @@ export async function serve(deps: Deps): Promise<void> {
     await runner.stop();
     await deps.writer.idle();
     deps.db.$client.close();
+    flushLog();
     log({ msg: "stopped" });
     process.exit(0);
   };

@@ -1,5 +1,13 @@
 import type { Deps, Principal } from "../deps";
 import { randomBase62 } from "../lib/random";
+import { logLine } from "./log";
+
+// Request ids: a random prefix per process and a counter, unique without a random draw per request.
+const ID_PREFIX = `req_${randomBase62(8)}`;
+let idCounter = 0;
+function nextRequestId(): string {
+  return ID_PREFIX + (++idCounter).toString(36).padStart(8, "0");
+}
 import {
   ANONYMOUS_PER_MINUTE,
   BILLING_WEBHOOK_PER_MINUTE,
@@ -156,7 +164,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
   return async function handle(request: Request, peer?: string): Promise<Response> {
     const started = performance.now();
     const incoming = request.headers.get("x-request-id");
-    const id = incoming && /^[\w.-]{1,64}$/.test(incoming) ? incoming : `req_${randomBase62(16)}`;
+    const id = incoming && /^[\w.-]{1,64}$/.test(incoming) ? incoming : nextRequestId();
     const url = new URL(request.url);
     const path = url.pathname;
     const ip = clientIp(deps, request, peer);
@@ -178,18 +186,16 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     }
     response.headers.set("x-request-id", id);
     if (log) {
-      console.log(
-        JSON.stringify({
-          time: new Date().toISOString(),
-          level: "info",
-          msg: "request",
-          method: request.method,
-          path: redactPath(path),
-          status: response.status,
-          duration_ms: Math.round((performance.now() - started) * 100) / 100,
-          request_id: id,
-        }),
-      );
+      logLine({
+        time: new Date().toISOString(),
+        level: "info",
+        msg: "request",
+        method: request.method,
+        path: redactPath(path),
+        status: response.status,
+        duration_ms: Math.round((performance.now() - started) * 100) / 100,
+        request_id: id,
+      });
     }
     return response;
   };

@@ -175,14 +175,17 @@ describe("routing and envelope", () => {
     expect(res.headers.get("x-request-id")).toMatch(/^req_/);
   });
 
-  test("every answer carries X-Request-Id, success and error alike", async () => {
+  test("every answer carries a distinct X-Request-Id, success and error alike", async () => {
+    const ids = new Set<string>();
     for (const res of [
       await h.request("GET", "/api/v1/notes", { token }),
       await h.request("GET", "/api/v1/notes"),
       await create({ title: 5 }),
     ]) {
       expect(res.headers.get("x-request-id")).toMatch(/^req_[0-9A-Za-z]{16}$/);
+      ids.add(res.headers.get("x-request-id")!);
     }
+    expect(ids.size).toBe(3);
   });
 });
 

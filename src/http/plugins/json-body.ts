@@ -4,7 +4,10 @@ import { AppError } from "../errors";
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 function hasBody(request: Request): boolean {
-  return request.body !== null && request.headers.get("content-length") !== "0";
+  const length = request.headers.get("content-length");
+  if (length !== null) return length !== "0";
+  // No Content-Length: chunked, or a Request built in-process; only then look at the stream.
+  return request.headers.has("transfer-encoding") || request.body !== null;
 }
 
 /**
