@@ -11,11 +11,16 @@ export interface Reply<T> {
  * Runs a write through the single writer. When the request carries an Idempotency-Key, its
  * answer is stored in the same transaction, so a write and its replay record commit together.
  */
-export function commit<T>(ctx: Ctx, status: number | ((body: T) => number), run: () => T): Promise<Reply<T>> {
+export function commit<T>(
+  ctx: Ctx,
+  status: number | ((body: T) => number),
+  run: () => T,
+  opts: { coalesce?: boolean } = {},
+): Promise<Reply<T>> {
   return ctx.deps.writer.write(() => {
     const body = run();
     const reply = { status: typeof status === "function" ? status(body) : status, body };
     if (ctx.idempotency) saveReply(ctx.deps, ctx.idempotency, reply.status, JSON.stringify(body));
     return reply;
-  });
+  }, opts);
 }

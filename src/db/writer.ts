@@ -1,9 +1,11 @@
 import type { Database } from "bun:sqlite";
+import { PendingCounters } from "./pending";
 
 interface PendingWrite {
   run: () => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+  coalesce: boolean;
 }
 
 /**
@@ -19,11 +21,19 @@ export class Writer {
   private draining: Promise<void> | null = null;
   private drained: (() => void) | null = null;
 
-  constructor(private readonly sqlite: Database) {}
+  readonly pending: PendingCounters;
 
-  write<T>(run: () => T): Promise<T> {
+  constructor(private readonly sqlite: Database) {
+    this.pending = new PendingCounters(sqlite);
+  }
+
+  /**
+   * Queues a write. `coalesce` is for appends: they leave their counter updates in `pending`,
+   * written once per batch; any other write first sees those applied.
+   */
+  write<T>(run: () => T, opts: { coalesce?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ run, resolve: resolve as (v: unknown) => void, reject, coalesce: opts.coalesce === true });
       if (!this.scheduled) {
         this.scheduled = true;
         // setImmediate, not a microtask: requests parsed in the same turn of the event loop join one batch.
@@ -51,6 +61,8 @@ export class Writer {
       return this.afterFlush();
     }
     for (const w of batch) {
+      if (!w.coalesce) this.pending.apply();
+      this.pending.begin();
       this.sqlite.run("SAVEPOINT write");
       try {
         const value = w.run();
@@ -59,13 +71,16 @@ export class Writer {
       } catch (error) {
         this.sqlite.run("ROLLBACK TO write");
         this.sqlite.run("RELEASE write");
+        this.pending.rollback();
         outcomes.push({ ok: false, value: error });
       }
     }
     try {
+      this.pending.apply();
       this.sqlite.run("COMMIT");
     } catch (error) {
       // Nothing of the batch is durable: every request in it learns so.
+      this.pending.discard();
       try {
         this.sqlite.run("ROLLBACK");
       } catch {}

@@ -58,3 +58,60 @@ describe("Writer", () => {
     await writer.idle(); // nothing queued: resolves at once
   });
 });
+
+describe("coalesced counters", () => {
+  function counters() {
+    const db = new Database(":memory:");
+    db.run("CREATE TABLE notes (id TEXT PRIMARY KEY, byte_size INTEGER, updated_at INTEGER, last_write_at INTEGER)");
+    db.run("CREATE TABLE workspaces (id TEXT PRIMARY KEY, storage_used INTEGER)");
+    db.run("INSERT INTO notes VALUES ('n', 0, 0, 0)");
+    db.run("INSERT INTO workspaces VALUES ('w', 0)");
+    return { db, writer: new Writer(db) };
+  }
+  const row = (db: Database) => ({
+    note: db.query("SELECT byte_size AS size FROM notes").get(),
+    ws: db.query("SELECT storage_used AS used FROM workspaces").get(),
+  });
+
+  test("appends of one batch write their counters once, before the commit", async () => {
+    const { db, writer } = counters();
+    const append = (n: number) =>
+      writer.write(
+        () => {
+          const size = (writer.pending.noteSize("n") ?? 0) + n;
+          writer.pending.setNote("n", size, 1);
+          writer.pending.addStorage("w", n);
+          return size;
+        },
+        { coalesce: true },
+      );
+    expect(await Promise.all([append(1), append(2), append(3)])).toEqual([1, 3, 6]);
+    expect(row(db)).toEqual({ note: { size: 6 }, ws: { used: 6 } });
+  });
+
+  test("a failed append's counter changes are undone with its savepoint", async () => {
+    const { db, writer } = counters();
+    const results = await Promise.allSettled([
+      writer.write(() => writer.pending.addStorage("w", 5), { coalesce: true }),
+      writer.write(
+        () => {
+          writer.pending.addStorage("w", 100);
+          writer.pending.setNote("n", 100, 1);
+          throw new Error("cap");
+        },
+        { coalesce: true },
+      ),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
+    expect(row(db)).toEqual({ note: { size: 0 }, ws: { used: 5 } });
+  });
+
+  test("any other write sees the counters applied before it runs", async () => {
+    const { db, writer } = counters();
+    const [, seen] = await Promise.all([
+      writer.write(() => writer.pending.addStorage("w", 7), { coalesce: true }),
+      writer.write(() => db.query("SELECT storage_used AS used FROM workspaces").get()),
+    ]);
+    expect(seen).toEqual({ used: 7 });
+  });
+});

@@ -11,7 +11,7 @@ import { writableWorkspace } from "../notes/service";
 import { requireScope } from "../tokens/service";
 import { enqueueAppendDelivery } from "../webhooks/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
-import { addStorage, tierOf } from "../workspaces/repo";
+import { tierOf } from "../workspaces/repo";
 import type { AppendResponse } from "./model";
 
 function cleanText(text: string): string {
@@ -31,19 +31,24 @@ export async function appendByFilename({ ctx, filename, text }: { ctx: Ctx; file
   requireScope(ctx, "append");
   validateFilename(filename);
   const line = cleanText(text);
-  return commit(ctx, (r) => (r.created ? 201 : 200), () => {
-    const existing = findStream(ctx, filename);
-    if (existing) return appendTo(ctx, existing, line, false);
-    // A pinned token sees no other note, so it cannot bring one into being either.
-    if (ctx.principal.noteId) throw new NotFound("note");
-    return appendTo(ctx, createStream(ctx, filename), line, true);
-  });
+  return commit(
+    ctx,
+    (r) => (r.created ? 201 : 200),
+    () => {
+      const existing = findStream(ctx, filename);
+      if (existing) return appendTo(ctx, existing, line, false);
+      // A pinned token sees no other note, so it cannot bring one into being either.
+      if (ctx.principal.noteId) throw new NotFound("note");
+      return appendTo(ctx, createStream(ctx, filename), line, true);
+    },
+    { coalesce: true },
+  );
 }
 
 export async function appendById({ ctx, id, text }: { ctx: Ctx; id: string; text: string }) {
   requireScope(ctx, "append");
   const line = cleanText(text);
-  return commit(ctx, 200, () => appendTo(ctx, visibleNote(ctx, id), line, false));
+  return commit(ctx, 200, () => appendTo(ctx, visibleNote(ctx, id), line, false), { coalesce: true });
 }
 
 function createStream(ctx: Ctx, filename: string): NoteRow {
@@ -65,17 +70,21 @@ export function appendTo(ctx: Ctx, note: NoteRow, line: string, created: boolean
   if (note.kind !== "stream") {
     throw ValidationFailed.field("id", "not_a_stream", "append works on streams; edit an editable note with PATCH");
   }
+  // Earlier appends of this batch may not have reached the rows yet: read through the overlay.
+  const pending = deps.writer.pending;
   const ws = writableWorkspace(ctx);
+  ws.storageUsed += pending.storageDelta(ws.id);
   const tier = tierOf(deps, ws);
   const size = byteLength(line);
-  const newSize = note.byteSize + size;
-  assertNoteSize(tier, "plain", newSize, note.byteSize);
+  const currentSize = pending.noteSize(note.id) ?? note.byteSize;
+  const newSize = currentSize + size;
+  assertNoteSize(tier, "plain", newSize, currentSize);
   assertStorage(ws, tier, size);
   const now = deps.clock.now();
-  const sqlite = deps.db.$client;
-  sqlite.query("INSERT INTO note_chunks (note_id, text) VALUES (?, ?)").run(note.id, line);
-  sqlite.query("UPDATE notes SET byte_size = ?, updated_at = ?, last_write_at = ? WHERE id = ?").run(newSize, now, now, note.id);
-  addStorage(deps, ws.id, size);
+  deps.db.$client.query("INSERT INTO note_chunks (note_id, text) VALUES (?, ?)").run(note.id, line);
+  // The note's size and times and the workspace's storage are written once per batch.
+  pending.setNote(note.id, newSize, now);
+  pending.addStorage(ws.id, size);
   enqueueAppendDelivery(deps, note, line, newSize, now);
   const cap = bodyCapFor(tier, "plain");
   return {

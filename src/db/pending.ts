@@ -1,0 +1,68 @@
+import type { Database } from "bun:sqlite";
+
+/**
+ * Counters that appends change (a note's size and times, a workspace's storage), kept in memory
+ * during one writer batch and written once per note and workspace before the batch commits,
+ * instead of once per append. Appends read through this overlay; every other write sees them
+ * applied first (the writer calls apply() before it), and a failed write's changes are undone.
+ */
+export class PendingCounters {
+  private notes = new Map<string, { byteSize: number; at: number }>();
+  private storage = new Map<string, number>();
+  private journal: (() => void)[] = [];
+
+  constructor(private readonly sqlite: Database) {}
+
+  noteSize(noteId: string): number | undefined {
+    return this.notes.get(noteId)?.byteSize;
+  }
+
+  storageDelta(workspaceId: string): number {
+    return this.storage.get(workspaceId) ?? 0;
+  }
+
+  setNote(noteId: string, byteSize: number, at: number): void {
+    const before = this.notes.get(noteId);
+    this.notes.set(noteId, { byteSize, at });
+    this.journal.push(() => (before ? this.notes.set(noteId, before) : this.notes.delete(noteId)));
+  }
+
+  addStorage(workspaceId: string, delta: number): void {
+    const before = this.storage.get(workspaceId);
+    this.storage.set(workspaceId, (before ?? 0) + delta);
+    this.journal.push(() => (before === undefined ? this.storage.delete(workspaceId) : this.storage.set(workspaceId, before)));
+  }
+
+  /** A write starts: its changes can be undone until it ends. */
+  begin(): void {
+    this.journal = [];
+  }
+
+  /** The write failed: undo what it changed here, as its savepoint undoes its rows. */
+  rollback(): void {
+    for (let i = this.journal.length - 1; i >= 0; i--) this.journal[i]!();
+    this.journal = [];
+  }
+
+  /** Writes the counters to their rows (inside the batch's transaction). */
+  apply(): void {
+    if (this.notes.size > 0) {
+      const update = this.sqlite.query("UPDATE notes SET byte_size = ?, updated_at = ?, last_write_at = ? WHERE id = ?");
+      for (const [id, n] of this.notes) update.run(n.byteSize, n.at, n.at, id);
+      this.notes.clear();
+    }
+    if (this.storage.size > 0) {
+      const update = this.sqlite.query("UPDATE workspaces SET storage_used = storage_used + ? WHERE id = ?");
+      for (const [id, delta] of this.storage) if (delta !== 0) update.run(delta, id);
+      this.storage.clear();
+    }
+    this.journal = [];
+  }
+
+  /** A failed commit threw the batch away, and with it these counters. */
+  discard(): void {
+    this.notes.clear();
+    this.storage.clear();
+    this.journal = [];
+  }
+}
