@@ -1,5 +1,6 @@
 import { loadConfig, type Config } from "./config";
-import { openDatabase } from "./db/client";
+import { databasePath, openDatabase } from "./db/client";
+import { WalSync } from "./db/wal-sync";
 import { migrate } from "./db/migrate";
 import { Writer } from "./db/writer";
 import type { Deps } from "./deps";
@@ -16,5 +17,6 @@ async function resolveHost(host: string): Promise<{ address: string; family: 4 |
 export function createDeps(config: Config = loadConfig(), clock: Clock = systemClock): Deps {
   const db = openDatabase(config);
   migrate(db);
-  return { config, db, writer: new Writer(db.$client), clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client), heartbeats: new Map(), jobs: { wake: () => {} }, resolve: resolveHost };
+  const durable = config.synchronous === "FULL" ? new WalSync(`${databasePath(config.dataDir)}-wal`) : null;
+  return { config, db, writer: new Writer(db.$client, durable), clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client), heartbeats: new Map(), jobs: { wake: () => {} }, resolve: resolveHost };
 }

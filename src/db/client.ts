@@ -8,15 +8,19 @@ export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
 export interface OpenOptions {
   dataDir: string;
-  synchronous: "FULL" | "NORMAL";
 }
 
-export function openDatabase({ dataDir, synchronous }: OpenOptions): Db {
+export function databasePath(dataDir: string): string {
+  return join(dataDir, "notestream.db");
+}
+
+export function openDatabase({ dataDir }: OpenOptions): Db {
   mkdirSync(dataDir, { recursive: true });
-  const sqlite = new Database(join(dataDir, "notestream.db"), { create: true, strict: true });
+  const sqlite = new Database(databasePath(dataDir), { create: true, strict: true });
   sqlite.run("PRAGMA journal_mode = WAL");
-  // FULL: a commit is on disk before the request that caused it is answered.
-  sqlite.run(`PRAGMA synchronous = ${synchronous}`);
+  // Durability comes from WalSync (NOTESTREAM_SYNCHRONOUS=FULL): SQLite commits to the log without
+  // waiting for the disk and the writer fsyncs the log off the event loop before answering.
+  sqlite.run("PRAGMA synchronous = NORMAL");
   sqlite.run("PRAGMA busy_timeout = 5000");
   sqlite.run("PRAGMA foreign_keys = ON");
   sqlite.run("PRAGMA cache_size = -16000");

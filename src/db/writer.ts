@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { PendingCounters } from "./pending";
+import type { WalSync } from "./wal-sync";
 
 interface PendingWrite {
   run: () => unknown;
@@ -17,6 +18,8 @@ interface PendingWrite {
  */
 export class Writer {
   private queue: PendingWrite[] = [];
+  /** Batches committed but waiting for their fsync. */
+  private syncing = 0;
   private scheduled = false;
   private draining: Promise<void> | null = null;
   private drained: (() => void) | null = null;
@@ -27,7 +30,11 @@ export class Writer {
   // Prepared once: `Database.run(sql)` would compile each statement on every call.
   private readonly stmt;
 
-  constructor(private readonly sqlite: Database) {
+  /** With a WalSync, a batch is answered only after its commit is on disk. */
+  constructor(
+    private readonly sqlite: Database,
+    private readonly durable: WalSync | null = null,
+  ) {
     this.pending = new PendingCounters(sqlite);
     const q = (sql: string) => sqlite.query(sql);
     this.stmt = {
@@ -56,7 +63,7 @@ export class Writer {
 
   /** Resolves once every queued write has committed (used at shutdown). */
   idle(): Promise<void> {
-    if (this.queue.length === 0 && !this.scheduled) return Promise.resolve();
+    if (this.queue.length === 0 && !this.scheduled && this.syncing === 0) return Promise.resolve();
     this.draining ??= new Promise<void>((resolve) => (this.drained = resolve));
     return this.draining;
   }
@@ -101,12 +108,21 @@ export class Writer {
       for (const w of batch) w.reject(error);
       return this.afterFlush();
     }
-    batch.forEach((w, i) => (outcomes[i]!.ok ? w.resolve(outcomes[i]!.value) : w.reject(outcomes[i]!.value)));
-    this.afterFlush();
+    const answer = () => batch.forEach((w, i) => (outcomes[i]!.ok ? w.resolve(outcomes[i]!.value) : w.reject(outcomes[i]!.value)));
+    if (!this.durable) {
+      answer();
+      return this.afterFlush();
+    }
+    // The next batch may run while this one's fsync is on its way; its answers wait for their own.
+    this.syncing++;
+    this.durable.sync().then(answer, (error) => batch.forEach((w) => w.reject(error))).finally(() => {
+      this.syncing--;
+      this.afterFlush();
+    });
   }
 
   private afterFlush(): void {
-    if (this.queue.length === 0 && !this.scheduled && this.drained) {
+    if (this.queue.length === 0 && !this.scheduled && this.syncing === 0 && this.drained) {
       this.drained();
       this.drained = null;
       this.draining = null;
