@@ -19,23 +19,26 @@ const body = JSON.stringify({ text: "x".repeat(100) });
 const req = () =>
   new Request("http://localhost/api/v1/notes/by-filename/bench.log/append", {
     method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": String(body.length) },
     body,
   });
 const N = Number(process.env.N ?? 20000);
 const CONC = Number(process.env.CONC ?? 50);
 for (let i = 0; i < 2000; i++) await handle(req(), "127.0.0.1");
-const t0 = performance.now();
-let done = 0;
-await Promise.all(
-  Array.from({ length: CONC }, async () => {
-    while (done < N) {
-      done++;
-      const r = await handle(req(), "127.0.0.1");
-      if (r.status >= 300) throw new Error(`status ${r.status}: ${await r.text()}`);
-      await r.arrayBuffer();
-    }
-  }),
-);
-const ms = performance.now() - t0;
-console.log(`${N} appends in ${ms.toFixed(0)} ms: ${((ms * 1000) / N).toFixed(1)} µs each, ${Math.round((N / ms) * 1000)}/s`);
+let best = Infinity;
+for (let round = 0; round < 3; round++) {
+  const t0 = performance.now();
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: CONC }, async () => {
+      while (done < N) {
+        done++;
+        const r = await handle(req(), "127.0.0.1");
+        if (r.status >= 300) throw new Error(`status ${r.status}: ${await r.text()}`);
+        await r.arrayBuffer();
+      }
+    }),
+  );
+  best = Math.min(best, performance.now() - t0);
+}
+console.log(`${N} appends, best of 3: ${((best * 1000) / N).toFixed(1)} µs each, ${Math.round((N / best) * 1000)}/s (${(deps.writer.stats.writes / deps.writer.stats.batches).toFixed(1)} writes per commit)`);

@@ -1,4 +1,4 @@
-import { fsync, openSync } from "node:fs";
+import { fdatasync, openSync } from "node:fs";
 
 /**
  * Makes committed transactions durable without stopping the event loop: SQLite commits to its
@@ -46,7 +46,8 @@ export class WalSync {
     try {
       // The log exists once the first transaction committed; opened once, kept open.
       this.fd ??= openSync(this.walPath, "r");
-      fsync(this.fd, finish);
+      // fdatasync, as SQLite uses: the data and the size needed to read it back, not the timestamps.
+      fdatasync(this.fd, finish);
     } catch (e) {
       finish(e);
     }

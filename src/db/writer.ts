@@ -2,6 +2,12 @@ import type { Database } from "bun:sqlite";
 import { PendingCounters } from "./pending";
 import type { WalSync } from "./wal-sync";
 
+/** A client's error (a cap, a missing note): thrown before a write changes anything. */
+function isExpected(error: unknown): boolean {
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === "number" && status < 500;
+}
+
 interface PendingWrite {
   run: () => unknown;
   resolve: (value: unknown) => void;
@@ -61,27 +67,28 @@ export class Writer {
     });
   }
 
-  /** Resolves once every queued write has committed (used at shutdown). */
-  idle(): Promise<void> {
-    if (this.queue.length === 0 && !this.scheduled && this.syncing === 0) return Promise.resolve();
-    this.draining ??= new Promise<void>((resolve) => (this.drained = resolve));
-    return this.draining;
-  }
-
-  private flush(): void {
-    const batch = this.queue;
-    this.queue = [];
-    this.scheduled = false;
+  /**
+   * Runs the writes of a batch inside one transaction. A write under a savepoint that fails is
+   * rolled back alone. Coalesced writes (appends) skip the savepoint: by contract they fail with
+   * an expected error (status < 500) only before they write anything. Any other failure of one
+   * returns null, and the caller replays the batch with savepoints for all (`safe`).
+   */
+  private runBatch(batch: PendingWrite[], safe: boolean): { ok: boolean; value: unknown }[] | null {
+    this.stmt.begin.run();
     const outcomes: { ok: boolean; value: unknown }[] = [];
-    try {
-      this.stmt.begin.run();
-    } catch (error) {
-      for (const w of batch) w.reject(error);
-      return this.afterFlush();
-    }
     for (const w of batch) {
       if (!w.coalesce) this.pending.apply();
       this.pending.begin();
+      if (w.coalesce && !safe) {
+        try {
+          outcomes.push({ ok: true, value: w.run() });
+        } catch (error) {
+          if (!isExpected(error)) return null;
+          this.pending.rollback();
+          outcomes.push({ ok: false, value: error });
+        }
+        continue;
+      }
       this.stmt.savepoint.run();
       try {
         const value = w.run();
@@ -93,6 +100,38 @@ export class Writer {
         this.pending.rollback();
         outcomes.push({ ok: false, value: error });
       }
+    }
+    return outcomes;
+  }
+
+  /** Resolves once every queued write has committed (used at shutdown). */
+  idle(): Promise<void> {
+    if (this.queue.length === 0 && !this.scheduled && this.syncing === 0) return Promise.resolve();
+    this.draining ??= new Promise<void>((resolve) => (this.drained = resolve));
+    return this.draining;
+  }
+
+  private flush(): void {
+    const batch = this.queue;
+    this.queue = [];
+    this.scheduled = false;
+    let outcomes: { ok: boolean; value: unknown }[] | null;
+    try {
+      outcomes = this.runBatch(batch, false);
+      if (outcomes === null) {
+        // A coalesced write failed unexpectedly after it may have written: start the batch over,
+        // every write under its own savepoint this time.
+        this.sqlite.run("ROLLBACK");
+        this.pending.discard();
+        outcomes = this.runBatch(batch, true)!;
+      }
+    } catch (error) {
+      try {
+        this.sqlite.run("ROLLBACK");
+      } catch {}
+      this.pending.discard();
+      for (const w of batch) w.reject(error);
+      return this.afterFlush();
     }
     try {
       this.pending.apply();
@@ -108,7 +147,8 @@ export class Writer {
       for (const w of batch) w.reject(error);
       return this.afterFlush();
     }
-    const answer = () => batch.forEach((w, i) => (outcomes[i]!.ok ? w.resolve(outcomes[i]!.value) : w.reject(outcomes[i]!.value)));
+    const results = outcomes;
+    const answer = () => batch.forEach((w, i) => (results[i]!.ok ? w.resolve(results[i]!.value) : w.reject(results[i]!.value)));
     if (!this.durable) {
       answer();
       return this.afterFlush();

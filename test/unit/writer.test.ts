@@ -108,3 +108,41 @@ describe("coalesced counters", () => {
     expect(seen).toEqual({ used: 7 });
   });
 });
+
+describe("appends without savepoints", () => {
+  test("a coalesced write that fails unexpectedly after writing is undone alone: the batch is replayed safely", async () => {
+    const { db, writer } = setup();
+    let runs = 0;
+    const outcomes = await Promise.allSettled([
+      writer.write(() => db.run("INSERT INTO t VALUES ('first')"), { coalesce: true }),
+      writer.write(
+        () => {
+          runs++;
+          db.run("INSERT INTO t VALUES ('half-done')");
+          throw new Error("disk I/O error");
+        },
+        { coalesce: true },
+      ),
+      writer.write(() => db.run("INSERT INTO t VALUES ('last')"), { coalesce: true }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(runs).toBe(2); // once fast, once under its savepoint
+    expect(db.query("SELECT v FROM t ORDER BY rowid").all()).toEqual([{ v: "first" }, { v: "last" }]);
+  });
+
+  test("an expected failure (a client error, thrown before writing) needs no replay", async () => {
+    const { db, writer } = setup();
+    let runs = 0;
+    const capExceeded = Object.assign(new Error("cap"), { status: 403 });
+    const outcomes = await Promise.allSettled([
+      writer.write(() => db.run("INSERT INTO t VALUES ('a')"), { coalesce: true }),
+      writer.write(() => {
+        runs++;
+        throw capExceeded;
+      }, { coalesce: true }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected"]);
+    expect(runs).toBe(1);
+    expect(db.query("SELECT v FROM t").all()).toEqual([{ v: "a" }]);
+  });
+});

@@ -116,7 +116,7 @@ function processDelivery(deps: Deps, job: JobRow): JobOutcome {
   if (!note || note.trashedAt !== null) return { fail: "the note no longer exists" };
   const line = inboxLine(iso(d.receivedAt), summarise(d.contentType, JSON.parse(d.headers), d.body)) + "\n";
   try {
-    appendTo({ deps, principal: inboxPrincipal(note) }, note, line, false);
+    appendTo({ deps, principal: inboxPrincipal(note) }, note, line);
   } catch (e) {
     // A full note or a read-only account may change when the owner acts: retried, then dead-lettered.
     if (e instanceof CapExceeded || (e instanceof AppError && e.code === "account_read_only")) {

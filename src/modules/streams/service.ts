@@ -5,13 +5,13 @@ import { NoteLocked, NotFound, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { filenameProblem } from "../../lib/filename";
 import { byteLength, hasLoneSurrogate, normaliseAppendText } from "../../lib/text";
-import { bodyCapFor } from "../../limits/plans";
+import { bodyCapFor, type Tier } from "../../limits/plans";
 import { findStream, newNoteRow, visibleNote, type NoteRow } from "../notes/repo";
 import { writableWorkspace } from "../notes/service";
 import { requireScope } from "../tokens/service";
 import { enqueueAppendDelivery } from "../webhooks/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
-import { tierOf } from "../workspaces/repo";
+import { tierOf, type WorkspaceRow } from "../workspaces/repo";
 import type { AppendResponse } from "./model";
 
 function cleanText(text: string): string {
@@ -36,10 +36,9 @@ export async function appendByFilename({ ctx, filename, text }: { ctx: Ctx; file
     (r) => (r.created ? 201 : 200),
     () => {
       const existing = findStream(ctx, filename);
-      if (existing) return appendTo(ctx, existing, line, false);
       // A pinned token sees no other note, so it cannot bring one into being either.
-      if (ctx.principal.noteId) throw new NotFound("note");
-      return appendTo(ctx, createStream(ctx, filename), line, true);
+      if (!existing && ctx.principal.noteId) throw new NotFound("note");
+      return applyAppend(ctx, checkAppend(ctx, existing ?? { filename }, line));
     },
     { coalesce: true },
   );
@@ -48,53 +47,78 @@ export async function appendByFilename({ ctx, filename, text }: { ctx: Ctx; file
 export async function appendById({ ctx, id, text }: { ctx: Ctx; id: string; text: string }) {
   requireScope(ctx, "append");
   const line = cleanText(text);
-  return commit(ctx, 200, () => appendTo(ctx, visibleNote(ctx, id), line, false), { coalesce: true });
+  return commit(ctx, 200, () => applyAppend(ctx, checkAppend(ctx, visibleNote(ctx, id), line)), { coalesce: true });
 }
 
-function createStream(ctx: Ctx, filename: string): NoteRow {
-  const { deps } = ctx;
-  const ws = writableWorkspace(ctx);
-  assertNoteSlots(deps, ws, tierOf(deps, ws), "plain");
-  const row = newNoteRow({ workspaceId: ws.id, kind: "stream", filename, title: filename }, deps.clock.now());
-  deps.db.insert(notes).values(row).run();
-  return row;
+/** Appends inside a write that is already running (the inbox worker's). */
+export function appendTo(ctx: Ctx, note: NoteRow, line: string): AppendResponse {
+  return applyAppend(ctx, checkAppend(ctx, note, line));
+}
+
+interface AppendPlan {
+  note: NoteRow | { filename: string };
+  line: string;
+  size: number;
+  newSize: number;
+  ws: WorkspaceRow;
+  tier: Tier;
 }
 
 /**
- * One chunk row and two counter updates: the cost does not depend on how large the note is.
- * Runs inside the writer's transaction, so the bytes and the accounting commit together.
+ * Every check of an append, and nothing written: an append's expected failures (caps, a locked
+ * or missing note, a read-only account) all happen here, before its first write. The writer
+ * relies on that to run appends without a savepoint each.
  */
-export function appendTo(ctx: Ctx, note: NoteRow, line: string, created: boolean): AppendResponse {
+function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: string): AppendPlan {
   const { deps } = ctx;
-  if (note.format === "rich") throw new NoteLocked("rich-text notes are edited in the browser; the API writes plain text only");
-  if (note.kind !== "stream") {
-    throw ValidationFailed.field("id", "not_a_stream", "append works on streams; edit an editable note with PATCH");
+  if ("id" in note) {
+    if (note.format === "rich") throw new NoteLocked("rich-text notes are edited in the browser; the API writes plain text only");
+    if (note.kind !== "stream") {
+      throw ValidationFailed.field("id", "not_a_stream", "append works on streams; edit an editable note with PATCH");
+    }
   }
   // Earlier appends of this batch may not have reached the rows yet: read through the overlay.
   const pending = deps.writer.pending;
   const ws = writableWorkspace(ctx);
   ws.storageUsed += pending.storageDelta(ws.id);
   const tier = tierOf(deps, ws);
+  if (!("id" in note)) assertNoteSlots(deps, ws, tier, "plain");
   const size = byteLength(line);
-  const currentSize = pending.noteSize(note.id) ?? note.byteSize;
+  const currentSize = "id" in note ? (pending.noteSize(note.id) ?? note.byteSize) : 0;
   const newSize = currentSize + size;
   assertNoteSize(tier, "plain", newSize, currentSize);
   assertStorage(ws, tier, size);
+  return { note, line, size, newSize, ws, tier };
+}
+
+/**
+ * One chunk row (and the note row on the first write); the note's size and the workspace's
+ * storage go through the batch's counters. The cost does not depend on how large the note is,
+ * and the bytes, the accounting and the webhook job commit together.
+ */
+function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
+  const { deps } = ctx;
   const now = deps.clock.now();
-  deps.db.$client.query("INSERT INTO note_chunks (note_id, text) VALUES (?, ?)").run(note.id, line);
-  // The note's size and times and the workspace's storage are written once per batch.
-  pending.setNote(note.id, newSize, now);
-  pending.addStorage(ws.id, size);
-  enqueueAppendDelivery(deps, note, line, newSize, now);
-  const cap = bodyCapFor(tier, "plain");
+  const created = !("id" in plan.note);
+  const note: NoteRow =
+    "id" in plan.note
+      ? plan.note
+      : newNoteRow({ workspaceId: plan.ws.id, kind: "stream", filename: plan.note.filename, title: plan.note.filename }, now);
+  if (created) deps.db.insert(notes).values(note).run();
+  deps.db.$client.query("INSERT INTO note_chunks (note_id, text) VALUES (?, ?)").run(note.id, plan.line);
+  const pending = deps.writer.pending;
+  pending.setNote(note.id, plan.newSize, now);
+  pending.addStorage(plan.ws.id, plan.size);
+  enqueueAppendDelivery(deps, note, plan.line, plan.newSize, now);
+  const cap = bodyCapFor(plan.tier, "plain");
   return {
     id: note.id,
     filename: note.filename,
     created,
-    byte_size: newSize,
-    bytes_remaining: cap === null ? null : Math.max(0, cap - newSize),
-    storage_used: ws.storageUsed + size,
-    storage_cap: tier.storage,
+    byte_size: plan.newSize,
+    bytes_remaining: cap === null ? null : Math.max(0, cap - plan.newSize),
+    storage_used: plan.ws.storageUsed + plan.size,
+    storage_cap: plan.tier.storage,
     updated_at: iso(now),
   };
 }
