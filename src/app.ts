@@ -1,7 +1,7 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
-import { createHandler } from "./http/boundary";
+import { createHandler, requestState } from "./http/boundary";
 import { auth } from "./http/plugins/auth";
 import { errorHandler } from "./http/plugins/errors";
 import { jsonBody } from "./http/plugins/json-body";
@@ -47,6 +47,10 @@ export function buildApp(deps: Deps) {
 
   // No response schema uses t.Transform, so skipping Encode changes nothing but its cost.
   return new Elysia({ encodeSchema: false })
+    .onRequest(({ request, set }) => {
+      const state = requestState(request);
+      if (state) Object.assign(set.headers, state.headers);
+    })
     .use(errorHandler())
     .use(jsonBody("/api/v1/"))
     .use(healthRoutes(deps))

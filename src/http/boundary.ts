@@ -32,6 +32,8 @@ import { rateHeaders, type Bucket, type RateDecision } from "./rate-limit";
 export interface RequestState {
   principal?: Principal;
   idempotency?: IdempotencyClaim;
+  /** Headers for the answer (request id, rate limits), set by the app as it builds it: cheaper than adding them after. */
+  headers: Record<string, string>;
 }
 
 const states = new WeakMap<Request, RequestState>();
@@ -72,7 +74,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
   const running = new Set<string>();
   const log = deps.config.logRequests;
 
-  async function handleApi(request: Request, path: string, ip: string): Promise<Response> {
+  async function handleApi(request: Request, path: string, ip: string, id: string): Promise<Response> {
     const method = request.method;
     const who = identify(request.headers.get("authorization"), ip);
     if ("error" in who) return withHeaders(toResponse(who.error), rateHeaders(who.decision, deps.clock.now()));
@@ -103,21 +105,25 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
         if ("replay" in r) return withHeaders(replayResponse(r.replay.status, r.replay.body), headers);
         claim = r.claim;
       }
-      states.set(request, { principal, idempotency: claim });
+      headers["x-request-id"] = id;
+      states.set(request, { principal, idempotency: claim, headers });
       response = await app.handle(request);
-      // Writes stored their answer in their own transaction; other answers under 500 are stored here.
-      if (claim && !claim.saved && response.status < 500) {
-        const text = await response.clone().text();
-        const c = claim;
-        await deps.writer.write(() => saveReply(deps, c, response.status, text));
-      }
+      if (claim) await storeUnsaved(claim, response);
     } catch (e) {
       response = toResponse(e);
     } finally {
       if (claim) releaseClaim(running, claim);
     }
     if (principal && response.status >= 400 && response.status < 500) void recordError(principal, method, path, response);
-    return withHeaders(response, headers);
+    // The app put the headers on its answer already; an answer made here gets them now.
+    return response.headers.has("x-ratelimit-limit") ? response : withHeaders(response, headers);
+  }
+
+  /** Writes stored their answer in their own transaction; other answers under 500 are stored here. */
+  async function storeUnsaved(claim: IdempotencyClaim, response: Response): Promise<void> {
+    if (claim.saved || response.status >= 500) return;
+    const text = await response.clone().text();
+    await deps.writer.write(() => saveReply(deps, claim, response.status, text));
   }
 
   /**
@@ -171,7 +177,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     let response: Response;
     try {
       if (path.startsWith(API)) {
-        response = await handleApi(request, path, ip);
+        response = await handleApi(request, path, ip, id);
       } else if (path.startsWith("/webhooks/")) {
         response = await limited(`billing:${ip}`, BILLING_WEBHOOK_PER_MINUTE, async () => app.handle(await limitBody(request, caps.billing)));
       } else if (path === "/up/deep") {
@@ -184,7 +190,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     } catch (e) {
       response = toResponse(e);
     }
-    response.headers.set("x-request-id", id);
+    if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", id);
     if (log) {
       logLine({
         time: new Date().toISOString(),
