@@ -7,7 +7,7 @@ BUN_VERSION := 1.4.5
 BUN := $(shell command -v bun 2>/dev/null || echo $(CURDIR)/.tools/node_modules/.bin/bun)
 export PATH := $(dir $(BUN)):$(PATH)
 
-.PHONY: help run test check build migration clean install
+.PHONY: help run test check build bench migration clean install
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -33,6 +33,11 @@ check: install ## Type-check
 
 build: install ## Build the single executable dist/notestream
 	$(BUN) build --compile --minify-whitespace --minify-syntax src/main.ts --outfile dist/notestream
+
+bench: build ## Measure appends, webhooks, memory and start-up against this machine's limits (wrk)
+	@command -v wrk >/dev/null || { echo "wrk not found: installing it from Debian's packages"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; else sudo apt-get install -y wrk; fi; }
+	$(BUN) bench/run.ts
 
 migration: install ## Generate a migration from the schema: make migration name=add_x
 	@test -n "$(name)" || { echo "usage: make migration name=<what_changed>"; exit 2; }

@@ -1,0 +1,336 @@
+/**
+ * `make bench`: measures the compiled binary against the limits of this machine, in one run,
+ * and prints (and writes to bench/results/latest.md) a table of figures and ratios.
+ *
+ *   1. ceiling: a bare Bun.serve POST that parses the same JSON
+ *   2. raw SQLite: single-row commits per second, synchronous FULL and NORMAL
+ *   3. notestream appends by filename (100-byte lines, 50 connections, 10 s), FULL and NORMAL
+ *   4. append latency on a 3 MB note against an empty note
+ *   5. outbound webhook latency, append to receipt at a loopback receiver
+ *   6. RSS idle and peak under load; start-up time to the first served request
+ *   7. kill -9 during appends: no acknowledged append lost after restart
+ */
+import { Database } from "bun:sqlite";
+import type { Subprocess } from "bun";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "..");
+const BIN = join(ROOT, "dist", "notestream");
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = 50;
+const LINE = "x".repeat(100);
+const tmp = mkdtempSync(join(tmpdir(), "notestream-bench-"));
+const procs = new Set<Subprocess>();
+process.on("exit", () => procs.forEach((p) => p.kill("SIGKILL")));
+
+interface WrkResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+function ms(text: string): number {
+  const m = /([\d.]+)(us|ms|s)/.exec(text)!;
+  return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
+}
+
+/** Runs wrk with a POST of the JSON line; returns requests/s and latency percentiles in ms. */
+function wrk(url: string, opts: { token?: string; connections?: number; threads?: number; seconds?: number } = {}): WrkResult {
+  const script = join(tmp, `wrk-${Math.random().toString(36).slice(2)}.lua`);
+  writeFileSync(
+    script,
+    [
+      'wrk.method = "POST"',
+      'wrk.headers["Content-Type"] = "application/json"',
+      opts.token ? `wrk.headers["Authorization"] = "Bearer ${opts.token}"` : "",
+      `wrk.body = '{"text":"${LINE}"}'`,
+    ].join("\n"),
+  );
+  const c = opts.connections ?? CONNECTIONS;
+  const r = Bun.spawnSync(
+    ["wrk", `-t${opts.threads ?? Math.min(2, c)}`, `-c${c}`, `-d${opts.seconds ?? DURATION}s`, "--latency", "-s", script, url],
+    { stdout: "pipe", stderr: "pipe" },
+  );
+  const out = r.stdout.toString();
+  if (r.exitCode !== 0 || !/Requests\/sec/.test(out)) throw new Error(`wrk failed: ${out}${r.stderr}`);
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]),
+    p50: ms(/50%\s+(\S+)/.exec(out)![1]!),
+    p99: ms(/99%\s+(\S+)/.exec(out)![1]!),
+    errors: Number(non2xx?.[1] ?? 0) + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0),
+  };
+}
+
+async function readPort(proc: Subprocess<"ignore", "pipe", "pipe">): Promise<number> {
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value);
+    const m = /"port":(\d+)/.exec(buf);
+    if (m) {
+      // Keep draining stdout (the request log) so the server never blocks on a full pipe.
+      void (async () => {
+        for (;;) if ((await reader.read()).done) break;
+      })();
+      return Number(m[1]);
+    }
+  }
+  throw new Error(`no listening line: ${buf}`);
+}
+
+async function startServer(dataDir: string, env: Record<string, string>) {
+  const proc = Bun.spawn([BIN, "serve"], {
+    env: { ...process.env, NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_PORT: "0", NOTESTREAM_HOST: "127.0.0.1", NOTESTREAM_LIMIT_PROFILE: "unlimited", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
+  procs.add(proc);
+  const port = await readPort(proc);
+  return { proc, port, base: `http://127.0.0.1:${port}` };
+}
+
+function cli(dataDir: string, args: string[]): string {
+  const r = Bun.spawnSync([BIN, ...args], { env: { ...process.env, NOTESTREAM_DATA_DIR: dataDir }, stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`notestream ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout.toString().trim();
+}
+
+function provision(dataDir: string): string {
+  cli(dataDir, ["account", "create", "--email", "bench@example.com", "--plan", "dev"]);
+  return cli(dataDir, ["token", "create", "--email", "bench@example.com", "--scope", "read,write"]);
+}
+
+function rssKb(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return { rss: Number(/VmRSS:\s+(\d+)/.exec(status)![1]), peak: Number(/VmHWM:\s+(\d+)/.exec(status)![1]) };
+}
+
+async function stop(proc: Subprocess, signal: NodeJS.Signals = "SIGTERM") {
+  proc.kill(signal);
+  await proc.exited;
+  procs.delete(proc);
+}
+
+const append = (base: string, token: string, filename: string, text: string) =>
+  fetch(`${base}/api/v1/notes/by-filename/${filename}/append`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ text }),
+  });
+
+function rawSqlite(sync: "FULL" | "NORMAL", seconds = 3): number {
+  const path = join(tmp, `raw-${sync}.db`);
+  const db = new Database(path, { create: true });
+  db.run("PRAGMA journal_mode = WAL");
+  db.run(`PRAGMA synchronous = ${sync}`);
+  db.run("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
+  const insert = db.query("INSERT INTO t (v) VALUES (?)");
+  const begin = db.query("BEGIN");
+  const commit = db.query("COMMIT");
+  let n = 0;
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    begin.run();
+    insert.run(LINE);
+    commit.run();
+    n++;
+  }
+  db.close();
+  return n / seconds;
+}
+
+const pct = (values: number[], p: number) => {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const f1 = (n: number) => n.toFixed(1);
+const f2 = (n: number) => n.toFixed(2);
+const k = (n: number) => Math.round(n).toLocaleString("en-US");
+
+async function main() {
+  const rows: string[][] = [];
+  const row = (...cells: string[]) => {
+    rows.push(cells);
+    console.error(cells.join(" | "));
+  };
+
+  // 1. The ceiling.
+  const ceilingProc = Bun.spawn([process.execPath, join(ROOT, "bench", "ceiling.ts")], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  procs.add(ceilingProc);
+  const ceilingPort = await readPort(ceilingProc);
+  const ceiling = wrk(`http://127.0.0.1:${ceilingPort}/`);
+  await stop(ceilingProc);
+  row("Bun.serve ceiling (parse JSON, answer)", `${k(ceiling.rps)} req/s`, `p50 ${f2(ceiling.p50)} ms, p99 ${f2(ceiling.p99)} ms`, "1.00");
+
+  // 2. Raw SQLite single-row commits.
+  const rawFull = rawSqlite("FULL");
+  const rawNormal = rawSqlite("NORMAL");
+  row("raw SQLite, 1 row per commit, FULL", `${k(rawFull)} commits/s`, "", "");
+  row("raw SQLite, 1 row per commit, NORMAL", `${k(rawNormal)} commits/s`, "", "");
+
+  // 3 and 6. Appends by filename, FULL and NORMAL, with memory and a kill -9 check.
+  const results: Record<string, WrkResult> = {};
+  let memory = { idle: 0, peak: 0 };
+  for (const sync of ["FULL", "NORMAL"] as const) {
+    const dir = join(tmp, `data-${sync}`);
+    const token = provision(dir);
+    const server = await startServer(dir, { NOTESTREAM_SYNCHRONOUS: sync });
+    await append(server.base, token, "warm.log", "warm-up");
+    const idle = rssKb(server.proc.pid);
+    const r = wrk(`${server.base}/api/v1/notes/by-filename/bench.log/append`, { token });
+    results[sync] = r;
+    if (sync === "FULL") memory = { idle: idle.rss, peak: rssKb(server.proc.pid).peak };
+    await stop(server.proc);
+    row(
+      `notestream appends, ${sync} (50 connections)`,
+      `${k(r.rps)} req/s`,
+      `p50 ${f2(r.p50)} ms, p99 ${f2(r.p99)} ms${r.errors ? `, ${r.errors} errors` : ""}`,
+      `${f2(r.rps / ceiling.rps)} of ceiling`,
+    );
+  }
+  row("FULL appends against raw FULL commits", "", "", `${f1(results.FULL!.rps / rawFull)}x`);
+
+  // 4. Latency on a 3 MB note against an empty one (one connection: each append alone).
+  {
+    const dir = join(tmp, "data-size");
+    const token = provision(dir);
+    const server = await startServer(dir, {});
+    await append(server.base, token, "empty.log", "first");
+    const block = "y".repeat(100 * 1024 - 1);
+    for (let i = 0; i < 30; i++) await append(server.base, token, "big.log", block);
+    const seconds = Math.max(3, Math.round(DURATION / 2));
+    const empty = wrk(`${server.base}/api/v1/notes/by-filename/empty.log/append`, { token, connections: 1, seconds });
+    const big = wrk(`${server.base}/api/v1/notes/by-filename/big.log/append`, { token, connections: 1, seconds });
+    await stop(server.proc);
+    row("append latency, empty note (1 connection)", `p50 ${f2(empty.p50)} ms`, `p99 ${f2(empty.p99)} ms`, "1.00");
+    row("append latency, 3 MB note (1 connection)", `p50 ${f2(big.p50)} ms`, `p99 ${f2(big.p99)} ms`, `${f2(big.p50 / empty.p50)} of empty`);
+  }
+
+  // 5. Outbound webhook latency: append sent → delivery received.
+  {
+    const sentAt = new Map<string, number>();
+    const latencies: number[] = [];
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(req) {
+        const body = (await req.json()) as { data: { text: string } };
+        const t = sentAt.get(body.data.text.trim());
+        if (t !== undefined) latencies.push(performance.now() - t);
+        return new Response("ok");
+      },
+    });
+    const dir = join(tmp, "data-hook");
+    const token = provision(dir);
+    const server = await startServer(dir, { NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8" });
+    const first = (await (await append(server.base, token, "hooked.log", "seed")).json()) as { id: string };
+    await fetch(`${server.base}/api/v1/notes/${first.id}`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ note: { webhook_url: `http://127.0.0.1:${receiver.port}/hook` } }),
+    });
+    const N = 300;
+    for (let i = 0; i < N; i++) {
+      const text = `event-${i}`;
+      sentAt.set(text, performance.now());
+      await append(server.base, token, "hooked.log", text);
+      await Bun.sleep(5);
+    }
+    const deadline = Date.now() + 10_000;
+    while (latencies.length < N && Date.now() < deadline) await Bun.sleep(20);
+    await stop(server.proc);
+    receiver.stop(true);
+    row(
+      `webhook, append to receipt (${latencies.length} of ${N})`,
+      `p50 ${f2(pct(latencies, 50))} ms`,
+      `p99 ${f2(pct(latencies, 99))} ms`,
+      "",
+    );
+  }
+
+  row("RSS, idle after start", `${f1(memory.idle / 1024)} MB`, "", "");
+  row("RSS, peak under the FULL append load", `${f1(memory.peak / 1024)} MB`, "", "");
+
+  // 6. Start-up to the first served request (median of 5), on an existing data dir and a fresh one.
+  for (const fresh of [false, true]) {
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const dir = fresh ? join(tmp, `data-start-${i}`) : join(tmp, "data-FULL");
+      const t0 = performance.now();
+      const proc = Bun.spawn([BIN, "serve"], {
+        env: { ...process.env, NOTESTREAM_DATA_DIR: dir, NOTESTREAM_PORT: "18765", NOTESTREAM_HOST: "127.0.0.1", NOTESTREAM_LOG_REQUESTS: "false" },
+        stdout: "ignore",
+        stderr: "ignore",
+        stdin: "ignore",
+      });
+      procs.add(proc);
+      for (;;) {
+        try {
+          if ((await fetch("http://127.0.0.1:18765/up")).ok) break;
+        } catch {}
+        await Bun.sleep(1);
+        if (performance.now() - t0 > 10_000) throw new Error("server did not start");
+      }
+      times.push(performance.now() - t0);
+      await stop(proc);
+    }
+    row(`start-up to first served request, ${fresh ? "new data dir (migrations)" : "existing data dir"}`, `${f1(pct(times, 50))} ms`, "median of 5", "");
+  }
+
+  // 7. kill -9 during appends, then every acknowledged append must be there.
+  {
+    const dir = join(tmp, "data-kill");
+    const token = provision(dir);
+    const server = await startServer(dir, { NOTESTREAM_SYNCHRONOUS: "FULL" });
+    const acked: string[] = [];
+    let n = 0;
+    let killed = false;
+    const worker = async () => {
+      while (!killed) {
+        const text = `k-${n++}`;
+        try {
+          if ((await append(server.base, token, "kill.log", text)).ok) acked.push(text);
+        } catch {}
+      }
+    };
+    const workers = Array.from({ length: CONNECTIONS }, worker);
+    await Bun.sleep(2000);
+    server.proc.kill("SIGKILL");
+    killed = true;
+    await Promise.all(workers);
+    await server.proc.exited;
+    procs.delete(server.proc);
+    const again = await startServer(dir, {});
+    const note = (await (await fetch(`${again.base}/api/v1/notes/by-filename/kill.log`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      plain_body: string;
+    };
+    await stop(again.proc);
+    const stored = new Set(note.plain_body.split("\n"));
+    const lost = acked.filter((t) => !stored.has(t));
+    row("kill -9 during appends, then restart", `${k(acked.length)} acknowledged`, `${lost.length} lost`, lost.length === 0 ? "ok" : "FAILED");
+    if (lost.length) process.exitCode = 1;
+  }
+
+  const table = [
+    "| measurement | result | detail | ratio |",
+    "|---|---|---|---|",
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+  ].join("\n");
+  const header = `Measured ${new Date().toISOString()} on ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}, ${DURATION} s per wrk run.`;
+  console.log(`\n${header}\n\n${table}\n`);
+  mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
+  writeFileSync(join(ROOT, "bench", "results", "latest.md"), `${header}\n\n${table}\n`);
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+await main();
