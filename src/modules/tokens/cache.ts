@@ -2,7 +2,8 @@ import type { Database } from "bun:sqlite";
 import type { Principal } from "../../deps";
 
 /**
- * Resolved tokens by SHA-256, so the hot path does no token query. Anything that changes a
+ * Resolved tokens, by the secret itself (which every request carries anyway), so the hot path
+ * neither hashes nor queries. Only the database keeps tokens as SHA-256 alone. Anything that changes a
  * token, a plan or an account state in this process calls clear(); a change committed by
  * another process (the command line) shows up in SQLite's data_version, which also clears it.
  */
@@ -17,7 +18,7 @@ export class TokenCache {
     this.dataVersion = this.readVersion();
   }
 
-  get(hash: string): Principal | undefined {
+  get(secret: string): Principal | undefined {
     // Another process's change is noticed within 50 ms; this process's own changes clear at once.
     const now = performance.now();
     if (now - this.checkedAt > 50) {
@@ -29,12 +30,12 @@ export class TokenCache {
         return undefined;
       }
     }
-    return this.entries.get(hash);
+    return this.entries.get(secret);
   }
 
-  set(hash: string, principal: Principal): void {
+  set(secret: string, principal: Principal): void {
     if (this.entries.size > 50_000) this.entries.clear();
-    this.entries.set(hash, principal);
+    this.entries.set(secret, principal);
   }
 
   clear(): void {

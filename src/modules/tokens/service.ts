@@ -130,7 +130,7 @@ export function bearerSecret(authorization: string | null | undefined): string {
 
 /** A cached principal, if this token was resolved before and nothing has changed since. */
 export function cachedPrincipal(deps: Deps, secret: string): Principal | undefined {
-  const p = deps.tokens.get(sha256Hex(secret));
+  const p = deps.tokens.get(secret);
   return p && p.validUntil > deps.clock.now() ? p : undefined;
 }
 
@@ -170,7 +170,7 @@ export function lookupPrincipal(deps: Deps, secret: string): Principal {
         : tier.rate,
     validUntil: Math.min(row.expiresAt, readEnd ?? Infinity),
   };
-  deps.tokens.set(hash, principal);
+  deps.tokens.set(secret, principal);
   return principal;
 }
 
