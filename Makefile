@@ -32,7 +32,7 @@ check: install ## Type-check
 	$(BUN) x tsc --noEmit -p .
 
 build: install ## Build the single executable dist/notestream
-	$(BUN) build --compile --minify-whitespace --minify-syntax src/main.ts --outfile dist/notestream
+	$(BUN) build --compile --bytecode --minify-whitespace --minify-syntax src/main.ts --outfile dist/notestream
 
 bench: build ## Measure appends, webhooks, memory and start-up against this machine's limits (wrk)
 	@command -v wrk >/dev/null || { echo "wrk not found: installing it from Debian's packages"; \

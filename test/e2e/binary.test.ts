@@ -227,7 +227,7 @@ function expectAcknowledgedPresent(lines: string[], acknowledged: string[], sent
 beforeAll(() => {
   const outDir = tempDir("bin");
   const outfile = join(outDir, "notestream");
-  const r = Bun.spawnSync([process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", "src/main.ts", "--outfile", outfile], {
+  const r = Bun.spawnSync([process.execPath, "build", "--compile", "--bytecode", "--minify-whitespace", "--minify-syntax", "src/main.ts", "--outfile", outfile], {
     cwd: ROOT,
     env: childEnv({}),
     stdout: "pipe",
