@@ -60,8 +60,8 @@ function wrk(url: string, opts: { token?: string; connections?: number; threads?
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]),
-    p50: ms(/50%\s+(\S+)/.exec(out)![1]!),
-    p99: ms(/99%\s+(\S+)/.exec(out)![1]!),
+    p50: ms(/^\s+50%\s+(\S+)\s*$/m.exec(out)![1]!),
+    p99: ms(/^\s+99%\s+(\S+)\s*$/m.exec(out)![1]!),
     errors: Number(non2xx?.[1] ?? 0) + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0),
   };
 }
@@ -87,16 +87,26 @@ async function readPort(proc: Subprocess<"ignore", "pipe", "pipe">): Promise<num
   throw new Error(`no listening line: ${buf}`);
 }
 
+/**
+ * Starts the binary with its request log going to a file: a pipe that this process (blocked in
+ * wrk) stopped reading would make the server buffer its log in memory and distort its RSS.
+ */
 async function startServer(dataDir: string, env: Record<string, string>) {
+  const logPath = join(tmp, `server-${Math.random().toString(36).slice(2)}.log`);
   const proc = Bun.spawn([BIN, "serve"], {
     env: { ...process.env, NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_PORT: "0", NOTESTREAM_HOST: "127.0.0.1", NOTESTREAM_LIMIT_PROFILE: "unlimited", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
+    stdout: Bun.file(logPath),
+    stderr: "inherit",
     stdin: "ignore",
   });
   procs.add(proc);
-  const port = await readPort(proc);
-  return { proc, port, base: `http://127.0.0.1:${port}` };
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const m = /"port":(\d+)/.exec(await Bun.file(logPath).text().catch(() => ""));
+    if (m) return { proc, port: Number(m[1]), base: `http://127.0.0.1:${m[1]}` };
+    if (Date.now() > deadline) throw new Error("the server did not start");
+    await Bun.sleep(5);
+  }
 }
 
 function cli(dataDir: string, args: string[]): string {
