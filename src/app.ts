@@ -8,6 +8,7 @@ import { jsonBody } from "./http/plugins/json-body";
 import { accountRoutes } from "./modules/accounts/routes";
 import { billingRoutes } from "./modules/billing/routes";
 import { errorsRoutes } from "./modules/errors/routes";
+import { exportRoutes } from "./modules/export/routes";
 import { healthRoutes } from "./modules/health/routes";
 import { inboxReceiveRoutes, inboxRoutes } from "./modules/inbox/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
@@ -43,7 +44,8 @@ export function buildApp(deps: Deps) {
     .use(accountRoutes(authed))
     .use(errorsRoutes(authed))
     .use(webhookRoutes(authed))
-    .use(inboxRoutes(authed));
+    .use(inboxRoutes(authed))
+    .use(exportRoutes(authed));
 
   // No response schema uses t.Transform, so skipping Encode changes nothing but its cost.
   return new Elysia({ encodeSchema: false })

@@ -24,6 +24,11 @@ export interface Config {
   jobConcurrency: number;
   /** Total time one webhook delivery may take; connecting gets at most 5 s of it. */
   webhookTimeoutMs: number;
+  /** smtp:// or smtps:// URL; null writes mail to <data dir>/outbox/ instead. */
+  smtpUrl: string | null;
+  mailFrom: string;
+  /** Shortest dead-man interval a note may set, in seconds. */
+  minIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -44,6 +49,9 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_JOB_CONCURRENCY", "8", "How many jobs (webhook deliveries, inbox payloads) run at once."],
   ["NOTESTREAM_WEBHOOK_TIMEOUT_MS", "10000", "Total time one outbound webhook delivery may take (connecting: at most 5 s of it)."],
   ["NOTESTREAM_RETRY_SCALE", "1", "Multiplies job retry delays (10 s, 30 s, 2 min, …); for tests."],
+  ["NOTESTREAM_SMTP_URL", "(unset)", "smtp:// or smtps:// URL with credentials (smtps://user:pass@host:465); unset, mail is written to <data dir>/outbox/*.eml."],
+  ["NOTESTREAM_MAIL_FROM", "notestream <notestream@localhost>", "Sender of the mail notestream sends."],
+  ["NOTESTREAM_MIN_INTERVAL_SECONDS", "60", "Shortest dead-man interval a note may set (lower it for tests)."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
 ] as const;
 
@@ -73,6 +81,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     billingSecret: env.NOTESTREAM_BILLING_SECRET || null,
     webhookAllow: parseCidrs(env.NOTESTREAM_WEBHOOK_ALLOW_CIDRS ?? ""),
     retryScale: parseNumber("NOTESTREAM_RETRY_SCALE", env.NOTESTREAM_RETRY_SCALE ?? "1", 0, 100),
+    smtpUrl: parseSmtpUrl(env.NOTESTREAM_SMTP_URL),
+    mailFrom: env.NOTESTREAM_MAIL_FROM?.trim() || "notestream <notestream@localhost>",
+    minIntervalSeconds: parseNumber("NOTESTREAM_MIN_INTERVAL_SECONDS", env.NOTESTREAM_MIN_INTERVAL_SECONDS ?? "60", 1, 86_400),
     webhookTimeoutMs: parseNumber("NOTESTREAM_WEBHOOK_TIMEOUT_MS", env.NOTESTREAM_WEBHOOK_TIMEOUT_MS ?? "10000", 100, 120_000),
     jobConcurrency: parseNumber("NOTESTREAM_JOB_CONCURRENCY", env.NOTESTREAM_JOB_CONCURRENCY ?? "8", 1, 256),
   };
@@ -84,6 +95,13 @@ function parsePort(raw: string): number {
     throw new ConfigError(`NOTESTREAM_PORT must be a port number (0-65535), got "${raw}"`);
   }
   return n;
+}
+
+function parseSmtpUrl(raw: string | undefined): string | null {
+  const url = raw?.trim();
+  if (!url) return null;
+  if (!/^smtps?:\/\/[^\s/]+/.test(url)) throw new ConfigError(`NOTESTREAM_SMTP_URL must be an smtp:// or smtps:// URL, got "${url.replace(/:[^:@/]*@/, ":***@")}"`);
+  return url;
 }
 
 function parseCidrs(raw: string): Cidr[] {

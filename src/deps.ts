@@ -3,6 +3,7 @@ import type { Db } from "./db/client";
 import type { Writer } from "./db/writer";
 import type { RateLimiter } from "./http/rate-limit";
 import type { Clock } from "./lib/clock";
+import type { Mailer } from "./mail/mailer";
 import type { RateLimits } from "./limits/plans";
 import type { IdempotencyClaim } from "./modules/idempotency/service";
 import type { TokenCache } from "./modules/tokens/cache";
@@ -21,6 +22,8 @@ export interface Deps {
   jobs: { wake: () => void };
   /** DNS, for outbound webhooks: every address a name resolves to. */
   resolve: (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
+  /** Used only by the mail job; everything else enqueues mail. */
+  mailer: Mailer;
 }
 
 export type Scope = "read" | "write" | "append";

@@ -1,4 +1,6 @@
+import { join } from "node:path";
 import { loadConfig, type Config } from "./config";
+import { OutboxMailer, SmtpMailer, type Mailer } from "./mail/mailer";
 import { databasePath, openDatabase } from "./db/client";
 import { WalSync } from "./db/wal-sync";
 import { migrate } from "./db/migrate";
@@ -9,6 +11,10 @@ import { systemClock, type Clock } from "./lib/clock";
 import { TokenCache } from "./modules/tokens/cache";
 import { lookup } from "node:dns/promises";
 
+function mailerFor(config: Config): Mailer {
+  return config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new OutboxMailer(join(config.dataDir, "outbox"), config.mailFrom);
+}
+
 async function resolveHost(host: string): Promise<{ address: string; family: 4 | 6 }[]> {
   return (await lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family as 4 | 6 }));
 }
@@ -18,5 +24,5 @@ export function createDeps(config: Config = loadConfig(), clock: Clock = systemC
   const db = openDatabase(config);
   migrate(db);
   const durable = config.synchronous === "FULL" ? new WalSync(`${databasePath(config.dataDir)}-wal`) : null;
-  return { config, db, writer: new Writer(db.$client, durable), clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client), heartbeats: new Map(), jobs: { wake: () => {} }, resolve: resolveHost };
+  return { config, db, writer: new Writer(db.$client, durable), clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client), heartbeats: new Map(), jobs: { wake: () => {} }, resolve: resolveHost, mailer: mailerFor(config) };
 }

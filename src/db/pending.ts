@@ -47,8 +47,13 @@ export class PendingCounters {
   /** Writes the counters to their rows (inside the batch's transaction). */
   apply(): void {
     if (this.notes.size > 0) {
-      const update = this.sqlite.query("UPDATE notes SET byte_size = ?, updated_at = ?, last_write_at = ? WHERE id = ?");
-      for (const [id, n] of this.notes) update.run(n.byteSize, n.at, n.at, id);
+      // An armed dead-man's switch gets its next deadline from the same write time.
+      const update = this.sqlite.query(
+        `UPDATE notes SET byte_size = ?1, updated_at = ?2, last_write_at = ?2,
+           deadman_due_at = CASE WHEN expected_interval_seconds IS NULL THEN deadman_due_at ELSE ?2 + expected_interval_seconds * 1000 END
+         WHERE id = ?3`,
+      );
+      for (const [id, n] of this.notes) update.run(n.byteSize, n.at, id);
       this.notes.clear();
     }
     if (this.storage.size > 0) {

@@ -2,6 +2,8 @@ import { cron } from "@elysiajs/cron";
 import { Elysia } from "elysia";
 import type { Deps } from "../deps";
 import { runLifecycle } from "../modules/accounts/lifecycle";
+import { checkDeadlines } from "../modules/deadman/service";
+import { expireExports } from "../modules/export/service";
 import { pruneApiErrors } from "../modules/errors/service";
 import { purgeExpiredKeys } from "../modules/idempotency/service";
 import { pruneInboxDeliveries } from "../modules/inbox/service";
@@ -10,11 +12,14 @@ import { purgeFinishedJobs } from "./queue";
 /** Periodic work. Each task reads its due items from the database, so none is lost to a restart. */
 export const PERIODIC_TASKS = [
   { name: "lifecycle", pattern: "*/15 * * * * *", run: (deps: Deps) => void runLifecycle(deps) },
+  // Dead-man deadlines are read from the notes every 2 s: alerts go out within seconds of one.
+  { name: "deadman", pattern: "*/2 * * * * *", run: (deps: Deps) => void checkDeadlines(deps) },
   { name: "idempotency-purge", pattern: "0 */10 * * * *", run: (deps: Deps) => void purgeExpiredKeys(deps) },
   { name: "error-log-prune", pattern: "0 7 * * * *", run: (deps: Deps) => pruneApiErrors(deps) },
   // The job runner wakes on enqueue and on its own retry timer; this sweep is the safety net.
   { name: "jobs-sweep", pattern: "*/10 * * * * *", run: (deps: Deps) => deps.jobs.wake() },
   { name: "jobs-purge", pattern: "0 17 * * * *", run: (deps: Deps) => void purgeFinishedJobs(deps) },
+  { name: "export-expiry", pattern: "0 */5 * * * *", run: (deps: Deps) => void expireExports(deps) },
   { name: "inbox-prune", pattern: "0 27 * * * *", run: (deps: Deps) => void pruneInboxDeliveries(deps) },
 ] as const;
 

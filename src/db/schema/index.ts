@@ -3,3 +3,4 @@ export * from "./notes";
 export * from "./tokens";
 export * from "./requests";
 export * from "./jobs";
+export * from "./exports";

@@ -50,6 +50,11 @@ export const notes = sqliteTable(
     webhookFailures: integer("webhook_failures").notNull().default(0),
     // Inbound inbox: SHA-256 of the token inside the inbox URL.
     inboxTokenHash: text("inbox_token_hash"),
+    // Dead-man's switch: the deadline lives here, so a restart forgets nothing.
+    expectedIntervalSeconds: integer("expected_interval_seconds"),
+    alertEmail: text("alert_email"),
+    deadmanStatus: text("deadman_status", { enum: ["off", "ok", "late"] }).notNull().default("off"),
+    deadmanDueAt: integer("deadman_due_at"),
   },
   (t) => [
     // NULL filenames (editable notes) never collide in a SQLite unique index.
@@ -58,6 +63,7 @@ export const notes = sqliteTable(
     index("notes_workspace_folder").on(t.workspaceId, t.folderId),
     index("notes_workspace_format").on(t.workspaceId, t.format),
     uniqueIndex("notes_inbox_token").on(t.inboxTokenHash),
+    index("notes_deadman_due").on(t.deadmanStatus, t.deadmanDueAt),
   ],
 );
 

@@ -26,6 +26,9 @@ export const NoteRecord = t.Object(
     }),
     webhook_secret: t.Nullable(t.String({ description: "whsec_…: HMAC key of X-Service-Signature and the Standard Webhooks signature" })),
     inbox_enabled: t.Boolean(),
+    expected_interval_seconds: t.Nullable(t.Integer({ description: "Dead-man's switch: seconds without a write before an alert; null is off" })),
+    alert_email: t.Nullable(t.String({ description: "Where dead-man alerts go; null means the account's address" })),
+    deadman_status: t.Union([t.Literal("off"), t.Literal("ok"), t.Literal("late")]),
     plain_body: t.Optional(t.String({ description: "Present on single-note reads, absent from lists" })),
   },
   { $id: "#/components/schemas/Note" },
@@ -63,6 +66,8 @@ export const UpdateNoteBody = t.Object({
     format: t.Optional(t.String({ description: "Immutable: sending a different value is refused" })),
     webhook_url: t.Optional(t.Nullable(t.String({ description: "Streams only: http(s) URL to POST each append to; null removes it" }))),
     webhook_format: t.Optional(WebhookFormatSchema),
+    expected_interval_seconds: t.Optional(t.Nullable(t.Integer({ description: "Streams, Dev and Team plans: at least 60; null turns the switch off" }))),
+    alert_email: t.Optional(t.Nullable(t.String({ description: "Recipient of dead-man alerts; null means the account's address" }))),
   }),
 });
 export type UpdateNoteInput = (typeof UpdateNoteBody.static)["note"];

@@ -38,6 +38,10 @@ export function newNoteRow(
     webhookStatus: "none",
     webhookFailures: 0,
     inboxTokenHash: null,
+    expectedIntervalSeconds: null,
+    alertEmail: null,
+    deadmanStatus: "off",
+    deadmanDueAt: null,
     ...n,
   };
 }
@@ -59,6 +63,9 @@ export function toRecord(row: NoteMeta, plainBody?: string): NoteRecord {
     webhook_status: row.webhookStatus,
     webhook_secret: row.webhookSecret,
     inbox_enabled: row.inboxTokenHash !== null,
+    expected_interval_seconds: row.expectedIntervalSeconds,
+    alert_email: row.alertEmail,
+    deadman_status: row.deadmanStatus,
     ...(plainBody === undefined ? {} : { plain_body: plainBody }),
   };
 }

@@ -7,6 +7,7 @@ import type { Page } from "../../lib/pagination";
 import { byteLength, hasLoneSurrogate, stripControl, titleProblem } from "../../lib/text";
 import { assertFolderInWorkspace } from "../folders/repo";
 import { webhookChanges } from "../webhooks/service";
+import { deadmanChanges } from "../deadman/service";
 import { captureBeforeSave } from "../snapshots/capture";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
@@ -177,7 +178,7 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
     if (input.folder_id !== undefined) next.folderId = input.folder_id;
     if (title !== undefined) next.title = title;
     let delta = 0;
-    Object.assign(next, webhookChanges(deps, note, input));
+    Object.assign(next, webhookChanges(deps, note, input), deadmanChanges(deps, tier, note, input));
     if (input.plain_body !== undefined) {
       const size = byteLength(input.plain_body);
       assertNoteSize(tier, "plain", size, note.byteSize);

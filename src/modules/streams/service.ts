@@ -10,6 +10,7 @@ import { findStream, newNoteRow, visibleNote, type NoteRow } from "../notes/repo
 import { writableWorkspace } from "../notes/service";
 import { requireScope } from "../tokens/service";
 import { enqueueAppendDelivery } from "../webhooks/service";
+import { noteResumed } from "../deadman/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
 import { tierOf, type WorkspaceRow } from "../workspaces/repo";
 import type { AppendResponse } from "./model";
@@ -110,6 +111,7 @@ function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
   pending.setNote(note.id, plan.newSize, now);
   pending.addStorage(plan.ws.id, plan.size);
   enqueueAppendDelivery(deps, note, plan.line, plan.newSize, now);
+  noteResumed(deps, note, plan.line, now);
   const cap = bodyCapFor(plan.tier, "plain");
   return {
     id: note.id,

@@ -10,6 +10,8 @@ import type { Page } from "../../lib/pagination";
 import { visibleNote, type NoteRow } from "../notes/repo";
 import { requireScope } from "../tokens/service";
 import { shapeBody, type WebhookFormat } from "./formats";
+import { enqueueMail } from "../../mail/queue";
+import { webhookDisabled } from "../../mail/templates";
 import { CONNECT_TIMEOUT_MS, postTo, type PostResult } from "./http";
 import { newWebhookSecret, signatureHeaders } from "./sign";
 import { checkedAddress, RefusedTarget, urlProblem } from "./target";
@@ -137,9 +139,19 @@ function recordAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: 
   if (ok) return { ok: true };
   if (disable) {
     cancelSerial(deps, WEBHOOK_QUEUE, noteId, "webhook disabled");
+    mailOwnerAboutDisable(deps, noteId, url, gone ? "the receiver answered 410 Gone" : `${failures} deliveries in a row failed (last: ${error})`);
     return { fail: error! };
   }
   return { retry: error!, delayMs: retryAfterMs(r) };
+}
+
+function mailOwnerAboutDisable(deps: Deps, noteId: string, url: string, reason: string): void {
+  const n = deps.db.$client
+    .query<{ title: string; filename: string | null; email: string }, [string]>(
+      "SELECT n.title, n.filename, a.email FROM notes n JOIN workspaces w ON w.id = n.workspace_id JOIN accounts a ON a.id = w.owner_id WHERE n.id = ?",
+    )
+    .get(noteId);
+  if (n) enqueueMail(deps, webhookDisabled({ to: n.email, noteTitle: n.title, filename: n.filename, url, reason }));
 }
 
 /** Retry-After in seconds or as an HTTP date, on 429 and 503, capped at an hour. */

@@ -1,0 +1,64 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import nodemailer from "nodemailer";
+import { randomBase62 } from "../lib/random";
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/** Everything that sends mail goes through this; jobs call it, so a failure is retried, never lost. */
+export interface Mailer {
+  send(message: MailMessage): Promise<void>;
+}
+
+/** Sends through an SMTP server (smtp:// or smtps://, credentials in the URL). */
+export class SmtpMailer implements Mailer {
+  private readonly transport;
+
+  constructor(
+    url: string,
+    private readonly from: string,
+  ) {
+    const u = new URL(url);
+    const secure = u.protocol === "smtps:";
+    this.transport = nodemailer.createTransport({
+      host: u.hostname.replace(/^\[|\]$/g, ""),
+      port: u.port ? Number(u.port) : secure ? 465 : 587,
+      secure,
+      auth: u.username ? { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) } : undefined,
+      // A local relay without TLS is common on a homelab box; STARTTLS is still used when offered.
+      ignoreTLS: u.searchParams.get("tls") === "off",
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 20_000,
+    });
+  }
+
+  async send(m: MailMessage): Promise<void> {
+    await this.transport.sendMail({ from: this.from, to: m.to, subject: m.subject, text: m.text });
+  }
+}
+
+/**
+ * With no SMTP server configured, each mail becomes an .eml file under <data dir>/outbox/ and a
+ * log line, so `make run` works with nothing set up and nothing is lost.
+ */
+export class OutboxMailer implements Mailer {
+  private readonly transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" });
+
+  constructor(
+    private readonly dir: string,
+    private readonly from: string,
+  ) {}
+
+  async send(m: MailMessage): Promise<void> {
+    const info = await this.transport.sendMail({ from: this.from, to: m.to, subject: m.subject, text: m.text });
+    mkdirSync(this.dir, { recursive: true });
+    const file = join(this.dir, `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomBase62(6)}.eml`);
+    writeFileSync(file, info.message as Buffer);
+    console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "mail written to outbox", to: m.to, subject: m.subject, file }));
+  }
+}

@@ -1,0 +1,118 @@
+import type { Deps } from "../../deps";
+import { AppError, ValidationFailed } from "../../http/errors";
+import { iso } from "../../lib/clock";
+import { enqueueMail } from "../../mail/queue";
+import { deadmanAlert, deadmanRecovered } from "../../mail/templates";
+import { isPlausibleEmail, normaliseEmail } from "../accounts/service";
+import type { NoteRow } from "../notes/repo";
+import type { Tier } from "../../limits/plans";
+
+export const MAX_INTERVAL_SECONDS = 366 * 24 * 3600;
+const LAST_LINES = 5;
+
+/**
+ * The dead-man part of a PATCH, inside its write. Setting an interval arms the switch with a
+ * deadline stored on the note (now + interval); null turns it off.
+ */
+export function deadmanChanges(
+  deps: Deps,
+  tier: Tier,
+  note: NoteRow,
+  input: { expected_interval_seconds?: number | null; alert_email?: string | null },
+): Partial<NoteRow> {
+  if (input.expected_interval_seconds === undefined && input.alert_email === undefined) return {};
+  if (note.kind !== "stream") {
+    throw ValidationFailed.field("note.expected_interval_seconds", "not_a_stream", "the dead-man's switch belongs to streams (append-only notes)");
+  }
+  const enabling = (input.expected_interval_seconds ?? null) !== null || (input.alert_email ?? null) !== null;
+  if (enabling && !tier.deadman) throw new AppError("plan_required", `the dead-man's switch is not available on the ${tier.name} plan`);
+  const changes: Partial<NoteRow> = {};
+  if (input.alert_email !== undefined) {
+    if (input.alert_email === null) changes.alertEmail = null;
+    else {
+      const email = normaliseEmail(input.alert_email);
+      if (!isPlausibleEmail(email)) throw ValidationFailed.field("note.alert_email", "invalid", "alert_email must be an e-mail address");
+      changes.alertEmail = email;
+    }
+  }
+  const seconds = input.expected_interval_seconds;
+  if (seconds === null) {
+    Object.assign(changes, { expectedIntervalSeconds: null, deadmanStatus: "off", deadmanDueAt: null });
+  } else if (seconds !== undefined) {
+    const min = deps.config.minIntervalSeconds;
+    if (!Number.isInteger(seconds) || seconds < min || seconds > MAX_INTERVAL_SECONDS) {
+      throw ValidationFailed.field(
+        "note.expected_interval_seconds",
+        "out_of_range",
+        `expected_interval_seconds must be a whole number from ${min} to ${MAX_INTERVAL_SECONDS}`,
+      );
+    }
+    // The clock starts now: a note that was quiet before the switch was set is not late at once.
+    Object.assign(changes, { expectedIntervalSeconds: seconds, deadmanStatus: "ok", deadmanDueAt: deps.clock.now() + seconds * 1000 });
+  }
+  return changes;
+}
+
+function recipient(deps: Deps, note: { alertEmail: string | null; workspaceId: string }): string {
+  if (note.alertEmail) return note.alertEmail;
+  const owner = deps.db.$client
+    .query<{ email: string }, [string]>("SELECT a.email FROM workspaces w JOIN accounts a ON a.id = w.owner_id WHERE w.id = ?")
+    .get(note.workspaceId);
+  return owner!.email;
+}
+
+/** Inside an append's write, after its checks: a late stream is back, and says so once. */
+export function noteResumed(deps: Deps, note: NoteRow, line: string, now: number): void {
+  if (note.deadmanStatus !== "late") return;
+  deps.db.$client.query("UPDATE notes SET deadman_status = 'ok' WHERE id = ?").run(note.id);
+  enqueueMail(
+    deps,
+    deadmanRecovered({ to: recipient(deps, note), noteTitle: note.title, filename: note.filename, resumedAt: iso(now), line: line.trimEnd() }),
+  );
+}
+
+/**
+ * Every armed stream whose deadline has passed becomes late and gets one alert mail, in the same
+ * write: the status on the note is what stops a second alert, across restarts too.
+ */
+export function checkDeadlines(deps: Deps): number {
+  const now = deps.clock.now();
+  const sqlite = deps.db.$client;
+  const due = sqlite
+    .query<
+      { id: string; workspaceId: string; title: string; filename: string | null; alertEmail: string | null; lastWriteAt: number; interval: number },
+      [number]
+    >(
+      `SELECT id, workspace_id AS workspaceId, title, filename, alert_email AS alertEmail, last_write_at AS lastWriteAt,
+              expected_interval_seconds AS interval
+       FROM notes WHERE deadman_status = 'ok' AND deadman_due_at <= ? AND trashed_at IS NULL`,
+    )
+    .all(now);
+  for (const n of due) {
+    sqlite.query("UPDATE notes SET deadman_status = 'late' WHERE id = ? AND deadman_status = 'ok'").run(n.id);
+    enqueueMail(
+      deps,
+      deadmanAlert({
+        to: recipient(deps, n),
+        noteTitle: n.title,
+        filename: n.filename,
+        noteId: n.id,
+        lastWriteAt: iso(n.lastWriteAt),
+        silentForMs: now - n.lastWriteAt,
+        intervalSeconds: n.interval,
+        lastLines: lastLines(deps, n.id),
+        baseUrl: deps.config.baseUrl ?? `http://localhost:${deps.config.port}`,
+      }),
+    );
+  }
+  return due.length;
+}
+
+/** The last few lines of a stream, read from its newest chunks only. */
+function lastLines(deps: Deps, noteId: string): string[] {
+  const chunks = deps.db.$client
+    .query<{ text: string }, [string, number]>("SELECT text FROM note_chunks WHERE note_id = ? ORDER BY seq DESC LIMIT ?")
+    .all(noteId, LAST_LINES)
+    .reverse();
+  return chunks.map((c) => c.text).join("").split("\n").filter(Boolean).slice(-LAST_LINES);
+}

@@ -1,0 +1,161 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { and, eq, gt, lte } from "drizzle-orm";
+import type { Ctx, Deps } from "../../deps";
+import { commit, type Reply } from "../../db/commit";
+import { databasePath } from "../../db/client";
+import { accounts, exportsTable } from "../../db/schema";
+import { AppError, NotFound } from "../../http/errors";
+import { enqueue } from "../../jobs/queue";
+import type { JobHandler } from "../../jobs/runner";
+import { iso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
+import { enqueueMail } from "../../mail/queue";
+import { exportReady } from "../../mail/templates";
+import { requireScope, requireUnpinned } from "../tokens/service";
+import { writeExportZip } from "./zip";
+
+export const EXPORT_QUEUE = "export";
+export const EXPORTS_PER_HOUR = 2;
+export const LINK_VALID_MS = 24 * 3600 * 1000;
+const HOUR = 3600 * 1000;
+
+type ExportRow = typeof exportsTable.$inferSelect;
+
+export function downloadUrl(deps: Deps, id: string, origin: string): string {
+  return `${deps.config.baseUrl ?? origin}/api/v1/export/${id}/download`;
+}
+
+function toRecord(deps: Deps, row: ExportRow, origin: string) {
+  const live = row.status === "ready" && row.expiresAt !== null && row.expiresAt > deps.clock.now();
+  return {
+    id: row.id,
+    status: row.status === "ready" && !live ? ("expired" as const) : row.status,
+    created_at: iso(row.createdAt),
+    completed_at: row.completedAt === null ? null : iso(row.completedAt),
+    expires_at: row.expiresAt === null ? null : iso(row.expiresAt),
+    notes: row.notes,
+    size_bytes: row.sizeBytes,
+    download_url: live ? downloadUrl(deps, row.id, origin) : null,
+    error: row.error,
+  };
+}
+
+/**
+ * Queues a full-account export. Reading is enough: a lapsed, read-only account can export.
+ * Two an hour per account, counted from the exports themselves, so a restart does not reset it.
+ */
+export async function requestExport({ ctx, origin }: { ctx: Ctx; origin: string }): Promise<Reply<ReturnType<typeof toRecord>>> {
+  requireScope(ctx, "read");
+  requireUnpinned(ctx, "export the whole account");
+  const { deps, principal } = ctx;
+  return commit(ctx, 202, () => {
+    const now = deps.clock.now();
+    const recent = deps.db
+      .select({ createdAt: exportsTable.createdAt })
+      .from(exportsTable)
+      .where(and(eq(exportsTable.accountId, principal.accountId), gt(exportsTable.createdAt, now - HOUR)))
+      .orderBy(exportsTable.createdAt)
+      .all();
+    if (recent.length >= EXPORTS_PER_HOUR) {
+      const retry = Math.max(1, Math.ceil((recent[0]!.createdAt + HOUR - now) / 1000));
+      throw new AppError("rate_limited", `at most ${EXPORTS_PER_HOUR} exports an hour; the next one is possible in ${retry} s`, undefined, {
+        "retry-after": String(retry),
+      });
+    }
+    const row: ExportRow = {
+      id: newId("exp"),
+      workspaceId: principal.workspaceId,
+      accountId: principal.accountId,
+      status: "queued",
+      filePath: null,
+      sizeBytes: null,
+      notes: null,
+      error: null,
+      createdAt: now,
+      completedAt: null,
+      expiresAt: null,
+    };
+    deps.db.insert(exportsTable).values(row).run();
+    enqueue(deps, EXPORT_QUEUE, { exportId: row.id, origin }, { maxAttempts: 3 });
+    return toRecord(deps, row, origin);
+  });
+}
+
+/** An export of the caller's workspace; any other id is the same 404 as a missing one. */
+function visibleExport(ctx: Ctx, id: string): ExportRow {
+  const row = ctx.deps.db
+    .select()
+    .from(exportsTable)
+    .where(and(eq(exportsTable.id, id), eq(exportsTable.workspaceId, ctx.principal.workspaceId)))
+    .get();
+  if (!row) throw new NotFound("export");
+  return row;
+}
+
+export function getExport({ ctx, id, origin }: { ctx: Ctx; id: string; origin: string }) {
+  requireScope(ctx, "read");
+  requireUnpinned(ctx, "see account exports");
+  return toRecord(ctx.deps, visibleExport(ctx, id), origin);
+}
+
+/** The zip, for the owner only, until the link expires; afterwards the same 404 as for anyone else. */
+export function exportFile({ ctx, id }: { ctx: Ctx; id: string }): { path: string; name: string } {
+  requireScope(ctx, "read");
+  requireUnpinned(ctx, "download account exports");
+  const row = visibleExport(ctx, id);
+  if (row.status !== "ready" || !row.filePath || row.expiresAt === null || row.expiresAt <= ctx.deps.clock.now()) {
+    throw new NotFound("export");
+  }
+  return { path: row.filePath, name: `notestream-export-${iso(row.completedAt!).slice(0, 10)}.zip` };
+}
+
+export const exportHandler: JobHandler = {
+  run: async (deps, job) => {
+    const { exportId, origin } = JSON.parse(job.payload) as { exportId: string; origin: string };
+    const row = deps.db.select().from(exportsTable).where(eq(exportsTable.id, exportId)).get();
+    if (!row || row.status === "ready") return { ok: true };
+    await deps.writer.write(() => deps.db.update(exportsTable).set({ status: "building" }).where(eq(exportsTable.id, exportId)).run());
+    const path = join(deps.config.dataDir, "exports", `${exportId}.zip`);
+    // Everything committed so far is in the database file or its WAL; the export reads its own snapshot.
+    const built = await writeExportZip(databasePath(deps.config.dataDir), row.workspaceId, path, iso(deps.clock.now()));
+    return () => finishExport(deps, exportId, path, built, origin);
+  },
+  onFailed: (deps, job, error) => {
+    const { exportId } = JSON.parse(job.payload) as { exportId: string };
+    deps.db.update(exportsTable).set({ status: "failed", error: error.slice(0, 500) }).where(eq(exportsTable.id, exportId)).run();
+  },
+};
+
+function finishExport(deps: Deps, id: string, path: string, built: { sizeBytes: number; notes: number }, origin: string) {
+  const now = deps.clock.now();
+  const expiresAt = now + LINK_VALID_MS;
+  deps.db
+    .update(exportsTable)
+    .set({ status: "ready", filePath: path, sizeBytes: built.sizeBytes, notes: built.notes, completedAt: now, expiresAt, error: null })
+    .where(eq(exportsTable.id, id))
+    .run();
+  const row = deps.db
+    .select({ email: accounts.email })
+    .from(exportsTable)
+    .innerJoin(accounts, eq(accounts.id, exportsTable.accountId))
+    .where(eq(exportsTable.id, id))
+    .get()!;
+  enqueueMail(deps, exportReady({ to: row.email, url: downloadUrl(deps, id, origin), expiresAt: iso(expiresAt), notes: built.notes, sizeBytes: built.sizeBytes }));
+  return { ok: true as const };
+}
+
+/** Links past their 24 hours: the file goes, the export says expired (a periodic task). */
+export function expireExports(deps: Deps): number {
+  const due = deps.db
+    .select({ id: exportsTable.id, filePath: exportsTable.filePath })
+    .from(exportsTable)
+    .where(and(eq(exportsTable.status, "ready"), lte(exportsTable.expiresAt, deps.clock.now())))
+    .all();
+  for (const e of due) {
+    if (e.filePath) rmSync(e.filePath, { force: true });
+    deps.db.update(exportsTable).set({ status: "expired", filePath: null }).where(eq(exportsTable.id, e.id)).run();
+  }
+  return due.length;
+}
+
