@@ -55,9 +55,9 @@ describe("Writer", () => {
 describe("coalesced counters", () => {
   function counters() {
     const db = new Database(":memory:");
-    db.run("CREATE TABLE notes (id TEXT PRIMARY KEY, byte_size INTEGER, updated_at INTEGER, last_write_at INTEGER)");
+    db.run("CREATE TABLE notes (id TEXT PRIMARY KEY, byte_size INTEGER, updated_at INTEGER, last_write_at INTEGER, expected_interval_seconds INTEGER, deadman_due_at INTEGER)");
     db.run("CREATE TABLE workspaces (id TEXT PRIMARY KEY, storage_used INTEGER)");
-    db.run("INSERT INTO notes VALUES ('n', 0, 0, 0)");
+    db.run("INSERT INTO notes VALUES ('n', 0, 0, 0, NULL, NULL)");
     db.run("INSERT INTO workspaces VALUES ('w', 0)");
     return { db, writer: new Writer(db) };
   }
