@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../../package.json";
 import { receiver } from "../helpers/receiver";
+import { smtpServer } from "../helpers/mail";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BUILD_TIMEOUT_MS = 60_000;
@@ -614,4 +615,29 @@ describe("serve over HTTP", () => {
       hook.stop();
     }
   }, 60_000);
+
+  test("dead-man's switch on the running binary: the scheduler alerts within seconds of the deadline, once", async () => {
+    const smtp = await smtpServer();
+    const dataDir = tempDir("data");
+    const { token } = provision(dataDir);
+    const server = await startServer(dataDir, { NOTESTREAM_SMTP_URL: smtp.url, NOTESTREAM_MIN_INTERVAL_SECONDS: "1", NOTESTREAM_LOG_REQUESTS: "false" });
+    try {
+      const first = (await append(server.base, token, "heartbeat.log", "alive")).body as { id: string };
+      const armed = await request(server.base, "PATCH", `/api/v1/notes/${first.id}`, { token, json: { note: { expected_interval_seconds: 2 } } });
+      expect(armed.status).toBe(200);
+      const armedAt = Date.now();
+      await smtp.waitFor(1, 10_000);
+      const took = Date.now() - armedAt;
+      console.log(`dead-man alert arrived ${took} ms after arming a 2 s switch`);
+      expect(took).toBeLessThan(2_000 + 5_000);
+      expect(smtp.mails[0]!.subject).toBe("[notestream] heartbeat.log has gone quiet");
+      expect(smtp.mails[0]!.to).toEqual(["ops@example.com"]);
+      // No second alert for the same silence.
+      await Bun.sleep(3_000);
+      expect(smtp.mails).toHaveLength(1);
+    } finally {
+      await server.stop("SIGTERM").catch(() => {});
+      await smtp.stop();
+    }
+  }, 30_000);
 });
