@@ -14,9 +14,14 @@ if [ -z "$text" ]; then
   text="${GITHUB_REPOSITORY:-unknown} ${GITHUB_WORKFLOW:-workflow} #${GITHUB_RUN_NUMBER:-0} ${INPUT_JOB_STATUS:-unknown}: ${run_url}"
 fi
 
-# JSON string escaping with sed alone: backslash, quote, tab, CR; newlines become \n.
+# JSON string escaping with tr and sed alone: other control characters (ESC of coloured CI output,
+# BEL, …) are dropped, as the server would drop them; backslash, quote, tab and CR are escaped and
+# newlines become \n. The trailing "." keeps trailing newlines through the command substitution.
 json_string() {
-  printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/\\t/g' -e 's/\r/\\r/g' | sed -e ':a' -e 'N' -e '$!ba' -e 's/\n/\\n/g'
+  local out
+  out=$(printf '%s.' "$1" | tr -d '\000-\010\013\014\016-\037\177' \
+    | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/\\t/g' -e 's/\r/\\r/g' | sed -e ':a' -e 'N' -e '$!ba' -e 's/\n/\\n/g')
+  printf '%s' "${out%.}"
 }
 
 # Percent-encodes a filename for the URL path (bytes outside [A-Za-z0-9._~-]).

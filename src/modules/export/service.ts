@@ -99,7 +99,11 @@ export function getExport({ ctx, id, origin }: { ctx: Ctx; id: string; origin: s
   return toRecord(ctx.deps, visibleExport(ctx, id), origin);
 }
 
-/** The zip, for the owner only, until the link expires; afterwards the same 404 as for anyone else. */
+/**
+ * The zip, for the workspace it was made of (its owner's session, or a read token of the
+ * workspace, which for a team is any member's), until the link expires; afterwards the same 404
+ * as for anyone else.
+ */
 export function exportFile({ ctx, id }: { ctx: Ctx; id: string }): { path: string; name: string } {
   requireScope(ctx, "read");
   requireUnpinned(ctx, "download account exports");
