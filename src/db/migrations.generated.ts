@@ -4,6 +4,7 @@ import m0 from "../../migrations/0000_init.sql" with { type: "text" };
 import m1 from "../../migrations/0001_guard_rails.sql" with { type: "text" };
 import m2 from "../../migrations/0002_webhooks.sql" with { type: "text" };
 import m3 from "../../migrations/0003_deadman_export.sql" with { type: "text" };
+import m4 from "../../migrations/0004_web.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -11,4 +12,5 @@ export const migrationSql: Record<string, string> = {
   "0001_guard_rails": m1,
   "0002_webhooks": m2,
   "0003_deadman_export": m3,
+  "0004_web": m4,
 };

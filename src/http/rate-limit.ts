@@ -14,6 +14,7 @@ export interface RateDecision {
 const WINDOW_MS = 60_000;
 
 interface Counter {
+  windowMs: number;
   window: number;
   count: number;
 }
@@ -28,15 +29,16 @@ export class RateLimiter {
 
   constructor(private readonly clock: Clock) {}
 
-  /** Counts one request against `key` and says whether it is within `limit` per minute. */
-  consume(key: string, limit: number, bucket: Bucket): RateDecision {
-    const window = this.windowNow();
+  /** Counts one request against `key` and says whether it is within `limit` per window (a minute by default). */
+  consume(key: string, limit: number, bucket: Bucket, windowMs = WINDOW_MS): RateDecision {
+    this.prune();
+    const window = Math.floor(this.clock.now() / windowMs);
     let c = this.counters.get(key);
-    if (!c || c.window !== window) {
-      c = { window, count: 0 };
+    if (!c || c.window !== window || c.windowMs !== windowMs) {
+      c = { windowMs, window, count: 0 };
       this.counters.set(key, c);
     }
-    const reset = ((window + 1) * WINDOW_MS) / 1000;
+    const reset = ((window + 1) * windowMs) / 1000;
     if (c.count >= limit) return { allowed: false, limit, remaining: 0, reset, bucket };
     c.count++;
     return { allowed: true, limit, remaining: limit - c.count, reset, bucket };
@@ -45,17 +47,16 @@ export class RateLimiter {
   /** Gives back a request counted provisionally (an anonymous slot taken before a token proved good). */
   refund(key: string): void {
     const c = this.counters.get(key);
-    if (c && c.window === this.windowNow() && c.count > 0) c.count--;
+    if (c && c.window === Math.floor(this.clock.now() / c.windowMs) && c.count > 0) c.count--;
   }
 
-  private windowNow(): number {
-    const window = Math.floor(this.clock.now() / WINDOW_MS);
-    if (window !== this.currentWindow) {
-      // A new minute: counters of past windows are dead weight.
-      this.currentWindow = window;
-      for (const [k, c] of this.counters) if (c.window < window) this.counters.delete(k);
-    }
-    return window;
+  private prune(): void {
+    const minute = Math.floor(this.clock.now() / WINDOW_MS);
+    if (minute === this.currentWindow) return;
+    // Once a minute: counters of past windows are dead weight.
+    this.currentWindow = minute;
+    const now = this.clock.now();
+    for (const [k, c] of this.counters) if (c.window < Math.floor(now / c.windowMs)) this.counters.delete(k);
   }
 }
 

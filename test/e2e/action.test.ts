@@ -2,164 +2,36 @@
  * The GitHub Action (action.yml + action/append.sh) against the real compiled binary: the binary
  * is built once with `bun build --compile`, `serve` runs on a temp data dir with a Dev account
  * and tokens made with its own CLI, and the script runs under bash with the INPUT_* and GITHUB_*
- * variables GitHub would set. Self-contained: the helpers are a minimal copy of binary.test.ts's.
+ * variables GitHub would set. The binary, server and HTTP helpers are shared with binary.test.ts
+ * (test/helpers/binary.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Subprocess } from "bun";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import {
+  BUILD_TIMEOUT_MS,
+  ROOT,
+  type RunningServer,
+  START_TIMEOUT_MS,
+  buildBinary,
+  childEnv,
+  cleanup,
+  cliOk,
+  getNote,
+  notePath,
+  request,
+  startServer,
+  tempDir,
+} from "../helpers/binary";
 
-const ROOT = join(import.meta.dir, "..", "..");
 const SCRIPT = join(ROOT, "action", "append.sh");
-const BUILD_TIMEOUT_MS = 60_000;
-const START_TIMEOUT_MS = 10_000;
-const EXIT_TIMEOUT_MS = 10_000;
-const FETCH_TIMEOUT_MS = 10_000;
 const SCRIPT_TIMEOUT_MS = 20_000;
-
-let BIN = "";
-const tempDirs: string[] = [];
-const liveProcs = new Set<Subprocess>();
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-function tempDir(label: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `notestream-action-${label}-`));
-  tempDirs.push(dir);
-  return dir;
-}
-
-/**
- * The test runner's environment without NOTESTREAM_*, INPUT_* and GITHUB_* variables (the suite
- * may itself run inside GitHub Actions), plus the given ones.
- */
-function childEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !/^(NOTESTREAM_|INPUT_|GITHUB_|RUNNER_)/.test(k)) env[k] = v;
-  }
-  return { ...env, ...extra };
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Runs a CLI command of the binary against a data dir, from an empty working directory, and asserts it succeeded. */
-function cliOk(dataDir: string, args: string[]): string {
-  const r = Bun.spawnSync([BIN, ...args], {
-    cwd: tempDir("cwd"),
-    env: childEnv({ NOTESTREAM_DATA_DIR: dataDir }),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-    timeout: 20_000,
-  });
-  if (r.exitCode !== 0) throw new Error(`notestream ${args.join(" ")} exited ${r.exitCode}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r.stdout.toString();
-}
-
-async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
-  const decoder = new TextDecoder();
-  let buf = "";
-  for await (const chunk of stream) {
-    buf += decoder.decode(chunk, { stream: true });
-    let i: number;
-    while ((i = buf.indexOf("\n")) >= 0) {
-      onLine(buf.slice(0, i));
-      buf = buf.slice(i + 1);
-    }
-  }
-  buf += decoder.decode();
-  if (buf.length > 0) onLine(buf);
-}
-
-type ServerProc = Subprocess<"ignore", "pipe", "pipe">;
-
-interface RunningServer {
-  proc: ServerProc;
-  base: string;
-  logs: string[];
-  stderr: () => string;
-  stop: (signal?: "SIGTERM" | "SIGKILL") => Promise<number | null>;
-}
-
-/** Starts `serve` on a free port; resolves once it has logged its "listening" line. */
-async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<RunningServer> {
-  const proc: ServerProc = Bun.spawn([BIN, "serve"], {
-    cwd: tempDir("cwd"),
-    env: childEnv({ NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_PORT: "0", NOTESTREAM_HOST: "127.0.0.1", ...env }),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  liveProcs.add(proc);
-  void proc.exited.then(() => liveProcs.delete(proc));
-
-  const logs: string[] = [];
-  let stderr = "";
-  let onListening!: (port: number) => void;
-  const listening = new Promise<number>((resolve) => (onListening = resolve));
-  const stdoutDone = readLines(proc.stdout, (line) => {
-    logs.push(line);
-    try {
-      const j = JSON.parse(line) as { msg?: unknown; port?: unknown };
-      if (j.msg === "listening" && typeof j.port === "number") onListening(j.port);
-    } catch {}
-  });
-  const stderrDone = readLines(proc.stderr, (line) => (stderr += `${line}\n`));
-  const drained = Promise.all([stdoutDone, stderrDone]).then(() => undefined);
-
-  const stop = async (signal: "SIGTERM" | "SIGKILL" = "SIGTERM") => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
-    await withTimeout(proc.exited, EXIT_TIMEOUT_MS, `the server to exit after ${signal}`).catch((e) => {
-      proc.kill("SIGKILL");
-      throw e;
-    });
-    await withTimeout(drained, EXIT_TIMEOUT_MS, "the server's output to close");
-    return proc.exitCode;
-  };
-
-  let port: number;
-  try {
-    port = await withTimeout(
-      Promise.race([
-        listening,
-        proc.exited.then((code) => {
-          throw new Error(`serve exited with ${code} before listening`);
-        }),
-      ]),
-      START_TIMEOUT_MS,
-      "the listening log line",
-    );
-  } catch (e) {
-    proc.kill("SIGKILL");
-    await withTimeout(proc.exited, EXIT_TIMEOUT_MS, "the failed server to die").catch(() => {});
-    await withTimeout(drained, EXIT_TIMEOUT_MS, "the failed server's output").catch(() => {});
-    throw new Error(`${(e as Error).message}\nstdout:\n${logs.join("\n")}\nstderr:\n${stderr}`);
-  }
-  return { proc, base: `http://127.0.0.1:${port}`, logs, stderr: () => stderr, stop };
-}
-
-async function getJson(path: string, token: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${server.base}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
-  return { status: res.status, body: await res.json().catch(() => null) };
-}
-
-const notePath = (filename: string) => `/api/v1/notes/by-filename/${encodeURIComponent(filename)}`;
-
-async function readNote(filename: string): Promise<any> {
-  const r = await getJson(notePath(filename), rwToken);
-  if (r.status !== 200) throw new Error(`GET ${filename}: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body;
-}
+const readNote = (filename: string): Promise<any> => getNote(server.base, rwToken, filename);
 
 interface ScriptResult {
   code: number | null;
@@ -196,33 +68,19 @@ let rwToken = "";
 let readToken = "";
 
 beforeAll(async () => {
-  const outDir = tempDir("bin");
-  const outfile = join(outDir, "notestream");
-  const r = Bun.spawnSync([process.execPath, "build", "--compile", "--bytecode", "--minify-whitespace", "--minify-syntax", "src/main.ts", "--outfile", outfile], {
-    cwd: ROOT,
-    env: childEnv({}),
-    stdout: "pipe",
-    stderr: "pipe",
-    timeout: BUILD_TIMEOUT_MS,
-  });
-  if (r.exitCode !== 0 || !existsSync(outfile)) {
-    throw new Error(`bun build --compile failed (exit ${r.exitCode}):\n${r.stderr.toString()}\n${r.stdout.toString()}`);
-  }
-  BIN = outfile;
+  buildBinary();
 
   const dataDir = tempDir("data");
   const email = "ci@example.com";
   cliOk(dataDir, ["account", "create", "--email", email, "--plan", "dev"]);
-  rwToken = cliOk(dataDir, ["token", "create", "--email", email, "--scope", "read,write", "--name", "action"]).trim();
-  readToken = cliOk(dataDir, ["token", "create", "--email", email, "--scope", "read", "--name", "reader"]).trim();
+  rwToken = cliOk(dataDir, ["token", "create", "--email", email, "--scope", "read,write", "--name", "action"]).stdout.trim();
+  readToken = cliOk(dataDir, ["token", "create", "--email", email, "--scope", "read", "--name", "reader"]).stdout.trim();
   server = await startServer(dataDir, { NOTESTREAM_LOG_REQUESTS: "false" });
 }, BUILD_TIMEOUT_MS + START_TIMEOUT_MS + 20_000);
 
 afterAll(async () => {
   if (server) await server.stop("SIGTERM").catch(() => {});
-  for (const proc of liveProcs) proc.kill("SIGKILL");
-  await Promise.all([...liveProcs].map((p) => withTimeout(p.exited, 5_000, "a leftover server to die").catch(() => {})));
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  await cleanup();
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -382,6 +240,6 @@ describe("action/append.sh against the binary", () => {
     expect(unreachable.output).toBe("");
 
     // None of them wrote anything.
-    expect((await getJson(notePath("refused.log"), rwToken)).status).toBe(404);
+    expect((await request(server.base, "GET", notePath("refused.log"), { token: rwToken })).status).toBe(404);
   });
 });

@@ -7,9 +7,43 @@ export const accounts = sqliteTable("accounts", {
   passwordHash: text("password_hash"),
   name: text("name").notNull().default(""),
   bio: text("bio").notNull().default(""),
+  // Sign-up in the browser: the address is confirmed by a mailed link before sign-in.
+  emailConfirmedAt: integer("email_confirmed_at"),
+  // The person stated a birth date 16 or more years ago, or confirmed being 16 or older.
+  ageConfirmedAt: integer("age_confirmed_at"),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
+
+/** Browser sessions: the cookie holds a secret, this table its SHA-256. */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    idHash: text("id_hash").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    // The workspace the session works in: the personal one, or a team's.
+    workspaceId: text("workspace_id").notNull(),
+    csrfToken: text("csrf_token").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("sessions_account").on(t.accountId)],
+);
+
+/** One-time links sent by mail: confirm an address, reset a password, change the address. */
+export const accountLinks = sqliteTable(
+  "account_links",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    purpose: text("purpose", { enum: ["confirm", "reset", "email_change"] }).notNull(),
+    newEmail: text("new_email"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    usedAt: integer("used_at"),
+  },
+  (t) => [index("account_links_account").on(t.accountId, t.purpose)],
+);
 
 /**
  * What caps and billing apply to: every account has one personal workspace; a team workspace

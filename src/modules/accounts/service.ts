@@ -42,7 +42,7 @@ export function personalWorkspaceId(deps: Deps, accountId: string): string {
  */
 export function createAccount(
   deps: Deps,
-  input: { email: string; plan: PlanName; passwordHash?: string | null; name?: string },
+  input: { email: string; plan: PlanName; passwordHash?: string | null; name?: string; confirmed?: boolean; ageConfirmed?: boolean },
 ): { account: AccountRow; workspaceId: string } {
   const email = normaliseEmail(input.email);
   if (!isPlausibleEmail(email)) throw new AccountError(`"${input.email}" is not an e-mail address`);
@@ -54,6 +54,9 @@ export function createAccount(
     passwordHash: input.passwordHash ?? null,
     name: input.name ?? "",
     bio: "",
+    // Accounts made by an operator (the command line) need no mailed confirmation.
+    emailConfirmedAt: input.confirmed === false ? null : now,
+    ageConfirmedAt: input.ageConfirmed ? now : null,
     createdAt: now,
     updatedAt: now,
   };

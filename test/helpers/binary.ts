@@ -1,0 +1,265 @@
+/**
+ * Shared helpers for the end-to-end tests of the real single-file executable (test/e2e/*.test.ts):
+ * building it with `bun build --compile`, running its CLI and `serve` from empty working
+ * directories with a clean environment, talking to it over real HTTP, and cleaning up.
+ *
+ * Each test file calls `buildBinary()` in its beforeAll and `cleanup()` in its afterAll; nothing
+ * here relies on state surviving from one test file to the next.
+ */
+import type { Subprocess } from "bun";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dir, "..", "..");
+export const BUILD_TIMEOUT_MS = 60_000;
+export const START_TIMEOUT_MS = 10_000;
+export const EXIT_TIMEOUT_MS = 10_000;
+export const FETCH_TIMEOUT_MS = 10_000;
+
+let BIN = "";
+const tempDirs: string[] = [];
+const liveProcs = new Set<Subprocess>();
+
+// ---------------------------------------------------------------------------------------------
+// Build and clean-up
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Builds the binary with the same flags as `make build` into a fresh temp dir, makes it the one
+ * `cli`, `cliOk`, `provision` and `startServer` run, and returns its path.
+ */
+export function buildBinary(): string {
+  const outDir = tempDir("bin");
+  const outfile = join(outDir, "notestream");
+  const r = Bun.spawnSync([process.execPath, "build", "--compile", "--bytecode", "--minify-whitespace", "--minify-syntax", "src/main.ts", "--outfile", outfile], {
+    cwd: ROOT,
+    env: childEnv({}),
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: BUILD_TIMEOUT_MS,
+  });
+  if (r.exitCode !== 0 || !existsSync(outfile)) {
+    throw new Error(`bun build --compile failed (exit ${r.exitCode}):\n${r.stderr.toString()}\n${r.stdout.toString()}`);
+  }
+  BIN = outfile;
+  return outfile;
+}
+
+/** Kills every process still running, removes every temp dir (the binary's too) and forgets the binary. */
+export async function cleanup(): Promise<void> {
+  const procs = [...liveProcs];
+  for (const proc of procs) proc.kill("SIGKILL");
+  await Promise.all(procs.map((p) => withTimeout(p.exited, 5_000, "a leftover server to die").catch(() => {})));
+  liveProcs.clear();
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  BIN = "";
+}
+
+function bin(): string {
+  if (!BIN) throw new Error("the binary is not built: call buildBinary() in beforeAll");
+  return BIN;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+// ---------------------------------------------------------------------------------------------
+
+/** A fresh empty temp dir, removed by `cleanup()`. */
+export function tempDir(label: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `notestream-e2e-${label}-`));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/**
+ * The test runner's environment without NOTESTREAM_*, INPUT_*, GITHUB_* and RUNNER_* variables
+ * (the suite may itself run inside GitHub Actions), plus the given ones.
+ */
+export function childEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !/^(NOTESTREAM_|INPUT_|GITHUB_|RUNNER_)/.test(k)) env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Polls until the condition holds; bounded in time. */
+export async function waitFor(condition: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await Bun.sleep(10);
+  }
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The working directory it ran in (fresh and empty beforehand). */
+  cwd: string;
+}
+
+/** Runs the binary with a CLI command, from a fresh empty working directory. */
+export function cli(args: string[], env: Record<string, string> = {}): CliResult {
+  const cwd = tempDir("cwd");
+  const r = Bun.spawnSync([bin(), ...args], { cwd, env: childEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 20_000 });
+  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString(), cwd };
+}
+
+/** Runs a CLI command against a data dir and asserts it succeeded. */
+export function cliOk(dataDir: string, args: string[]): CliResult {
+  const r = cli(args, { NOTESTREAM_DATA_DIR: dataDir });
+  if (r.code !== 0) throw new Error(`notestream ${args.join(" ")} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return r;
+}
+
+/** A dev-plan account and a read,write token for it, made with the binary's own CLI. */
+export function provision(dataDir: string, email = "ops@example.com"): { email: string; token: string } {
+  cliOk(dataDir, ["account", "create", "--email", email, "--plan", "dev"]);
+  const token = cliOk(dataDir, ["token", "create", "--email", email, "--scope", "read,write"]).stdout.trim();
+  return { email, token };
+}
+
+async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
+  const decoder = new TextDecoder();
+  let buf = "";
+  for await (const chunk of stream) {
+    buf += decoder.decode(chunk, { stream: true });
+    let i: number;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      onLine(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+    }
+  }
+  buf += decoder.decode();
+  if (buf.length > 0) onLine(buf);
+}
+
+export type ServerProc = Subprocess<"ignore", "pipe", "pipe">;
+
+export interface RunningServer {
+  proc: ServerProc;
+  port: number;
+  base: string;
+  /** Every stdout line so far. */
+  logs: string[];
+  stderr: () => string;
+  /** Sends the signal and resolves with the exit code once the process is gone and its output read. */
+  stop: (signal?: "SIGTERM" | "SIGINT" | "SIGKILL") => Promise<number | null>;
+}
+
+/** Starts `serve` on a free port; resolves once it has logged its "listening" line. */
+export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<RunningServer> {
+  const proc: ServerProc = Bun.spawn([bin(), "serve"], {
+    cwd: tempDir("cwd"),
+    env: childEnv({ NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_PORT: "0", NOTESTREAM_HOST: "127.0.0.1", ...env }),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  liveProcs.add(proc);
+  void proc.exited.then(() => liveProcs.delete(proc));
+
+  const logs: string[] = [];
+  let stderr = "";
+  let onListening!: (port: number) => void;
+  const listening = new Promise<number>((resolve) => (onListening = resolve));
+  const stdoutDone = readLines(proc.stdout, (line) => {
+    logs.push(line);
+    try {
+      const j = JSON.parse(line) as { msg?: unknown; port?: unknown };
+      if (j.msg === "listening" && typeof j.port === "number") onListening(j.port);
+    } catch {}
+  });
+  const stderrDone = readLines(proc.stderr, (line) => (stderr += `${line}\n`));
+  const drained = Promise.all([stdoutDone, stderrDone]).then(() => undefined);
+
+  const stop = async (signal: "SIGTERM" | "SIGINT" | "SIGKILL" = "SIGTERM") => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+    await withTimeout(proc.exited, EXIT_TIMEOUT_MS, `the server to exit after ${signal}`).catch((e) => {
+      proc.kill("SIGKILL");
+      throw e;
+    });
+    await withTimeout(drained, EXIT_TIMEOUT_MS, "the server's output to close");
+    return proc.exitCode;
+  };
+
+  let port: number;
+  try {
+    port = await withTimeout(
+      Promise.race([
+        listening,
+        proc.exited.then((code) => {
+          throw new Error(`serve exited with ${code} before listening`);
+        }),
+      ]),
+      START_TIMEOUT_MS,
+      "the listening log line",
+    );
+  } catch (e) {
+    proc.kill("SIGKILL");
+    await withTimeout(proc.exited, EXIT_TIMEOUT_MS, "the failed server to die").catch(() => {});
+    await withTimeout(drained, EXIT_TIMEOUT_MS, "the failed server's output").catch(() => {});
+    throw new Error(`${(e as Error).message}\nstdout:\n${logs.join("\n")}\nstderr:\n${stderr}`);
+  }
+  return { proc, port, base: `http://127.0.0.1:${port}`, logs, stderr: () => stderr, stop };
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+// ---------------------------------------------------------------------------------------------
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export async function request(
+  base: string,
+  method: string,
+  path: string,
+  opts: { token?: string; json?: unknown; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.json !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: opts.json === undefined ? undefined : JSON.stringify(opts.json),
+    signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+  });
+  // The status is the acknowledgement; a body cut off by a dying server does not undo it.
+  const body = await res.json().catch(() => null);
+  return { status: res.status, headers: res.headers, body };
+}
+
+export const appendPath = (filename: string) => `/api/v1/notes/by-filename/${encodeURIComponent(filename)}/append`;
+export const notePath = (filename: string) => `/api/v1/notes/by-filename/${encodeURIComponent(filename)}`;
+
+export function append(base: string, token: string, filename: string, text: string): Promise<Answer> {
+  return request(base, "POST", appendPath(filename), { token, json: { text } });
+}
+
+/** The note with that filename, as the API shows it; throws unless the answer is 200. */
+export async function getNote(base: string, token: string, filename: string): Promise<any> {
+  const r = await request(base, "GET", notePath(filename), { token });
+  if (r.status !== 200) throw new Error(`GET ${filename}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** The plain body of the stream note with that filename. */
+export async function readStream(base: string, token: string, filename: string): Promise<string> {
+  return (await getNote(base, token, filename)).plain_body as string;
+}
