@@ -34,6 +34,8 @@ export interface RequestState {
   idempotency?: IdempotencyClaim;
   /** Headers for the answer (request id, rate limits), set by the app as it builds it: cheaper than adding them after. */
   headers: Record<string, string>;
+  /** The client's address (see NOTESTREAM_TRUST_PROXY), for per-address limits in the app. */
+  ip?: string;
 }
 
 const states = new WeakMap<Request, RequestState>();
@@ -106,7 +108,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
         claim = r.claim;
       }
       headers["x-request-id"] = id;
-      states.set(request, { principal, idempotency: claim, headers });
+      states.set(request, { principal, idempotency: claim, headers, ip });
       response = await app.handle(request);
       if (claim) await storeUnsaved(claim, response);
     } catch (e) {
@@ -185,7 +187,9 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
       } else if (path.startsWith("/h/")) {
         response = await app.handle(await limitBody(request, caps.inbox));
       } else {
-        response = await app.handle(await limitBody(request, caps.browser));
+        const limited = await limitBody(request, caps.browser);
+        states.set(limited, { headers: { "x-request-id": id }, ip });
+        response = await app.handle(limited);
       }
     } catch (e) {
       response = toResponse(e);

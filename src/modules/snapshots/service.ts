@@ -70,7 +70,8 @@ export async function restoreSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; n
   return commit(ctx, 200, () => {
     const note = visibleNote(ctx, noteId);
     const snap = findSnapshot(ctx, note.id, snapshotId);
-    if (note.format === "rich") throw new NoteLocked("rich-text notes are restored in the browser");
+    // The API never writes rich notes; the browser (a session) may restore them.
+    if (note.format === "rich" && ctx.principal.tokenId !== "session") throw new NoteLocked("rich-text notes are restored in the browser");
     const ws = writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
     assertNoteSize(tier, note.format, snap.byteSize, note.byteSize);
@@ -80,7 +81,7 @@ export async function restoreSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; n
     captureNow(deps, note, now);
     deps.db
       .update(notes)
-      .set({ title: snap.title, body: snap.body, byteSize: snap.byteSize, updatedAt: now, lastWriteAt: now })
+      .set({ title: snap.title, body: snap.body, richHtml: note.format === "rich" ? snap.richHtml : note.richHtml, byteSize: snap.byteSize, updatedAt: now, lastWriteAt: now })
       .where(eq(notes.id, note.id))
       .run();
     addStorage(deps, ws.id, delta);

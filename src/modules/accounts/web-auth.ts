@@ -1,0 +1,199 @@
+import { and, eq, isNull } from "drizzle-orm";
+import disposableDomains from "disposable-email-domains";
+import type { Deps } from "../../deps";
+import { accountLinks, accounts } from "../../db/schema";
+import { AppError, ValidationFailed } from "../../http/errors";
+import { randomBase62 } from "../../lib/random";
+import { sha256Hex } from "../../lib/secrets";
+import { charLength, stripControl } from "../../lib/text";
+import { enqueueMail } from "../../mail/queue";
+import { hashPassword, passwordProblem } from "./password";
+import { createAccount, findAccountByEmail, isPlausibleEmail, normaliseEmail, type AccountRow } from "./service";
+
+export const MIN_AGE = 16;
+const LINK_TTL_MS = { confirm: 3 * 86_400_000, reset: 3_600_000, email_change: 86_400_000 } as const;
+const DISPOSABLE = new Set<string>(disposableDomains as string[]);
+
+export function isDisposable(email: string): boolean {
+  const domain = email.split("@")[1]?.toLowerCase() ?? "";
+  // Sub-domains of a listed domain are disposable too.
+  const parts = domain.split(".");
+  for (let i = 0; i < parts.length - 1; i++) if (DISPOSABLE.has(parts.slice(i).join("."))) return true;
+  return false;
+}
+
+/** Years between a YYYY-MM-DD birth date and `now`. */
+export function ageOn(birthDate: string, now: number): number | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(birthDate);
+  if (!m) return null;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const born = new Date(Date.UTC(y, mo - 1, d));
+  if (born.getUTCMonth() !== mo - 1 || born.getUTCDate() !== d) return null;
+  const today = new Date(now);
+  let age = today.getUTCFullYear() - y;
+  if (today.getUTCMonth() < mo - 1 || (today.getUTCMonth() === mo - 1 && today.getUTCDate() < d)) age--;
+  return age;
+}
+
+function newLink(deps: Deps, accountId: string, purpose: keyof typeof LINK_TTL_MS, newEmail: string | null = null): string {
+  const token = randomBase62(40);
+  const now = deps.clock.now();
+  deps.db
+    .insert(accountLinks)
+    .values({ tokenHash: sha256Hex(token), accountId, purpose, newEmail, createdAt: now, expiresAt: now + LINK_TTL_MS[purpose] })
+    .run();
+  return token;
+}
+
+/** Takes a link once: unknown, used or expired links are refused alike. */
+function takeLink(deps: Deps, token: string, purpose: keyof typeof LINK_TTL_MS) {
+  const link = deps.db
+    .select()
+    .from(accountLinks)
+    .where(and(eq(accountLinks.tokenHash, sha256Hex(token)), eq(accountLinks.purpose, purpose), isNull(accountLinks.usedAt)))
+    .get();
+  if (!link || link.expiresAt <= deps.clock.now()) throw new AppError("not_found", "this link is not valid any more; ask for a new one");
+  deps.db.update(accountLinks).set({ usedAt: deps.clock.now() }).where(eq(accountLinks.tokenHash, link.tokenHash)).run();
+  return link;
+}
+
+export interface SignUpInput {
+  email: string;
+  password: string;
+  birthDate?: string;
+  ageConfirmed?: boolean;
+}
+
+/** Checks a sign-up before anything is hashed or written; each problem names its field. */
+export function signUpProblems(deps: Deps, input: SignUpInput): { field: string; code: string; message: string }[] {
+  const problems: { field: string; code: string; message: string }[] = [];
+  const email = normaliseEmail(input.email);
+  if (!isPlausibleEmail(email)) problems.push({ field: "email", code: "invalid", message: "Enter a valid e-mail address." });
+  else if (isDisposable(email)) problems.push({ field: "email", code: "disposable", message: "Disposable e-mail addresses can't be used; use an address you keep." });
+  const pw = passwordProblem(input.password);
+  if (pw) problems.push({ field: "password", code: "weak", message: pw[0]!.toUpperCase() + pw.slice(1) + "." });
+  if (input.birthDate) {
+    const age = ageOn(input.birthDate, deps.clock.now());
+    if (age === null) problems.push({ field: "birth_date", code: "invalid", message: "Enter your birth date as a date." });
+    else if (age < MIN_AGE) problems.push({ field: "birth_date", code: "too_young", message: `You must be ${MIN_AGE} or older to use notestream.` });
+  } else if (!input.ageConfirmed) {
+    problems.push({ field: "birth_date", code: "required", message: `Give your birth date or confirm that you are ${MIN_AGE} or older.` });
+  }
+  return problems;
+}
+
+/** Creates an unconfirmed free account and mails the confirmation link. */
+export async function signUp(deps: Deps, input: SignUpInput, plan: "free" = "free"): Promise<AccountRow> {
+  const problems = signUpProblems(deps, input);
+  if (problems.length) throw new ValidationFailed(problems);
+  const passwordHash = await hashPassword(input.password);
+  return deps.writer.write(() => {
+    if (findAccountByEmail(deps, input.email)) {
+      throw ValidationFailed.field("email", "taken", "An account with this e-mail address exists already; sign in or reset the password.");
+    }
+    const { account } = createAccount(deps, { email: input.email, plan, passwordHash, confirmed: false, ageConfirmed: true });
+    sendConfirmation(deps, account);
+    return account;
+  });
+}
+
+function appUrl(deps: Deps): string {
+  return deps.config.baseUrl ?? `http://localhost:${deps.config.port}`;
+}
+
+export function sendConfirmation(deps: Deps, account: AccountRow): void {
+  const token = newLink(deps, account.id, "confirm");
+  enqueueMail(deps, {
+    to: account.email,
+    subject: "[notestream] confirm your e-mail address",
+    text: `Welcome to notestream.\n\nConfirm your address to sign in:\n\n  ${appUrl(deps)}/confirm?token=${token}\n\nThe link works for 3 days.`,
+  });
+}
+
+export async function resendConfirmation(deps: Deps, email: string): Promise<void> {
+  await deps.writer.write(() => {
+    const account = findAccountByEmail(deps, email);
+    // Same answer whether or not the address has an account: no account discovery.
+    if (account && account.emailConfirmedAt === null) sendConfirmation(deps, account);
+  });
+}
+
+export async function confirmEmail(deps: Deps, token: string): Promise<AccountRow> {
+  return deps.writer.write(() => {
+    const link = takeLink(deps, token, "confirm");
+    const now = deps.clock.now();
+    deps.db.update(accounts).set({ emailConfirmedAt: now, updatedAt: now }).where(eq(accounts.id, link.accountId)).run();
+    return deps.db.select().from(accounts).where(eq(accounts.id, link.accountId)).get()!;
+  });
+}
+
+/** Checks a password; the same error for an unknown address and a wrong password. */
+export async function signIn(deps: Deps, email: string, password: string): Promise<AccountRow> {
+  const account = findAccountByEmail(deps, email);
+  const ok = account?.passwordHash ? await Bun.password.verify(password, account.passwordHash) : false;
+  if (!account || !ok) throw new AppError("unauthorized", "That e-mail address and password don't match an account.");
+  if (account.emailConfirmedAt === null) {
+    throw new AppError("insufficient_scope", "Confirm your e-mail address first: follow the link we mailed you (or ask for a new one below).");
+  }
+  return account;
+}
+
+export async function requestPasswordReset(deps: Deps, email: string): Promise<void> {
+  await deps.writer.write(() => {
+    const account = findAccountByEmail(deps, email);
+    if (!account) return;
+    const token = newLink(deps, account.id, "reset");
+    enqueueMail(deps, {
+      to: account.email,
+      subject: "[notestream] reset your password",
+      text: `Someone (hopefully you) asked to reset the password of this notestream account.\n\n  ${appUrl(deps)}/reset/confirm?token=${token}\n\nThe link works for one hour. If it wasn't you, ignore this mail.`,
+    });
+  });
+}
+
+export async function resetPassword(deps: Deps, token: string, password: string): Promise<AccountRow> {
+  const problem = passwordProblem(password);
+  if (problem) throw ValidationFailed.field("password", "weak", problem[0]!.toUpperCase() + problem.slice(1) + ".");
+  const passwordHash = await hashPassword(password);
+  return deps.writer.write(() => {
+    const link = takeLink(deps, token, "reset");
+    const now = deps.clock.now();
+    // A reset also confirms the address: the link arrived there.
+    deps.db.update(accounts).set({ passwordHash, emailConfirmedAt: now, updatedAt: now }).where(eq(accounts.id, link.accountId)).run();
+    deps.db.$client.run("DELETE FROM sessions WHERE account_id = ?", [link.accountId]);
+    return deps.db.select().from(accounts).where(eq(accounts.id, link.accountId)).get()!;
+  });
+}
+
+export async function requestEmailChange(deps: Deps, account: AccountRow, newEmail: string): Promise<void> {
+  const email = normaliseEmail(newEmail);
+  if (!isPlausibleEmail(email)) throw ValidationFailed.field("email", "invalid", "Enter a valid e-mail address.");
+  if (isDisposable(email)) throw ValidationFailed.field("email", "disposable", "Disposable e-mail addresses can't be used.");
+  await deps.writer.write(() => {
+    if (findAccountByEmail(deps, email)) throw ValidationFailed.field("email", "taken", "Another account uses this address.");
+    const token = newLink(deps, account.id, "email_change", email);
+    enqueueMail(deps, {
+      to: email,
+      subject: "[notestream] confirm your new e-mail address",
+      text: `Confirm that notestream should use this address for ${account.email}'s account:\n\n  ${appUrl(deps)}/settings/email/confirm?token=${token}\n\nThe link works for one day.`,
+    });
+  });
+}
+
+export async function confirmEmailChange(deps: Deps, token: string): Promise<AccountRow> {
+  return deps.writer.write(() => {
+    const link = takeLink(deps, token, "email_change");
+    if (findAccountByEmail(deps, link.newEmail!)) throw ValidationFailed.field("email", "taken", "Another account uses this address now.");
+    const now = deps.clock.now();
+    deps.db.update(accounts).set({ email: link.newEmail!, emailConfirmedAt: now, updatedAt: now }).where(eq(accounts.id, link.accountId)).run();
+    return deps.db.select().from(accounts).where(eq(accounts.id, link.accountId)).get()!;
+  });
+}
+
+export async function updateProfile(deps: Deps, accountId: string, input: { name: string; bio: string }): Promise<void> {
+  const name = stripControl(input.name).trim();
+  const bio = input.bio.replace(/\r\n/g, "\n").replace(/[\p{Cc}]/gu, (c) => (c === "\n" ? c : "")).trim();
+  if (charLength(name) > 80) throw ValidationFailed.field("name", "too_long", "Your name can be at most 80 characters.");
+  if (charLength(bio) > 500) throw ValidationFailed.field("bio", "too_long", "Your bio can be at most 500 characters.");
+  await deps.writer.write(() => deps.db.update(accounts).set({ name, bio, updatedAt: deps.clock.now() }).where(eq(accounts.id, accountId)).run());
+}

@@ -1,0 +1,67 @@
+/** The app's stylesheet and its small script, served from the binary itself. */
+
+export const CSS = `
+:root{--bg:#f7f7f5;--panel:#fff;--ink:#1d1d1f;--muted:#6b6b70;--line:#e4e4e0;--accent:#2f5bd3;--accent-ink:#fff;--danger:#b42318;--ok:#1a7f37;--warn:#9a6700;--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;--radius:10px}
+@media (prefers-color-scheme:dark){:root{--bg:#16171a;--panel:#1e1f23;--ink:#ececec;--muted:#9a9aa2;--line:#2c2d33;--accent:#7aa2ff;--accent-ink:#0b1020}}
+*{box-sizing:border-box}html,body{margin:0}body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--ink)}
+a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
+header.top{display:flex;align-items:center;gap:16px;padding:10px 20px;background:var(--panel);border-bottom:1px solid var(--line);position:sticky;top:0;z-index:5}
+header.top .brand{font-weight:700;letter-spacing:-.02em;color:var(--ink);font-size:17px}header.top nav{display:flex;gap:14px;flex:1}header.top nav a{color:var(--muted)}header.top nav a.on{color:var(--ink);font-weight:600}
+header.top form{margin:0}.who{color:var(--muted);font-size:13px}
+main{max-width:1180px;margin:0 auto;padding:24px 20px}
+.shell{display:grid;grid-template-columns:230px 1fr;gap:24px}@media (max-width:760px){.shell{grid-template-columns:1fr}header.top{flex-wrap:wrap}}
+aside.side{background:var(--panel);border:1px solid var(--line);border-radius:var(--radius);padding:14px;align-self:start}
+aside.side h3{margin:0 0 8px;font-size:12px;text-transform:uppercase;letter-spacing:.06em;color:var(--muted)}
+aside.side ul{list-style:none;margin:0 0 12px;padding:0}aside.side li a{display:flex;justify-content:space-between;padding:5px 8px;border-radius:6px;color:var(--ink)}aside.side li a.on{background:var(--bg);font-weight:600}aside.side li a span{color:var(--muted);font-size:12px}
+.card{background:var(--panel);border:1px solid var(--line);border-radius:var(--radius);padding:18px 20px;margin-bottom:18px}
+.card h2{margin:0 0 12px;font-size:17px}h1{font-size:22px;margin:0 0 16px;letter-spacing:-.01em}
+.row{display:flex;gap:10px;align-items:center;flex-wrap:wrap}.spread{justify-content:space-between}
+input[type=text],input[type=email],input[type=password],input[type=date],input[type=url],input[type=number],input[type=search],select,textarea{font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:8px 10px;width:100%}
+textarea{min-height:320px;font-family:var(--mono);font-size:14px;resize:vertical}
+label{display:block;margin:0 0 12px}label>span{display:block;font-size:13px;color:var(--muted);margin-bottom:4px}label.check{display:flex;gap:8px;align-items:center}label.check input{width:auto}
+button,.button{font:inherit;border:1px solid var(--line);background:var(--panel);color:var(--ink);border-radius:8px;padding:7px 14px;cursor:pointer;display:inline-block}
+button.primary,.button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-ink)}button.danger{color:var(--danger)}button.link{border:0;background:none;color:var(--accent);padding:0}
+.notes{list-style:none;margin:0;padding:0}.notes li{border-bottom:1px solid var(--line)}.notes li:last-child{border:0}
+.notes a{display:grid;grid-template-columns:1fr auto;gap:4px 12px;padding:10px 4px;color:var(--ink)}.notes a:hover{background:var(--bg);text-decoration:none}
+.notes .meta{color:var(--muted);font-size:12px}.badge{font-size:11px;border:1px solid var(--line);border-radius:999px;padding:1px 8px;color:var(--muted);margin-left:6px}
+.badge.ok{color:var(--ok);border-color:currentColor}.badge.late,.badge.disabled{color:var(--danger);border-color:currentColor}
+pre.stream{font-family:var(--mono);font-size:13px;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:12px;max-height:60vh;overflow:auto;white-space:pre-wrap;word-break:break-word;margin:0}
+.flash{padding:10px 14px;border-radius:8px;margin-bottom:16px;border:1px solid var(--line);background:var(--panel)}.flash.error{border-color:var(--danger);color:var(--danger)}.flash.ok{border-color:var(--ok);color:var(--ok)}
+.narrow{max-width:420px;margin:40px auto}.muted{color:var(--muted)}.small{font-size:13px}code,.mono{font-family:var(--mono);font-size:13px}
+table{width:100%;border-collapse:collapse;font-size:14px}th,td{text-align:left;padding:7px 6px;border-bottom:1px solid var(--line);vertical-align:top}th{color:var(--muted);font-weight:500;font-size:12px;text-transform:uppercase;letter-spacing:.04em}
+.secret{display:flex;gap:8px}.secret input{font-family:var(--mono)}.pager{display:flex;gap:12px;justify-content:center;margin-top:12px}
+.editor{min-height:320px;border:1px solid var(--line);border-radius:8px;padding:12px;background:var(--bg)}.toolbar{display:flex;gap:6px;margin-bottom:8px}.toolbar button{padding:3px 10px}
+.meter{height:6px;background:var(--bg);border-radius:3px;overflow:hidden;margin-top:4px}.meter i{display:block;height:100%;background:var(--accent)}
+.status{font-size:12px;color:var(--muted)}
+`;
+
+export const JS = `
+(function(){
+  var csrf = document.querySelector('meta[name="csrf"]');
+  csrf = csrf ? csrf.content : "";
+  function post(url, body){return fetch(url,{method:"POST",headers:{"content-type":"application/json","x-csrf-token":csrf},body:JSON.stringify(body),credentials:"same-origin"});}
+  // Copy buttons.
+  document.querySelectorAll("[data-copy]").forEach(function(b){b.addEventListener("click",function(){var t=document.getElementById(b.dataset.copy);navigator.clipboard&&navigator.clipboard.writeText(t.value);t.select();b.textContent="Copied";});});
+  // Autosave of plain editable notes.
+  var ed=document.querySelector("[data-autosave]");
+  if(ed){var status=document.getElementById("save-status"),timer=null,last=ed.value,title=document.getElementById("title");
+    function save(){var body={plain_body:ed.value,title:title?title.value:undefined};status.textContent="Saving…";
+      post(ed.dataset.autosave,body).then(function(r){return r.json().then(function(j){status.textContent=r.ok?"Saved "+new Date().toLocaleTimeString():(j.error&&j.error.message)||"Not saved";});}).catch(function(){status.textContent="Offline: not saved";});}
+    function later(){clearTimeout(timer);timer=setTimeout(save,1200);status.textContent="Unsaved changes";}
+    ed.addEventListener("input",later);if(title)title.addEventListener("input",later);}
+  // Rich-text notes: a contenteditable with a small toolbar; saved as HTML, sanitised on the server.
+  var rich=document.querySelector("[data-rich]");
+  if(rich){var rs=document.getElementById("save-status"),rt=null,rtitle=document.getElementById("title");
+    document.querySelectorAll("[data-cmd]").forEach(function(b){b.addEventListener("click",function(e){e.preventDefault();document.execCommand(b.dataset.cmd,false,b.dataset.arg||null);rich.focus();later2();});});
+    function save2(){rs.textContent="Saving…";post(rich.dataset.rich,{html:rich.innerHTML,title:rtitle?rtitle.value:undefined}).then(function(r){return r.json().then(function(j){rs.textContent=r.ok?"Saved "+new Date().toLocaleTimeString():(j.error&&j.error.message)||"Not saved";});});}
+    function later2(){clearTimeout(rt);rt=setTimeout(save2,1200);rs.textContent="Unsaved changes";}
+    rich.addEventListener("input",later2);if(rtitle)rtitle.addEventListener("input",later2);}
+  // Live stream: new lines appear while the page is open.
+  var pre=document.querySelector("[data-tail]");
+  if(pre){var after=Number(pre.dataset.after||0),box=pre;box.scrollTop=box.scrollHeight;
+    function poll(){fetch(pre.dataset.tail+"?after="+after,{credentials:"same-origin"}).then(function(r){return r.ok?r.json():null;}).then(function(j){
+      if(j&&j.text){var stick=box.scrollTop+box.clientHeight>=box.scrollHeight-8;pre.appendChild(document.createTextNode(j.text));after=j.after;var s=document.getElementById("byte-size");if(s)s.textContent=j.byte_size;if(stick)box.scrollTop=box.scrollHeight;}
+    }).catch(function(){}).then(function(){setTimeout(poll,1500);});}
+    setTimeout(poll,1500);}
+})();
+`;

@@ -1,0 +1,186 @@
+import { Elysia } from "elysia";
+import type { Deps } from "../../deps";
+import { AppError, ValidationFailed } from "../../http/errors";
+import { randomBase62 } from "../../lib/random";
+import { PASSWORD_SPECIALS } from "../accounts/password";
+import {
+  confirmEmail,
+  MIN_AGE,
+  requestPasswordReset,
+  resendConfirmation,
+  resetPassword,
+  signIn,
+  signUp,
+} from "../accounts/web-auth";
+import { clientIp, limit, sameOrigin } from "./guard";
+import { html, page } from "./html";
+import { back, flashFrom, layout, redirect } from "./layout";
+import { createSession, csrfMatches, destroySession, FORM_COOKIE, formCookie, loadSession, cookieValue, sessionCookie } from "./session";
+
+type Body = Record<string, string | undefined>;
+
+/** A form shown before sign-in, with its double-submit CSRF token set as a cookie. */
+function publicForm(deps: Deps, request: Request, title: string, body: (csrf: string) => ReturnType<typeof html>, status = 200): Response {
+  const token = cookieValue(request, FORM_COOKIE) ?? randomBase62(32);
+  return page(layout({ title, flash: flashFrom(new URL(request.url)), body: body(token) }), status, { "set-cookie": formCookie(deps, token) });
+}
+
+function publicFormOk(deps: Deps, request: Request, body: Body): boolean {
+  const cookie = cookieValue(request, FORM_COOKIE);
+  return !!cookie && csrfMatches(cookie, body._csrf) && sameOrigin(deps, request);
+}
+
+const refused = () =>
+  new Response("This form has expired or did not come from notestream. Reload the page and try again.", {
+    status: 403,
+    headers: { "content-type": "text/plain; charset=utf-8" },
+  });
+
+function message(e: unknown): string {
+  if (e instanceof ValidationFailed) return (e.details as { message: string }[]).map((d) => d.message).join(" ");
+  if (e instanceof AppError) return e.message;
+  throw e;
+}
+
+function safeNext(next: string | undefined): string {
+  return next && next.startsWith("/") && !next.startsWith("//") ? next : "/notes";
+}
+
+const passwordHint = `8 to 128 characters, with an upper- and a lower-case letter, a digit and one of ${PASSWORD_SPECIALS}`;
+
+export const authPages = (deps: Deps) =>
+  new Elysia()
+    .get("/", ({ request }) => redirect(loadSession(deps, request) ? "/notes" : "/signin"))
+    .get("/signin", ({ request, query }) =>
+      publicForm(deps, request, "Sign in", (csrf) => html`<div class="narrow card">
+  <h1>Sign in</h1>
+  <form method="post" action="/signin">
+    <input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="next" value="${query.next ?? ""}">
+    <label><span>E-mail</span><input type="email" name="email" required autocomplete="email" autofocus></label>
+    <label><span>Password</span><input type="password" name="password" required autocomplete="current-password"></label>
+    <div class="row spread"><button class="primary" type="submit">Sign in</button><a href="/reset">Forgot your password?</a></div>
+  </form>
+  <p class="muted small">No account yet? <a href="/signup">Create one</a>. Didn't get the confirmation mail? <a href="/confirm/resend">Send it again</a>.</p>
+</div>`),
+    )
+    .post("/signin", async ({ request, body }) => {
+      const b = body as Body;
+      if (!publicFormOk(deps, request, b)) return refused();
+      try {
+        limit(deps, "signInPerIp", clientIp(request));
+        limit(deps, "signInPerEmail", b.email ?? "");
+        const account = await signIn(deps, b.email ?? "", b.password ?? "");
+        const { secret } = await createSession(deps, account);
+        return redirect(safeNext(b.next), { "set-cookie": sessionCookie(deps, secret, 30 * 86_400) });
+      } catch (e) {
+        const status = e instanceof AppError && e.code === "rate_limited" ? 429 : 400;
+        return page(
+          layout({
+            title: "Sign in",
+            flash: { error: message(e) },
+            body: html`<div class="narrow card"><h1>Sign in</h1><p><a href="/signin">Try again</a> · <a href="/reset">Reset your password</a></p></div>`,
+          }),
+          status,
+          e instanceof AppError && e.headers ? e.headers : {},
+        );
+      }
+    })
+    .post("/signout", async ({ request, body }) => {
+      const s = loadSession(deps, request);
+      if (!s || !csrfMatches(s.csrf, (body as Body)?._csrf) || !sameOrigin(deps, request)) return refused();
+      await destroySession(deps, request);
+      return redirect("/signin?ok=" + encodeURIComponent("Signed out."), { "set-cookie": sessionCookie(deps, "", 0) });
+    })
+    .get("/signup", ({ request }) =>
+      publicForm(deps, request, "Create an account", (csrf) => html`<div class="narrow card">
+  <h1>Create your account</h1>
+  <form method="post" action="/signup">
+    <input type="hidden" name="_csrf" value="${csrf}">
+    <label><span>E-mail</span><input type="email" name="email" required autocomplete="email" autofocus></label>
+    <label><span>Password</span><input type="password" name="password" required minlength="8" maxlength="128" autocomplete="new-password"></label>
+    <p class="muted small">${passwordHint}.</p>
+    <label><span>Birth date</span><input type="date" name="birth_date"></label>
+    <label class="check"><input type="checkbox" name="age_confirmed" value="yes"> I am ${MIN_AGE} or older (instead of a birth date)</label>
+    <button class="primary" type="submit">Create account</button>
+  </form>
+  <p class="muted small">We send a link to confirm the address. Already have an account? <a href="/signin">Sign in</a>.</p>
+</div>`),
+    )
+    .post("/signup", async ({ request, body }) => {
+      const b = body as Body;
+      if (!publicFormOk(deps, request, b)) return refused();
+      try {
+        limit(deps, "signUpPerIp", clientIp(request));
+        const account = await signUp(deps, {
+          email: b.email ?? "",
+          password: b.password ?? "",
+          birthDate: b.birth_date || undefined,
+          ageConfirmed: b.age_confirmed === "yes",
+        });
+        return redirect("/signin?ok=" + encodeURIComponent(`Almost there: we sent a confirmation link to ${account.email}.`));
+      } catch (e) {
+        const status = e instanceof AppError && e.code === "rate_limited" ? 429 : 422;
+        return page(
+          layout({ title: "Create an account", flash: { error: message(e) }, body: html`<div class="narrow card"><p><a href="/signup">Back to the form</a></p></div>` }),
+          status,
+        );
+      }
+    })
+    .get("/confirm", async ({ query }) => {
+      try {
+        await confirmEmail(deps, String(query.token ?? ""));
+        return redirect("/signin?ok=" + encodeURIComponent("Your address is confirmed. Sign in to start."));
+      } catch (e) {
+        return back("/signin", "error", message(e));
+      }
+    })
+    .get("/confirm/resend", ({ request }) =>
+      publicForm(deps, request, "Resend confirmation", (csrf) => html`<div class="narrow card"><h1>Send the confirmation again</h1>
+  <form method="post" action="/confirm/resend"><input type="hidden" name="_csrf" value="${csrf}">
+  <label><span>E-mail</span><input type="email" name="email" required></label><button class="primary">Send</button></form></div>`),
+    )
+    .post("/confirm/resend", async ({ request, body }) => {
+      const b = body as Body;
+      if (!publicFormOk(deps, request, b)) return refused();
+      try {
+        limit(deps, "resendPerIp", clientIp(request));
+        limit(deps, "resendPerEmail", b.email ?? "");
+        await resendConfirmation(deps, b.email ?? "");
+        return back("/signin", "ok", "If that address has an unconfirmed account, a new link is on its way.");
+      } catch (e) {
+        return back("/confirm/resend", "error", message(e));
+      }
+    })
+    .get("/reset", ({ request }) =>
+      publicForm(deps, request, "Reset your password", (csrf) => html`<div class="narrow card"><h1>Reset your password</h1>
+  <form method="post" action="/reset"><input type="hidden" name="_csrf" value="${csrf}">
+  <label><span>E-mail</span><input type="email" name="email" required autofocus></label><button class="primary">Send a reset link</button></form></div>`),
+    )
+    .post("/reset", async ({ request, body }) => {
+      const b = body as Body;
+      if (!publicFormOk(deps, request, b)) return refused();
+      try {
+        limit(deps, "resetPerIp", clientIp(request));
+        limit(deps, "resetPerEmail", b.email ?? "");
+        await requestPasswordReset(deps, b.email ?? "");
+        return back("/signin", "ok", "If that address has an account, a reset link is on its way.");
+      } catch (e) {
+        return back("/reset", "error", message(e));
+      }
+    })
+    .get("/reset/confirm", ({ request, query }) =>
+      publicForm(deps, request, "Choose a new password", (csrf) => html`<div class="narrow card"><h1>Choose a new password</h1>
+  <form method="post" action="/reset/confirm"><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="token" value="${query.token ?? ""}">
+  <label><span>New password</span><input type="password" name="password" required autocomplete="new-password"></label>
+  <p class="muted small">${passwordHint}.</p><button class="primary">Save the password</button></form></div>`),
+    )
+    .post("/reset/confirm", async ({ request, body }) => {
+      const b = body as Body;
+      if (!publicFormOk(deps, request, b)) return refused();
+      try {
+        await resetPassword(deps, b.token ?? "", b.password ?? "");
+        return back("/signin", "ok", "Your password is changed. Sign in with it.");
+      } catch (e) {
+        return back(`/reset/confirm?token=${encodeURIComponent(b.token ?? "")}`, "error", message(e));
+      }
+    });

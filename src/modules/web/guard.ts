@@ -1,0 +1,78 @@
+import { requestState } from "../../http/boundary";
+import { AppError } from "../../http/errors";
+import type { Deps } from "../../deps";
+import { csrfMatches, loadSession, type WebSession } from "./session";
+import { redirect } from "./layout";
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** Section 8's limits on the browser surface: [requests, window]. */
+export const BROWSER_LIMITS = {
+  signInPerIp: [10, MINUTE],
+  signInPerEmail: [5, 20 * MINUTE],
+  signUpPerIp: [5, HOUR],
+  resetPerIp: [5, HOUR],
+  resetPerEmail: [5, HOUR],
+  resendPerIp: [5, HOUR],
+  resendPerEmail: [5, HOUR],
+  emailChangePerAccount: [3, DAY],
+  emailChangePerTarget: [3, DAY],
+  profilePerAccount: [10, HOUR],
+  savesPerAccount: [30, MINUTE],
+  downloadsPerAccount: [10, MINUTE],
+} as const satisfies Record<string, readonly [number, number]>;
+
+export type BrowserLimit = keyof typeof BROWSER_LIMITS;
+
+function waitText(seconds: number): string {
+  if (seconds < 90) return `${seconds} seconds`;
+  if (seconds < 5400) return `${Math.ceil(seconds / 60)} minutes`;
+  return `${Math.ceil(seconds / 3600)} hours`;
+}
+
+/** Counts one attempt; past the limit, a 429 with a message a person can act on. */
+export function limit(deps: Deps, name: BrowserLimit, who: string): void {
+  const [n, windowMs] = BROWSER_LIMITS[name];
+  const d = deps.limiter.consume(`web:${name}:${who.toLowerCase()}`, n, "anonymous", windowMs);
+  if (!d.allowed) {
+    const retry = Math.max(1, Math.ceil(d.reset - deps.clock.now() / 1000));
+    throw new AppError("rate_limited", `Too many attempts. Please wait ${waitText(retry)} and try again.`, undefined, { "retry-after": String(retry) });
+  }
+}
+
+export function clientIp(request: Request): string {
+  return requestState(request)?.ip ?? "unknown";
+}
+
+/** Forms are only accepted from our own pages: an Origin header, when sent, must be ours. */
+export function sameOrigin(deps: Deps, request: Request): boolean {
+  const origin = request.headers.get("origin");
+  if (!origin || origin === "null") return origin === null;
+  const ours = deps.config.baseUrl ? new URL(deps.config.baseUrl).origin : new URL(request.url).origin;
+  return origin === ours || origin === new URL(request.url).origin;
+}
+
+export class Forbidden extends Error {}
+
+/** A signed-in page: the session, or a redirect to sign in that comes back here. */
+export function requireSession(deps: Deps, request: Request): WebSession | Response {
+  const s = loadSession(deps, request);
+  if (s) return s;
+  const url = new URL(request.url);
+  return redirect(`/signin?next=${encodeURIComponent(url.pathname + url.search)}`);
+}
+
+/** A signed-in form post: the session and its CSRF token (form field or X-CSRF-Token header), and our origin. */
+export function requireForm(deps: Deps, request: Request, body: unknown): WebSession | Response {
+  const s = loadSession(deps, request);
+  const token = (body as Record<string, unknown> | null)?._csrf ?? request.headers.get("x-csrf-token");
+  if (!s || !csrfMatches(s.csrf, token) || !sameOrigin(deps, request)) {
+    return new Response("This form has expired or did not come from notestream. Reload the page and try again.", {
+      status: 403,
+      headers: { "content-type": "text/plain; charset=utf-8" },
+    });
+  }
+  return s;
+}
