@@ -12,6 +12,7 @@ import { exportRoutes } from "./modules/export/routes";
 import { healthRoutes } from "./modules/health/routes";
 import { inboxReceiveRoutes, inboxRoutes } from "./modules/inbox/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
+import { webRoutes } from "./modules/web/routes";
 import { foldersRoutes } from "./modules/folders/routes";
 import { notesRoutes } from "./modules/notes/routes";
 import { snapshotsRoutes } from "./modules/snapshots/routes";
@@ -58,6 +59,7 @@ export function buildApp(deps: Deps) {
     .use(healthRoutes(deps))
     .use(billingRoutes(deps))
     .use(inboxReceiveRoutes(deps))
+    .use(webRoutes(deps))
     .use(api);
 }
 
