@@ -4,6 +4,7 @@ import type { Deps } from "../deps";
 import { runLifecycle } from "../modules/accounts/lifecycle";
 import { checkDeadlines } from "../modules/deadman/service";
 import { expireExports } from "../modules/export/service";
+import { flushTokenUse } from "../modules/tokens/service";
 import { pruneApiErrors } from "../modules/errors/service";
 import { purgeExpiredKeys } from "../modules/idempotency/service";
 import { pruneInboxDeliveries } from "../modules/inbox/service";
@@ -20,6 +21,7 @@ export const PERIODIC_TASKS = [
   { name: "jobs-sweep", pattern: "*/10 * * * * *", run: (deps: Deps) => deps.jobs.wake() },
   { name: "jobs-purge", pattern: "0 17 * * * *", run: (deps: Deps) => void purgeFinishedJobs(deps) },
   { name: "export-expiry", pattern: "0 */5 * * * *", run: (deps: Deps) => void expireExports(deps) },
+  { name: "token-use", pattern: "30 * * * * *", run: (deps: Deps) => void flushTokenUse(deps) },
   { name: "inbox-prune", pattern: "0 27 * * * *", run: (deps: Deps) => void pruneInboxDeliveries(deps) },
 ] as const;
 

@@ -42,6 +42,20 @@ export class TokenCache {
     this.entries.clear();
   }
 
+  // Last use of each token, kept in memory and written once a minute: no write per request.
+  private used = new Map<string, number>();
+
+  touch(tokenId: string, at: number): void {
+    this.used.set(tokenId, at);
+  }
+
+  /** Hands over the uses seen since the last call. */
+  takeUses(): Map<string, number> {
+    const uses = this.used;
+    this.used = new Map();
+    return uses;
+  }
+
   private readVersion(): number {
     return this.versionQuery.get()!.data_version;
   }

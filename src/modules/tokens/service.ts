@@ -131,7 +131,19 @@ export function bearerSecret(authorization: string | null | undefined): string {
 /** A cached principal, if this token was resolved before and nothing has changed since. */
 export function cachedPrincipal(deps: Deps, secret: string): Principal | undefined {
   const p = deps.tokens.get(secret);
-  return p && p.validUntil > deps.clock.now() ? p : undefined;
+  if (!p) return undefined;
+  const now = deps.clock.now();
+  if (p.validUntil <= now) return undefined;
+  deps.tokens.touch(p.tokenId, now);
+  return p;
+}
+
+/** Writes the tokens' last use (a periodic task). */
+export function flushTokenUse(deps: Deps): number {
+  const uses = deps.tokens.takeUses();
+  const update = deps.db.$client.query("UPDATE tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)");
+  for (const [id, at] of uses) update.run(at, id, at);
+  return uses.size;
 }
 
 /** Resolves a token secret to its principal from the database (and caches it), or throws 401/403. */
@@ -171,6 +183,7 @@ export function lookupPrincipal(deps: Deps, secret: string): Principal {
     validUntil: Math.min(row.expiresAt, readEnd ?? Infinity),
   };
   deps.tokens.set(secret, principal);
+  deps.tokens.touch(principal.tokenId, now);
   return principal;
 }
 
