@@ -25,7 +25,8 @@ install: node_modules/.installed ## Install bun (if missing) and the dependencie
 run: install ## Start the service (SQLite under ./data, port 8080)
 	$(BUN) src/main.ts serve
 
-test: install ## Run the test suite
+test: install ## Run the test suite (installs Debian's chromium for the browser tests when missing)
+	@bash scripts/ensure-chromium.sh
 	$(BUN) test --timeout 20000
 
 check: install ## Type-check

@@ -1,0 +1,171 @@
+/**
+ * The web app in a real browser: Debian's Chromium driven by playwright-core, against the app on
+ * a loopback port, with mail through a loopback SMTP server. Also writes the screenshots in
+ * docs/screenshots/ that the README shows.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { buildHandler } from "../../src/app";
+import { loadConfig } from "../../src/config";
+import type { Deps } from "../../src/deps";
+import { jobHandlers } from "../../src/jobs/registry";
+import { JobRunner } from "../../src/jobs/runner";
+import { createDeps } from "../../src/runtime";
+import { smtpServer } from "../helpers/mail";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const SHOTS = join(import.meta.dir, "..", "..", "docs", "screenshots");
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (make test installs Debian's chromium as root)`);
+
+let smtp: Awaited<ReturnType<typeof smtpServer>>;
+let deps: Deps;
+let server: ReturnType<typeof Bun.serve>;
+let runner: JobRunner;
+let browser: Browser;
+let page: Page;
+let base = "";
+let dataDir = "";
+let token = "";
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  smtp = await smtpServer();
+  dataDir = mkdtempSync(join(tmpdir(), "notestream-browser-"));
+  deps = createDeps(
+    loadConfig({ NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_SMTP_URL: smtp.url, NOTESTREAM_LOG_REQUESTS: "false", NOTESTREAM_SYNCHRONOUS: "NORMAL", NOTESTREAM_RETRY_SCALE: "0.001" }),
+  );
+  const handle = buildHandler(deps);
+  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r, srv) => handle(r, srv.requestIP(r)?.address) });
+  base = `http://127.0.0.1:${server.port}`;
+  deps.config.baseUrl = base;
+  runner = new JobRunner(deps, jobHandlers);
+  await runner.start();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
+  mkdirSync(SHOTS, { recursive: true });
+}, 60_000);
+
+afterAll(async () => {
+  if (!hasChromium) return;
+  await browser?.close();
+  await runner?.stop();
+  server?.stop(true);
+  await smtp?.stop();
+  deps?.db.$client.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
+const apiPost = (path: string, body: unknown) =>
+  fetch(`${base}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+
+describe.skipIf(!hasChromium)("the web app in Chromium", () => {
+  test("sign up, confirm by the mailed link, sign in", async () => {
+    await page.goto(`${base}/signup`);
+    await shot("sign-up");
+    await page.fill('input[name="email"]', "dana@example.com");
+    await page.fill('input[name="password"]', "Brows3r!test");
+    await page.check('input[name="age_confirmed"]');
+    await page.click('button:has-text("Create account")');
+    await page.waitForURL(/\/signin\?ok=/);
+    expect(await page.textContent(".flash.ok")).toContain("confirmation link");
+
+    await smtp.waitFor(1, 10_000);
+    const link = /https?:\/\/\S+\/confirm\?token=\w+/.exec(smtp.mails[0]!.text)![0];
+    await page.goto(link);
+    expect(await page.textContent(".flash.ok")).toContain("confirmed");
+
+    await page.fill('input[name="email"]', "dana@example.com");
+    await page.fill('input[name="password"]', "Brows3r!test");
+    await page.click('button:has-text("Sign in")');
+    await page.waitForURL(`${base}/notes`);
+    expect(await page.textContent("aside")).toContain("Inbox");
+  }, 30_000);
+
+  test("create a note and edit it: autosave keeps the text across a reload", async () => {
+    await page.click('button:has-text("New note")');
+    await page.waitForURL(/\/notes\/note_/);
+    await page.fill("#title", "Runbook");
+    await page.fill("textarea", "1. Check the queue\n2. Restart the worker\n");
+    await page.waitForFunction(() => document.getElementById("save-status")?.textContent?.startsWith("Saved"), undefined, { timeout: 10_000 });
+    await page.reload();
+    expect(await page.inputValue("#title")).toBe("Runbook");
+    expect(await page.inputValue("textarea")).toBe("1. Check the queue\n2. Restart the worker\n");
+    await shot("editor");
+  }, 30_000);
+
+  test("the account page shows the plan, and the API trial opens the API", async () => {
+    await page.goto(`${base}/settings`);
+    expect(await page.textContent("main")).toContain("free");
+    await page.click('button:has-text("Start the 14-day API trial")');
+    await page.waitForURL(/\/settings\?ok=/);
+    expect(await page.textContent(".flash.ok")).toContain("trial has started");
+    await shot("account");
+  }, 30_000);
+
+  test("mint a token, shown once, and use it like curl", async () => {
+    await page.goto(`${base}/settings/tokens`);
+    await page.check('input[name="scope"][value="read"]');
+    await page.check('input[name="scope"][value="write"]');
+    await page.fill('input[name="name"]', "laptop");
+    await page.click('button:has-text("Create token")');
+    token = await page.inputValue("#new-token");
+    expect(token).toMatch(/^nst_[0-9A-Za-z]{40}$/);
+    await shot("tokens");
+    const res = await apiPost("/api/v1/notes/by-filename/live.log/append", { text: "first line from curl" });
+    expect(res.status).toBe(201);
+    await page.reload();
+    expect(await page.textContent("table")).toContain("laptop");
+  }, 30_000);
+
+  test("a stream updates while its page is open", async () => {
+    await page.goto(`${base}/notes?q=live`);
+    await page.click('a:has-text("live.log")');
+    await page.waitForURL(/\/notes\/note_/);
+    expect(await page.textContent("pre.stream")).toContain("first line from curl");
+    for (const line of ["deploy 4f2a1c ok", "payment received: 42.00 EUR"]) expect((await apiPost("/api/v1/notes/by-filename/live.log/append", { text: line })).status).toBe(200);
+    await page.waitForFunction(() => document.querySelector("pre.stream")?.textContent?.includes("payment received"), undefined, { timeout: 10_000 });
+    expect(await page.textContent("pre.stream")).toContain("deploy 4f2a1c ok\npayment received: 42.00 EUR");
+    await shot("stream");
+  }, 30_000);
+
+  test("rotate the inbox, post to it, and replay a dead letter", async () => {
+    await page.click('a:has-text("Webhook, inbox, alerts")');
+    await page.waitForURL(/\/settings$/);
+    await page.click('button:has-text("Create an inbox URL")');
+    const first = await page.inputValue("#inbox-url");
+    await page.click('button:has-text("Rotate the inbox URL")');
+    const inboxUrl = await page.inputValue("#inbox-url");
+    expect(inboxUrl).not.toBe(first);
+    expect((await fetch(first, { method: "POST", body: "old" })).status).toBe(404);
+    const accepted = await fetch(inboxUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "Disk almost full", message: "92% on db-1" }) });
+    expect(accepted.status).toBe(202);
+
+    // A payload that died (retries spent while the note was full, say) waits in the dead-letter view.
+    const noteId = /\/notes\/(note_\w+)\//.exec(page.url())![1]!;
+    deps.db.$client.run(
+      "INSERT INTO inbox_deliveries (id, note_id, received_at, content_type, headers, body, status, attempts, last_error) VALUES ('ibx_deadletter0000001', ?, ?, 'text/plain', '{}', ?, 'dead', 9, 'note full')",
+      [noteId, Date.now(), Buffer.from("replayed payload")],
+    );
+    await page.goto(`${base}/notes/${noteId}/settings`);
+    await shot("stream-settings");
+    await page.click('button:has-text("Replay")');
+    await page.waitForURL(/ok=/);
+    await page.goto(`${base}/notes/${noteId}`);
+    await page.waitForFunction(() => document.querySelector("pre.stream")?.textContent?.includes("replayed payload"), undefined, { timeout: 10_000 });
+    expect(await page.textContent("pre.stream")).toContain("Disk almost full: 92% on db-1");
+  }, 30_000);
+
+  test("the notes list", async () => {
+    await page.goto(`${base}/notes`);
+    expect(await page.textContent(".notes")).toContain("Runbook");
+    await shot("notes");
+  });
+});
