@@ -94,7 +94,7 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
     await page.waitForURL(/\/notes\/note_/);
     await page.fill("#title", "Runbook");
     await page.fill("textarea", "1. Check the queue\n2. Restart the worker\n");
-    await page.waitForFunction(() => document.getElementById("save-status")?.textContent?.startsWith("Saved"), undefined, { timeout: 10_000 });
+    await page.waitForFunction('document.getElementById("save-status")?.textContent?.startsWith("Saved")', undefined, { timeout: 10_000 });
     await page.reload();
     expect(await page.inputValue("#title")).toBe("Runbook");
     expect(await page.inputValue("textarea")).toBe("1. Check the queue\n2. Restart the worker\n");
@@ -131,7 +131,7 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
     await page.waitForURL(/\/notes\/note_/);
     expect(await page.textContent("pre.stream")).toContain("first line from curl");
     for (const line of ["deploy 4f2a1c ok", "payment received: 42.00 EUR"]) expect((await apiPost("/api/v1/notes/by-filename/live.log/append", { text: line })).status).toBe(200);
-    await page.waitForFunction(() => document.querySelector("pre.stream")?.textContent?.includes("payment received"), undefined, { timeout: 10_000 });
+    await page.waitForFunction('document.querySelector("pre.stream")?.textContent?.includes("payment received")', undefined, { timeout: 10_000 });
     expect(await page.textContent("pre.stream")).toContain("deploy 4f2a1c ok\npayment received: 42.00 EUR");
     await shot("stream");
   }, 30_000);
@@ -159,7 +159,7 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
     await page.click('button:has-text("Replay")');
     await page.waitForURL(/ok=/);
     await page.goto(`${base}/notes/${noteId}`);
-    await page.waitForFunction(() => document.querySelector("pre.stream")?.textContent?.includes("replayed payload"), undefined, { timeout: 10_000 });
+    await page.waitForFunction('document.querySelector("pre.stream")?.textContent?.includes("replayed payload")', undefined, { timeout: 10_000 });
     expect(await page.textContent("pre.stream")).toContain("Disk almost full: 92% on db-1");
   }, 30_000);
 

@@ -408,3 +408,22 @@ describe("export: large accounts", () => {
     expect(sha256(files["big.log.txt"]!)).toBe(expectedSha);
   }, 60_000);
 });
+
+describe("export: rich-text notes", () => {
+  test("come as .txt (their plain text), .docx and .pdf", async () => {
+    const a = await h.account("dev");
+    const token = await h.token(a, ["read", "write"]);
+    const { createRichNote } = await import("../../src/modules/notes/rich");
+    const { webPrincipal } = await import("../../src/modules/web/session");
+    await createRichNote({ ctx: { deps: h.deps, principal: webPrincipal(a.accountId, a.workspaceId, Infinity) }, title: "Plan", html: "<p>Ship <b>it</b></p>" });
+    const { id } = await (await requestExport(token)).json();
+    await h.jobs.drain();
+    const status = await (await exportStatus(token, id)).json();
+    const zip = unzipSync(new Uint8Array(await (await h.request("GET", pathOf(status.download_url), { token })).arrayBuffer()));
+    expect(new TextDecoder().decode(zip["Plan.txt"]!)).toBe("Ship it\n");
+    expect(zip["Plan.docx"]!.slice(0, 2)).toEqual(new Uint8Array([0x50, 0x4b]));
+    expect(new TextDecoder().decode(zip["Plan.pdf"]!.slice(0, 5))).toBe("%PDF-");
+    const manifest = JSON.parse(new TextDecoder().decode(zip["manifest.json"]!));
+    expect(manifest.notes[0].renderings).toEqual(["Plan.docx", "Plan.pdf"]);
+  });
+});

@@ -206,3 +206,39 @@ describe("password reset and e-mail change", () => {
     expect((await b.get("/settings")).text).toContain("new@example.com");
   });
 });
+
+describe("rich-text notes", () => {
+  test("made in the browser, sanitised, readable over the API as plain text, locked to API writes, downloadable as DOCX and PDF", async () => {
+    const b = new Browser();
+    await signUpAndIn(b, "writer@example.com");
+    const created = await b.post("/notes/new", { _csrf: b.csrfOf((await b.get("/notes")).text), format: "rich" });
+    const path = created.location;
+    const csrf = b.csrfOf((await b.get(path)).text);
+    const save = await h.request("POST", `${path}/save`, {
+      headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join("; "), "x-csrf-token": csrf, origin: ORIGIN },
+      body: { title: "Plan", html: '<h2>Q3</h2><p>Ship <strong>it</strong> &amp; <a href="javascript:alert(1)">celebrate</a></p><script>alert(1)</script><ul><li>one</li><li>two</li></ul><img src=x onerror=alert(1)>' },
+    });
+    expect(save.status).toBe(200);
+    const stored = h.deps.db.$client.query("SELECT rich_html, body, format FROM notes WHERE id = ?").get(path.split("/")[2]!) as { rich_html: string; body: string; format: string };
+    expect(stored.format).toBe("rich");
+    expect(stored.rich_html).not.toMatch(/script|onerror|javascript:|<img/i);
+    expect(stored.rich_html).toContain("<strong>it</strong>");
+    expect(stored.body).toBe("Q3\nShip it & celebrate\n- one\n- two\n");
+
+    // The API (during a trial, which opens it) reads the plain projection and may not write.
+    h.deps.db.$client.run("UPDATE workspaces SET state = 'trial', trial_ends_at = ?", [h.clock.now() + 86_400_000]);
+    const account = h.deps.db.$client.query("SELECT id FROM accounts WHERE email = 'writer@example.com'").get() as { id: string };
+    const ws = h.deps.db.$client.query("SELECT id FROM workspaces WHERE owner_id = ?").get(account.id) as { id: string };
+    const token = await h.token({ accountId: account.id, workspaceId: ws.id });
+    const id = path.split("/")[2]!;
+    const read = await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json();
+    expect(read).toMatchObject({ format: "rich", title: "Plan", plain_body: "Q3\nShip it & celebrate\n- one\n- two\n" });
+    expect((await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { plain_body: "x" } } })).status).toBe(423);
+
+    const docx = await h.request("GET", `${path}/download/docx`, { headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join("; ") } });
+    expect(docx.headers.get("content-type")).toContain("wordprocessingml");
+    expect(new Uint8Array(await docx.arrayBuffer()).slice(0, 2)).toEqual(new Uint8Array([0x50, 0x4b]));
+    const pdf = await h.request("GET", `${path}/download/pdf`, { headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join("; ") } });
+    expect(new TextDecoder().decode(new Uint8Array(await pdf.arrayBuffer()).slice(0, 5))).toBe("%PDF-");
+  });
+});

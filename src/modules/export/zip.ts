@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, renameSync } from "node:fs";
 import { dirname } from "node:path";
 import { Zip, ZipDeflate } from "fflate";
+import { renderDocx, renderPdf } from "../notes/render";
 
 interface NoteEntry {
   id: string;
@@ -82,6 +83,17 @@ export async function writeExportZip(dbPath: string, workspaceId: string, outPat
       if (n.kind === "editable") push(n.body ?? "");
       else for (const c of chunks.iterate(n.id)) push(c.text);
       file.push(new Uint8Array(0), true);
+      // Rich notes also come as DOCX and PDF renderings of their text.
+      const renderings: string[] = [];
+      if (n.format === "rich") {
+        for (const [ext, render] of [["docx", renderDocx], ["pdf", renderPdf]] as const) {
+          const extra = unique(usedPaths, path.replace(/\.txt$/, `.${ext}`));
+          const f = new ZipDeflate(extra, { level: 6 });
+          zip.add(f);
+          f.push(await render(n.title, n.body ?? ""), true);
+          renderings.push(extra);
+        }
+      }
       await sink.flush();
       manifest.push({
         id: n.id,
@@ -93,6 +105,7 @@ export async function writeExportZip(dbPath: string, workspaceId: string, outPat
         folder_id: n.folder_id,
         byte_size: bytes,
         sha256: hash.digest("hex"),
+        ...(renderings.length ? { renderings } : {}),
         created_at: new Date(n.created_at).toISOString(),
         updated_at: new Date(n.updated_at).toISOString(),
       });

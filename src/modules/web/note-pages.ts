@@ -12,7 +12,7 @@ import { listSnapshots, restoreSnapshot } from "../snapshots/service";
 import { limit, requireForm, requireSession } from "./guard";
 import { html, page, raw, type Html } from "./html";
 import { back, bytes, csrfField, flashFrom, layout, redirect, when } from "./layout";
-import { renderDocx, renderPdf } from "./render";
+import { renderDocx, renderPdf } from "../notes/render";
 import type { WebSession } from "./session";
 
 type Body = Record<string, string | undefined>;
