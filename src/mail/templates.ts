@@ -49,17 +49,20 @@ export function deadmanRecovered(a: { to: string; noteTitle: string; filename: s
   };
 }
 
-export function exportReady(a: { to: string; url: string; expiresAt: string; notes: number; sizeBytes: number }): MailMessage {
+export function exportReady(a: { to: string; url: string; apiUrl: string; expiresAt: string; notes: number; sizeBytes: number }): MailMessage {
   return {
     to: a.to,
     subject: "[notestream] your export is ready",
     text: [
-      `Your export of ${a.notes} notes (${(a.sizeBytes / 1024).toFixed(1)} KB, zip) is ready:`,
+      `Your export of ${a.notes} notes (${(a.sizeBytes / 1024).toFixed(1)} KB, zip) is ready. Download it while signed in:`,
       "",
       `  ${a.url}`,
       "",
-      `The link works until ${a.expiresAt} for the account owner: sign in, or send a read token of the workspace as`,
-      "Authorization: Bearer. After that the file is deleted.",
+      "or with a read token of the workspace (Authorization: Bearer):",
+      "",
+      `  ${a.apiUrl}`,
+      "",
+      `Both work until ${a.expiresAt}; after that the file is deleted.`,
     ].join("\n"),
   };
 }

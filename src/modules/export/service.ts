@@ -145,7 +145,11 @@ function finishExport(deps: Deps, id: string, path: string, built: { sizeBytes: 
     .innerJoin(accounts, eq(accounts.id, exportsTable.accountId))
     .where(eq(exportsTable.id, id))
     .get()!;
-  enqueueMail(deps, exportReady({ to: row.email, url: downloadUrl(deps, id, origin), expiresAt: iso(expiresAt), notes: built.notes, sizeBytes: built.sizeBytes }));
+  const base = deps.config.baseUrl ?? origin;
+  enqueueMail(
+    deps,
+    exportReady({ to: row.email, url: `${base}/exports/${id}/download`, apiUrl: downloadUrl(deps, id, origin), expiresAt: iso(expiresAt), notes: built.notes, sizeBytes: built.sizeBytes }),
+  );
   return { ok: true as const };
 }
 
