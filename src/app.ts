@@ -13,6 +13,8 @@ import { healthRoutes } from "./modules/health/routes";
 import { inboxReceiveRoutes, inboxRoutes } from "./modules/inbox/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { webRoutes } from "./modules/web/routes";
+import { mcpRoutes } from "./mcp/http";
+import { oauthRoutes } from "./mcp/oauth/routes";
 import { foldersRoutes } from "./modules/folders/routes";
 import { notesRoutes } from "./modules/notes/routes";
 import { snapshotsRoutes } from "./modules/snapshots/routes";
@@ -60,6 +62,8 @@ export function buildApp(deps: Deps) {
     .use(billingRoutes(deps))
     .use(inboxReceiveRoutes(deps))
     .use(webRoutes(deps))
+    .use(mcpRoutes(deps))
+    .use(oauthRoutes(deps))
     .use(api);
 }
 

@@ -11,6 +11,7 @@ import {
   isUserError, teamAdd, teamCreate, tokenCreate, type Output } from "./cli/commands";
 import { UsageError } from "./cli/args";
 import { createDeps } from "./runtime";
+import { runStdio } from "./mcp/stdio";
 import { serve } from "./server";
 import pkg from "../package.json";
 import { PLAN_NAMES } from "./limits/plans";
@@ -32,6 +33,7 @@ Usage:
   notestream token create --email E --extension --note ID   the browser-extension token (subscribers)
   notestream token list --email E                         id, state, kind, scopes, note, workspace, expiry, name
   notestream token revoke --id ID
+  notestream mcp                          MCP over stdio for AI clients (NOTESTREAM_URL, NOTESTREAM_TOKEN)
   notestream help | --version
 
 Configuration is read from NOTESTREAM_* environment variables (see README).`;
@@ -59,6 +61,11 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === "--version" || command === "version") {
     console.log(pkg.version);
+    return 0;
+  }
+  if (command === "mcp") {
+    // Talks to a server over HTTP: no database here, and stdout belongs to the protocol.
+    await runStdio();
     return 0;
   }
   const config = loadConfig();

@@ -5,6 +5,7 @@ import m1 from "../../migrations/0001_guard_rails.sql" with { type: "text" };
 import m2 from "../../migrations/0002_webhooks.sql" with { type: "text" };
 import m3 from "../../migrations/0003_deadman_export.sql" with { type: "text" };
 import m4 from "../../migrations/0004_web.sql" with { type: "text" };
+import m5 from "../../migrations/0005_oauth.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -13,4 +14,5 @@ export const migrationSql: Record<string, string> = {
   "0002_webhooks": m2,
   "0003_deadman_export": m3,
   "0004_web": m4,
+  "0005_oauth": m5,
 };

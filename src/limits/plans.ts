@@ -36,6 +36,8 @@ export interface Tier {
 }
 
 const DEV_RATE: RateLimits = { reads: 600, writes: 60, appends: 300 };
+/** The Dev plan's per-minute buckets: also what an agent on a plan without API rates gets. */
+export const DEV_RATE_LIMITS: RateLimits = DEV_RATE;
 const TEAM_RATE: RateLimits = { reads: 2000, writes: 200, appends: 1000 };
 
 const standardBase = {

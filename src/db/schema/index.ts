@@ -4,3 +4,4 @@ export * from "./tokens";
 export * from "./requests";
 export * from "./jobs";
 export * from "./exports";
+export * from "./oauth";

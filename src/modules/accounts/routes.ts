@@ -3,8 +3,18 @@ import type { AnyAuth } from "../../http/plugins/auth";
 import { describeAccount } from "./service";
 
 export const accountRoutes = (auth: AnyAuth) =>
-  new Elysia().use(auth).get(
-    "/account",
-    ({ ctx }) => describeAccount({ ctx }),
-    { detail: { tags: ["account"], summary: "Plan, state, usage and caps of the token's workspace" } },
-  );
+  new Elysia()
+    .use(auth)
+    .get("/account", ({ ctx }) => describeAccount({ ctx }), { detail: { tags: ["account"], summary: "Plan, state, usage and caps of the token's workspace" } })
+    .get(
+      "/token",
+      ({ ctx }) => ({
+        id: ctx.principal.tokenId,
+        kind: ctx.principal.kind,
+        scopes: [...ctx.principal.scopes],
+        note_id: ctx.principal.noteId,
+        workspace_id: ctx.principal.workspaceId,
+        expires_at: new Date(ctx.principal.validUntil).toISOString(),
+      }),
+      { detail: { tags: ["account"], summary: "The calling token: its scopes, pinned note and expiry (any token may ask)" } },
+    );

@@ -1,0 +1,60 @@
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { Elysia } from "elysia";
+import type { Ctx, Deps } from "../deps";
+import { AppError } from "../http/errors";
+import { authenticate } from "../modules/tokens/service";
+import { LocalBackend } from "./local";
+import { oauthPrincipal, OAUTH_ACCESS_PREFIX } from "./oauth/tokens";
+import { buildMcpServer } from "./server";
+
+export function publicBase(deps: Deps, request: Request): string {
+  return deps.config.baseUrl ?? new URL(request.url).origin;
+}
+
+function unauthorized(deps: Deps, request: Request, message: string): Response {
+  const metadata = `${publicBase(deps, request)}/.well-known/oauth-protected-resource/mcp`;
+  return Response.json(
+    { error: "invalid_token", error_description: message },
+    { status: 401, headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${message}", resource_metadata="${metadata}"` } },
+  );
+}
+
+/** The principal behind a Bearer header: an API token (nst_…) or an OAuth access token (nso_…). */
+function principalOf(deps: Deps, authorization: string | null) {
+  const secret = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
+  if (!secret) throw new AppError("unauthorized", "send Authorization: Bearer <token> (an API token or an OAuth access token)");
+  return secret.startsWith(OAUTH_ACCESS_PREFIX) ? oauthPrincipal(deps, secret) : authenticate(deps, authorization);
+}
+
+/**
+ * POST /mcp: MCP over Streamable HTTP, stateless (a fresh server per request, JSON answers), with
+ * the SDK's web-standard transport. The Origin header, when sent, must be ours (DNS rebinding).
+ */
+export const mcpRoutes = (deps: Deps) =>
+  new Elysia().all(
+    "/mcp",
+    async ({ request }) => {
+      const origin = request.headers.get("origin");
+      if (origin && origin !== new URL(publicBase(deps, request)).origin) {
+        return Response.json({ error: "forbidden", error_description: "requests from other origins are refused" }, { status: 403 });
+      }
+      let ctx: Ctx;
+      try {
+        ctx = { deps, principal: principalOf(deps, request.headers.get("authorization")) };
+      } catch (e) {
+        if (e instanceof AppError && e.code === "unauthorized") return unauthorized(deps, request, e.message);
+        if (e instanceof AppError) return Response.json({ error: e.code, error_description: e.message }, { status: e.status });
+        throw e;
+      }
+      const backend = new LocalBackend(ctx);
+      const server = buildMcpServer(backend, await backend.capabilities());
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await server.connect(transport);
+      try {
+        return await transport.handleRequest(request);
+      } finally {
+        void server.close();
+      }
+    },
+    { parse: "none", detail: { hide: true } },
+  );

@@ -1,0 +1,78 @@
+import type { Ctx } from "../deps";
+import { AppError, ValidationFailed } from "../http/errors";
+import { pageFrom } from "../lib/pagination";
+import { DEV_RATE_LIMITS } from "../limits/plans";
+import * as folders from "../modules/folders/service";
+import * as notes from "../modules/notes/service";
+import { appendByFilename } from "../modules/streams/service";
+import { getWorkspace } from "../modules/workspaces/repo";
+import { ToolFailure, type Capabilities, type NotesBackend } from "./backend";
+
+type Bucket = "reads" | "writes" | "appends";
+
+/**
+ * The hosted endpoint's backend: the same services as REST, so the same validation, caps and
+ * errors; each call counts against the token's rate bucket like the REST call it stands for.
+ * Agent writes need a paid plan.
+ */
+export class LocalBackend implements NotesBackend {
+  constructor(private readonly ctx: Ctx) {}
+
+  async capabilities(): Promise<Capabilities> {
+    return { scopes: this.ctx.principal.scopes, noteId: this.ctx.principal.noteId };
+  }
+
+  private async run<T>(bucket: Bucket, fn: () => T | Promise<T>): Promise<T> {
+    const { deps, principal } = this.ctx;
+    const limit = principal.rate?.[bucket] ?? (deps.config.limitProfile === "unlimited" ? 1_000_000_000 : DEV_RATE_LIMITS[bucket]);
+    const d = deps.limiter.consume(`tok:${principal.tokenId}:${bucket}`, limit, bucket);
+    if (!d.allowed) throw new ToolFailure("rate_limited", `rate limit of ${d.limit} ${bucket} per minute reached; retry in a minute`);
+    if (bucket !== "reads" && deps.config.limitProfile !== "unlimited" && getWorkspace(deps, principal.workspaceId).plan === "free") {
+      throw new ToolFailure("plan_required", "agent writes need a paid plan; reading works on every plan");
+    }
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof ValidationFailed) throw new ToolFailure(e.code, (e.details as { field: string; message: string }[]).map((d) => `${d.field}: ${d.message}`).join("; "));
+      if (e instanceof AppError) throw new ToolFailure(e.code, e.message);
+      throw e;
+    }
+  }
+
+  listNotes(a: { limit?: number; offset?: number; folder_id?: string }) {
+    return this.run("reads", () => {
+      const { items, total } = notes.listNotes({ ctx: this.ctx, filter: { folderId: a.folder_id }, page: pageFrom(a) });
+      return { notes: items, total };
+    });
+  }
+  readNote(a: { id: string }) {
+    return this.run("reads", () => notes.getNote({ ctx: this.ctx, id: a.id }));
+  }
+  createNote(a: { title: string; plain_body: string; folder_id?: string }) {
+    return this.run("writes", async () => (await notes.createNote({ ctx: this.ctx, input: a })).body);
+  }
+  appendNote(a: { filename: string; text: string }) {
+    return this.run("appends", async () => (await appendByFilename({ ctx: this.ctx, filename: a.filename, text: a.text })).body);
+  }
+  updateNote(a: { id: string; title?: string; plain_body?: string }) {
+    return this.run("writes", async () => (await notes.updateNote({ ctx: this.ctx, id: a.id, input: { title: a.title, plain_body: a.plain_body } })).body);
+  }
+  deleteNote(a: { id: string }) {
+    return this.run("writes", async () => (await notes.deleteNote({ ctx: this.ctx, id: a.id })).body);
+  }
+  moveNote(a: { id: string; folder_id: string | null }) {
+    return this.run("writes", async () => (await notes.updateNote({ ctx: this.ctx, id: a.id, input: { folder_id: a.folder_id } })).body);
+  }
+  listFolders() {
+    return this.run("reads", () => ({ folders: folders.listFolders({ ctx: this.ctx, page: pageFrom({ limit: 200 }) }).items }));
+  }
+  createFolder(a: { name: string }) {
+    return this.run("writes", async () => (await folders.createFolder({ ctx: this.ctx, name: a.name })).body);
+  }
+  renameFolder(a: { id: string; name: string }) {
+    return this.run("writes", async () => (await folders.renameFolder({ ctx: this.ctx, id: a.id, name: a.name })).body);
+  }
+  deleteFolder(a: { id: string }) {
+    return this.run("writes", async () => (await folders.deleteFolder({ ctx: this.ctx, id: a.id })).body);
+  }
+}

@@ -1,0 +1,265 @@
+import { createHash } from "node:crypto";
+import {
+  InvalidClientError,
+  InvalidClientMetadataError,
+  InvalidGrantError,
+  InvalidRequestError,
+  OAuthError,
+  UnsupportedGrantTypeError,
+} from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import { OAuthClientMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { and, eq, isNull } from "drizzle-orm";
+import { Elysia } from "elysia";
+import type { Deps } from "../../deps";
+import { oauthClients, oauthCodes, oauthTokens } from "../../db/schema";
+import { randomBase62 } from "../../lib/random";
+import { sha256Hex } from "../../lib/secrets";
+import { requireForm, requireSession } from "../../modules/web/guard";
+import { html, page } from "../../modules/web/html";
+import { csrfField, layout, redirect } from "../../modules/web/layout";
+import { publicBase } from "../http";
+import { findToken, issueTokens, OAUTH_SCOPES, revokeFamily } from "./tokens";
+
+const CODE_TTL_MS = 10 * 60_000;
+const SCOPE_TEXT: Record<string, string> = {
+  "notes:read": "read your notes and folders",
+  "notes:write": "create, edit, append to, move and delete your notes and folders",
+};
+
+function oauthError(e: OAuthError, status = e instanceof InvalidClientError ? 401 : 400): Response {
+  return Response.json(e.toResponseObject(), { status, headers: { "cache-control": "no-store" } });
+}
+
+/** Redirect URIs a public client may use: https, or http on a loopback address (native apps). */
+function acceptableRedirect(uri: string): boolean {
+  try {
+    const u = new URL(uri);
+    if (u.hash) return false;
+    return u.protocol === "https:" || (u.protocol === "http:" && ["127.0.0.1", "localhost", "[::1]"].includes(u.hostname)) || /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(u.protocol);
+  } catch {
+    return false;
+  }
+}
+
+function normaliseScope(requested: string | undefined): string | null {
+  const parts = (requested?.trim() || OAUTH_SCOPES.join(" ")).split(/\s+/);
+  if (parts.some((p) => !(OAUTH_SCOPES as readonly string[]).includes(p))) return null;
+  return [...new Set(parts)].join(" ");
+}
+
+function pkceMatches(verifier: string, challenge: string): boolean {
+  if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) return false;
+  return createHash("sha256").update(verifier).digest("base64url") === challenge;
+}
+
+interface AuthorizeParams {
+  response_type?: string;
+  client_id?: string;
+  redirect_uri?: string;
+  code_challenge?: string;
+  code_challenge_method?: string;
+  state?: string;
+  scope?: string;
+  resource?: string;
+}
+
+/**
+ * OAuth 2.1 for the hosted MCP endpoint, as the MCP authorization specification asks: protected
+ * resource metadata (RFC 9728), authorization server metadata (RFC 8414), dynamic client
+ * registration (RFC 7591), authorization code with PKCE S256 only, rotating refresh tokens and
+ * revocation (RFC 7009). Sign-in and consent happen in the browser, with the web app's session.
+ */
+export const oauthRoutes = (deps: Deps) => {
+  function checkAuthorize(p: AuthorizeParams): { error?: Response; client?: typeof oauthClients.$inferSelect; scope?: string; redirectError?: (err: string, desc: string) => Response } {
+    const client = p.client_id ? deps.db.select().from(oauthClients).where(eq(oauthClients.clientId, p.client_id)).get() : undefined;
+    // Until the client and its redirect URI are known good, errors are shown, never redirected.
+    if (!client) return { error: page(layout({ title: "Unknown application", body: html`<div class="narrow card"><h1>Unknown application</h1><p>This authorisation request names no registered client.</p></div>` }), 400) };
+    const uris = JSON.parse(client.redirectUris) as string[];
+    if (!p.redirect_uri || !uris.includes(p.redirect_uri)) {
+      return { error: page(layout({ title: "Bad redirect", body: html`<div class="narrow card"><h1>Bad redirect</h1><p>The redirect URI is not one this application registered.</p></div>` }), 400) };
+    }
+    const redirectError = (err: string, desc: string) => {
+      const u = new URL(p.redirect_uri!);
+      u.searchParams.set("error", err);
+      u.searchParams.set("error_description", desc);
+      if (p.state) u.searchParams.set("state", p.state);
+      return redirect(u.toString());
+    };
+    if (p.response_type !== "code") return { error: redirectError("unsupported_response_type", "only response_type=code is supported") };
+    if (!p.code_challenge || p.code_challenge_method !== "S256") return { error: redirectError("invalid_request", "PKCE with code_challenge_method=S256 is required") };
+    const scope = normaliseScope(p.scope);
+    if (!scope) return { error: redirectError("invalid_scope", `scopes are ${OAUTH_SCOPES.join(" and ")}`) };
+    return { client, scope, redirectError };
+  }
+
+  return new Elysia()
+    .get("/.well-known/oauth-protected-resource", ({ request }) => protectedResource(deps, request))
+    .get("/.well-known/oauth-protected-resource/mcp", ({ request }) => protectedResource(deps, request))
+    .get("/.well-known/oauth-authorization-server", ({ request }) => {
+      const base = publicBase(deps, request);
+      return Response.json({
+        issuer: base,
+        authorization_endpoint: `${base}/oauth/authorize`,
+        token_endpoint: `${base}/oauth/token`,
+        registration_endpoint: `${base}/oauth/register`,
+        revocation_endpoint: `${base}/oauth/revoke`,
+        response_types_supported: ["code"],
+        grant_types_supported: ["authorization_code", "refresh_token"],
+        code_challenge_methods_supported: ["S256"],
+        token_endpoint_auth_methods_supported: ["none"],
+        revocation_endpoint_auth_methods_supported: ["none"],
+        scopes_supported: [...OAUTH_SCOPES],
+        service_documentation: `${base}/api/v1/openapi.json`,
+      });
+    })
+    .post(
+      "/oauth/register",
+      async ({ request }) => {
+        let body: unknown;
+        try {
+          body = await request.json();
+        } catch {
+          return oauthError(new InvalidClientMetadataError("the registration body must be JSON"));
+        }
+        const parsed = OAuthClientMetadataSchema.safeParse(body);
+        if (!parsed.success) return oauthError(new InvalidClientMetadataError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")));
+        const meta = parsed.data;
+        if (meta.redirect_uris.length === 0 || !meta.redirect_uris.every(acceptableRedirect)) {
+          return oauthError(new InvalidClientMetadataError("redirect_uris must be https URLs, or http URLs on a loopback address"));
+        }
+        if (meta.token_endpoint_auth_method && meta.token_endpoint_auth_method !== "none") {
+          return oauthError(new InvalidClientMetadataError("only public clients (token_endpoint_auth_method none, with PKCE) are supported"));
+        }
+        const clientId = `mcp_${randomBase62(24)}`;
+        const now = deps.clock.now();
+        const name = (meta.client_name ?? "An MCP client").replace(/[\p{Cc}\p{Cf}]/gu, "").slice(0, 100);
+        const full = {
+          ...meta,
+          client_name: name,
+          client_id: clientId,
+          client_id_issued_at: Math.floor(now / 1000),
+          token_endpoint_auth_method: "none",
+          grant_types: ["authorization_code", "refresh_token"],
+          response_types: ["code"],
+        };
+        await deps.writer.write(() =>
+          deps.db.insert(oauthClients).values({ clientId, clientName: name, redirectUris: JSON.stringify(meta.redirect_uris), metadata: JSON.stringify(full), createdAt: now }).run(),
+        );
+        return Response.json(full, { status: 201, headers: { "cache-control": "no-store" } });
+      },
+      { parse: "none" },
+    )
+    .get("/oauth/authorize", ({ request, query }) => {
+      const p = query as AuthorizeParams;
+      const checked = checkAuthorize(p);
+      if (checked.error) return checked.error;
+      const s = requireSession(deps, request);
+      if (s instanceof Response) return s;
+      const hidden = (name: keyof AuthorizeParams) => html`<input type="hidden" name="${name}" value="${p[name] ?? ""}">`;
+      return page(
+        layout({
+          title: "Allow access",
+          session: s,
+          body: html`<div class="narrow card">
+  <h1>Allow ${checked.client!.clientName}?</h1>
+  <p><strong>${checked.client!.clientName}</strong> wants to use your notestream account <strong>${s.account.email}</strong> to:</p>
+  <ul>${checked.scope!.split(" ").map((sc) => html`<li>${SCOPE_TEXT[sc] ?? sc}</li>`)}</ul>
+  <p class="muted small">It will reach notestream through its tool server (MCP). Writes by AI agents need a paid plan. You can revoke access by signing out the client or revoking its token.</p>
+  <form method="post" action="/oauth/authorize" class="row">${csrfField(s)}
+    ${(["response_type", "client_id", "redirect_uri", "code_challenge", "code_challenge_method", "state", "scope", "resource"] as const).map(hidden)}
+    <button class="primary" name="decision" value="allow">Allow</button><button name="decision" value="deny">Deny</button>
+  </form>
+</div>`,
+        }),
+      );
+    })
+    .post("/oauth/authorize", async ({ request, body }) => {
+      const p = body as AuthorizeParams & { decision?: string };
+      const s = requireForm(deps, request, p);
+      if (s instanceof Response) return s;
+      const checked = checkAuthorize(p);
+      if (checked.error) return checked.error;
+      if (p.decision !== "allow") return checked.redirectError!("access_denied", "the user denied access");
+      const code = randomBase62(40);
+      await deps.writer.write(() =>
+        deps.db
+          .insert(oauthCodes)
+          .values({
+            codeHash: sha256Hex(code),
+            clientId: checked.client!.clientId,
+            accountId: s.account.id,
+            workspaceId: s.workspaceId,
+            redirectUri: p.redirect_uri!,
+            codeChallenge: p.code_challenge!,
+            scope: checked.scope!,
+            expiresAt: deps.clock.now() + CODE_TTL_MS,
+          })
+          .run(),
+      );
+      const u = new URL(p.redirect_uri!);
+      u.searchParams.set("code", code);
+      if (p.state) u.searchParams.set("state", p.state);
+      u.searchParams.set("iss", publicBase(deps, request));
+      return redirect(u.toString());
+    })
+    .post("/oauth/token", async ({ body }) => {
+      const b = (body ?? {}) as Record<string, string | undefined>;
+      try {
+        const tokens = await deps.writer.write(() => {
+          if (b.grant_type === "authorization_code") {
+            if (!b.code || !b.code_verifier || !b.client_id || !b.redirect_uri) throw new InvalidRequestError("code, code_verifier, client_id and redirect_uri are required");
+            const row = deps.db.select().from(oauthCodes).where(eq(oauthCodes.codeHash, sha256Hex(b.code))).get();
+            if (!row || row.usedAt !== null || row.expiresAt <= deps.clock.now()) throw new InvalidGrantError("the code is unknown, used or expired");
+            if (row.clientId !== b.client_id) throw new InvalidGrantError("the code was issued to another client");
+            if (row.redirectUri !== b.redirect_uri) throw new InvalidGrantError("redirect_uri does not match the authorization request");
+            if (!pkceMatches(b.code_verifier, row.codeChallenge)) throw new InvalidGrantError("the code_verifier does not match the code_challenge");
+            deps.db.update(oauthCodes).set({ usedAt: deps.clock.now() }).where(eq(oauthCodes.codeHash, row.codeHash)).run();
+            return issueTokens(deps, row);
+          }
+          if (b.grant_type === "refresh_token") {
+            if (!b.refresh_token || !b.client_id) throw new InvalidRequestError("refresh_token and client_id are required");
+            const row = findToken(deps, b.refresh_token, "refresh");
+            if (!row || row.clientId !== b.client_id) throw new InvalidGrantError("unknown refresh token");
+            if (row.revokedAt !== null) {
+              // A rotated refresh token used again: someone may have stolen it; end the whole grant.
+              revokeFamily(deps, row.family);
+              throw new InvalidGrantError("this refresh token was already used; sign in again");
+            }
+            if (row.expiresAt <= deps.clock.now()) throw new InvalidGrantError("the refresh token expired; sign in again");
+            // Rotation: the old refresh token and its access tokens end; a new pair continues the grant.
+            deps.db.update(oauthTokens).set({ revokedAt: deps.clock.now() }).where(and(eq(oauthTokens.family, row.family), isNull(oauthTokens.revokedAt))).run();
+            const scope = b.scope ? normaliseScope(b.scope) : row.scope;
+            if (!scope || !scope.split(" ").every((x) => row.scope.split(" ").includes(x))) throw new InvalidGrantError("a refresh cannot widen the scope");
+            return issueTokens(deps, { ...row, scope });
+          }
+          throw new UnsupportedGrantTypeError("grant_type must be authorization_code or refresh_token");
+        });
+        return Response.json(tokens, { headers: { "cache-control": "no-store", pragma: "no-cache" } });
+      } catch (e) {
+        if (e instanceof OAuthError) return oauthError(e);
+        throw e;
+      }
+    })
+    .post("/oauth/revoke", async ({ body }) => {
+      const token = ((body ?? {}) as Record<string, string | undefined>).token;
+      if (!token) return oauthError(new InvalidRequestError("token is required"));
+      await deps.writer.write(() => {
+        const row = findToken(deps, token, "refresh") ?? findToken(deps, token, "access");
+        // Revoking either ends the whole grant: its refresh and access tokens.
+        if (row) revokeFamily(deps, row.family);
+      });
+      return new Response(null, { status: 200 });
+    });
+};
+
+function protectedResource(deps: Deps, request: Request): Response {
+  const base = publicBase(deps, request);
+  return Response.json({
+    resource: `${base}/mcp`,
+    authorization_servers: [base],
+    scopes_supported: [...OAUTH_SCOPES],
+    bearer_methods_supported: ["header"],
+    resource_name: "notestream",
+    resource_documentation: `${base}/api/v1/openapi.json`,
+  });
+}
