@@ -65,7 +65,12 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === "mcp") {
     // Talks to a server over HTTP: no database here, and stdout belongs to the protocol.
-    await runStdio();
+    try {
+      await runStdio();
+    } catch (e) {
+      console.error(`notestream mcp: ${(e as Error).message}`);
+      return 1;
+    }
     return 0;
   }
   const config = loadConfig();

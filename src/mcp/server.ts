@@ -159,7 +159,7 @@ export function buildMcpServer(backend: NotesBackend, caps: Capabilities): McpSe
       "rename_folder",
       {
         title: "Rename a folder",
-        description: "Renames a folder.",
+        description: "Renames a folder; the new name must be 1 to 80 characters and unique in the account regardless of case.",
         inputSchema: { id: id("The folder's id, fold_…"), name: z.string().min(1).max(80).describe("New name") },
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       },

@@ -1,0 +1,80 @@
+import { expect } from "bun:test";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+
+export const ALL_TOOLS = [
+  "append_note",
+  "create_folder",
+  "create_note",
+  "delete_folder",
+  "delete_note",
+  "list_folders",
+  "list_notes",
+  "move_note",
+  "read_note",
+  "rename_folder",
+  "update_note",
+];
+
+type ToolResult = { isError?: boolean; content: { type: string; text?: string }[] };
+
+export function textOf(r: unknown): string {
+  return ((r as ToolResult).content[0]?.text ?? "") as string;
+}
+
+/** Calls a tool and parses its JSON result; fails the test on a tool error. */
+export async function tool<T = any>(client: Client, name: string, args: Record<string, unknown> = {}): Promise<T> {
+  const r = (await client.callTool({ name, arguments: args })) as ToolResult;
+  if (r.isError) throw new Error(`${name} failed: ${textOf(r)}`);
+  return JSON.parse(textOf(r)) as T;
+}
+
+/** Calls a tool that must fail, and returns its error text ("code: message"). */
+export async function toolError(client: Client, name: string, args: Record<string, unknown> = {}): Promise<string> {
+  const r = (await client.callTool({ name, arguments: args })) as ToolResult;
+  expect(r.isError).toBe(true);
+  return textOf(r);
+}
+
+/**
+ * Every tool once, checking each change through another tool (and `readBack` for what a REST
+ * client would see). Shared by the hosted (HTTP) and local (stdio) tests.
+ */
+export async function exerciseAllTools(client: Client, readBack: (filename: string) => Promise<string>) {
+  const tools = (await client.listTools()).tools;
+  expect(tools.map((t) => t.name).sort()).toEqual(ALL_TOOLS);
+  const annotations = Object.fromEntries(tools.map((t) => [t.name, t.annotations ?? {}]));
+  expect(annotations.list_notes).toMatchObject({ readOnlyHint: true });
+  expect(annotations.delete_note).toMatchObject({ destructiveHint: true });
+  expect(annotations.update_note).toMatchObject({ idempotentHint: true });
+  for (const t of tools) expect((t.description ?? "").length).toBeGreaterThan(20);
+
+  const appended = await tool(client, "append_note", { filename: "agent.log", text: "found 3 failing tests" });
+  expect(appended).toMatchObject({ filename: "agent.log", created: true });
+  await tool(client, "append_note", { filename: "agent.log", text: "fixed them" });
+  expect(await readBack("agent.log")).toBe("found 3 failing tests\nfixed them\n");
+
+  const folder = await tool(client, "create_folder", { name: "Agent notes" });
+  expect(folder.id).toMatch(/^fold_/);
+  const renamed = await tool(client, "rename_folder", { id: folder.id, name: "Agent" });
+  expect(renamed.name).toBe("Agent");
+  const folders = await tool(client, "list_folders");
+  expect(folders.folders.map((f: { name: string }) => f.name)).toContain("Agent");
+
+  const note = await tool(client, "create_note", { title: "Plan", plain_body: "1. read the logs", folder_id: folder.id });
+  expect(note).toMatchObject({ title: "Plan", folder_id: folder.id, kind: "editable" });
+  const updated = await tool(client, "update_note", { id: note.id, plain_body: "1. read the logs\n2. fix" });
+  expect(updated.plain_body).toBe("1. read the logs\n2. fix");
+  const read = await tool(client, "read_note", { id: note.id });
+  expect(read).toMatchObject({ id: note.id, plain_body: "1. read the logs\n2. fix" });
+  const moved = await tool(client, "move_note", { id: note.id, folder_id: null });
+  expect(moved.folder_id).toBeNull();
+  const listed = await tool(client, "list_notes", { limit: 10 });
+  expect(listed.total).toBe(2);
+  expect(listed.notes.map((n: { id: string }) => n.id)).toContain(note.id);
+
+  expect(await tool(client, "delete_folder", { id: folder.id })).toEqual({ id: folder.id, deleted: true });
+  expect(await tool(client, "delete_note", { id: note.id })).toEqual({ id: note.id, deleted: true });
+  expect(await toolError(client, "read_note", { id: note.id })).toStartWith("not_found:");
+  // Validation is the REST API's: a bad filename is refused the same way.
+  expect(await toolError(client, "append_note", { filename: "a/b", text: "x" })).toStartWith("validation_failed:");
+}

@@ -1,0 +1,114 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { buildHandler } from "../../src/app";
+import { harness, type Harness } from "../helpers/harness";
+import { exerciseAllTools, tool, toolError } from "../helpers/mcp";
+
+let h: Harness;
+let server: ReturnType<typeof Bun.serve> | undefined;
+const clients: Client[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close().catch(() => {});
+  server?.stop(true);
+  server = undefined;
+  await h.close();
+});
+
+/** The app on a real loopback port, so the SDK's HTTP client talks to it as to any server. */
+function serve(): string {
+  const handle = buildHandler(h.deps);
+  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r, srv) => handle(r, srv.requestIP(r)?.address) });
+  const base = `http://127.0.0.1:${server.port}`;
+  h.deps.config.baseUrl = base;
+  return base;
+}
+
+async function connect(base: string, token: string): Promise<Client> {
+  const client = new Client({ name: "test-agent", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  clients.push(client);
+  return client;
+}
+
+describe("hosted MCP over Streamable HTTP", () => {
+  test("with an API token: every tool works and the notes really change", async () => {
+    h = harness();
+    const base = serve();
+    const token = await h.token(await h.account("dev"), ["read", "write"]);
+    const client = await connect(base, token);
+    await exerciseAllTools(client, async (filename) => {
+      const res = await fetch(`${base}/api/v1/notes/by-filename/${filename}`, { headers: { authorization: `Bearer ${token}` } });
+      return ((await res.json()) as { plain_body: string }).plain_body;
+    });
+  });
+
+  test("a read-only token sees no write tools, and a write through it fails", async () => {
+    h = harness();
+    const base = serve();
+    const token = await h.token(await h.account("dev"), ["read"]);
+    const client = await connect(base, token);
+    const names = (await client.listTools()).tools.map((t) => t.name).sort();
+    expect(names).toEqual(["list_folders", "list_notes", "read_note"]);
+    const r = (await client.callTool({ name: "append_note", arguments: { filename: "x", text: "y" } })) as { isError?: boolean };
+    expect(r.isError).toBe(true);
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 0 });
+  });
+
+  test("an append-only token sees append_note only; a pinned token its note's tools only", async () => {
+    h = harness();
+    const base = serve();
+    const a = await h.account("dev");
+    const appendOnly = await connect(base, await h.token(a, ["append"]));
+    expect((await appendOnly.listTools()).tools.map((t) => t.name)).toEqual(["append_note"]);
+    const full = await h.token(a);
+    const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/pinned.log/append", { token: full, body: { text: "x" } })).json();
+    const pinned = await connect(base, await h.token(a, ["read", "write"], { noteId: id }));
+    expect((await pinned.listTools()).tools.map((t) => t.name).sort()).toEqual(["append_note", "delete_note", "read_note", "update_note"]);
+  });
+
+  test("a free account reads, but its writes are refused with plan_required", async () => {
+    h = harness();
+    const base = serve();
+    const a = await h.account("free");
+    // A free account's only API token comes with the trial; agent writes still need a paid plan.
+    h.deps.db.$client.run("UPDATE workspaces SET state = 'trial', trial_ends_at = ? WHERE id = ?", [h.clock.now() + 86_400_000, a.workspaceId]);
+    const token = await h.token(a);
+    const client = await connect(base, token);
+    expect((await tool(client, "list_notes")).total).toBe(0);
+    expect(await toolError(client, "append_note", { filename: "x.log", text: "y" })).toStartWith("plan_required:");
+    expect(await toolError(client, "create_folder", { name: "x" })).toStartWith("plan_required:");
+  });
+
+  test("a foreign note id is not found, like a missing one", async () => {
+    h = harness();
+    const base = serve();
+    const other = await h.token(await h.account("dev"));
+    const { id } = await (await h.request("POST", "/api/v1/notes", { token: other, body: { note: { title: "secret" } } })).json();
+    const client = await connect(base, await h.token(await h.account("dev")));
+    const foreign = await toolError(client, "read_note", { id });
+    const missing = await toolError(client, "read_note", { id: "note_missing" });
+    expect(foreign).toBe("not_found: note not found");
+    expect(missing).toBe(foreign);
+    expect(await toolError(client, "delete_note", { id })).toStartWith("not_found:");
+  });
+
+  test("tool calls count against the token's rate buckets", async () => {
+    h = harness();
+    const base = serve();
+    const client = await connect(base, await h.token(await h.account("dev")));
+    for (let i = 0; i < 60; i++) await tool(client, "create_folder", { name: `f${i}` }).catch(() => {});
+    expect(await toolError(client, "create_folder", { name: "one more" })).toStartWith("rate_limited:");
+  });
+
+  test("without a token: 401 pointing at the protected resource metadata; another origin: 403", async () => {
+    h = harness();
+    const base = serve();
+    const res = await fetch(`${base}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
+    const token = await h.token(await h.account("dev"));
+    const cross = await fetch(`${base}/mcp`, { method: "POST", headers: { authorization: `Bearer ${token}`, origin: "https://evil.example", "content-type": "application/json" }, body: "{}" });
+    expect(cross.status).toBe(403);
+  });
+});
