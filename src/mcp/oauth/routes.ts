@@ -70,7 +70,7 @@ interface AuthorizeParams {
  * revocation (RFC 7009). Sign-in and consent happen in the browser, with the web app's session.
  */
 export const oauthRoutes = (deps: Deps) => {
-  function checkAuthorize(p: AuthorizeParams): { error?: Response; client?: typeof oauthClients.$inferSelect; scope?: string; redirectError?: (err: string, desc: string) => Response } {
+  function checkAuthorize(p: AuthorizeParams, resources: string[]): { error?: Response; client?: typeof oauthClients.$inferSelect; scope?: string; redirectError?: (err: string, desc: string) => Response } {
     const client = p.client_id ? deps.db.select().from(oauthClients).where(eq(oauthClients.clientId, p.client_id)).get() : undefined;
     // Until the client and its redirect URI are known good, errors are shown, never redirected.
     if (!client) return { error: page(layout({ title: "Unknown application", body: html`<div class="narrow card"><h1>Unknown application</h1><p>This authorisation request names no registered client.</p></div>` }), 400) };
@@ -89,6 +89,8 @@ export const oauthRoutes = (deps: Deps) => {
     if (!p.code_challenge || p.code_challenge_method !== "S256") return { error: redirectError("invalid_request", "PKCE with code_challenge_method=S256 is required") };
     const scope = normaliseScope(p.scope);
     if (!scope) return { error: redirectError("invalid_scope", `scopes are ${OAUTH_SCOPES.join(" and ")}`) };
+    // RFC 8707: tokens from here are for this server's MCP endpoint only.
+    if (p.resource && !resources.includes(p.resource.replace(/\/+$/, ""))) return { error: redirectError("invalid_target", "this server issues tokens for its own /mcp only") };
     return { client, scope, redirectError };
   }
 
@@ -106,6 +108,7 @@ export const oauthRoutes = (deps: Deps) => {
         response_types_supported: ["code"],
         grant_types_supported: ["authorization_code", "refresh_token"],
         code_challenge_methods_supported: ["S256"],
+        authorization_response_iss_parameter_supported: true,
         token_endpoint_auth_methods_supported: ["none"],
         revocation_endpoint_auth_methods_supported: ["none"],
         scopes_supported: [...OAUTH_SCOPES],
@@ -151,7 +154,7 @@ export const oauthRoutes = (deps: Deps) => {
     )
     .get("/oauth/authorize", ({ request, query }) => {
       const p = query as AuthorizeParams;
-      const checked = checkAuthorize(p);
+      const checked = checkAuthorize(p, resourcesOf(deps, request));
       if (checked.error) return checked.error;
       const s = requireSession(deps, request);
       if (s instanceof Response) return s;
@@ -177,7 +180,7 @@ export const oauthRoutes = (deps: Deps) => {
       const p = body as AuthorizeParams & { decision?: string };
       const s = requireForm(deps, request, p);
       if (s instanceof Response) return s;
-      const checked = checkAuthorize(p);
+      const checked = checkAuthorize(p, resourcesOf(deps, request));
       if (checked.error) return checked.error;
       if (p.decision !== "allow") return checked.redirectError!("access_denied", "the user denied access");
       const code = randomBase62(40);
@@ -205,16 +208,25 @@ export const oauthRoutes = (deps: Deps) => {
     .post("/oauth/token", async ({ body }) => {
       const b = (body ?? {}) as Record<string, string | undefined>;
       try {
-        const tokens = await deps.writer.write(() => {
+        // A replayed code or refresh token ends its grant; that must commit even though the answer is an
+        // error, so the write returns the verdict and the error is raised after it.
+        const outcome = await deps.writer.write((): { tokens: ReturnType<typeof issueTokens> } | { replayed: OAuthError } => {
           if (b.grant_type === "authorization_code") {
             if (!b.code || !b.code_verifier || !b.client_id || !b.redirect_uri) throw new InvalidRequestError("code, code_verifier, client_id and redirect_uri are required");
             const row = deps.db.select().from(oauthCodes).where(eq(oauthCodes.codeHash, sha256Hex(b.code))).get();
-            if (!row || row.usedAt !== null || row.expiresAt <= deps.clock.now()) throw new InvalidGrantError("the code is unknown, used or expired");
+            if (!row) throw new InvalidGrantError("the code is unknown");
+            // The tokens of a code share a family named after it, so a replayed code can end them.
+            const family = `code_${row.codeHash.slice(0, 24)}`;
+            if (row.usedAt !== null) {
+              revokeFamily(deps, family);
+              return { replayed: new InvalidGrantError("the code was already used; the tokens issued for it are revoked") };
+            }
+            if (row.expiresAt <= deps.clock.now()) throw new InvalidGrantError("the code expired");
             if (row.clientId !== b.client_id) throw new InvalidGrantError("the code was issued to another client");
             if (row.redirectUri !== b.redirect_uri) throw new InvalidGrantError("redirect_uri does not match the authorization request");
             if (!pkceMatches(b.code_verifier, row.codeChallenge)) throw new InvalidGrantError("the code_verifier does not match the code_challenge");
             deps.db.update(oauthCodes).set({ usedAt: deps.clock.now() }).where(eq(oauthCodes.codeHash, row.codeHash)).run();
-            return issueTokens(deps, row);
+            return { tokens: issueTokens(deps, { ...row, family }) };
           }
           if (b.grant_type === "refresh_token") {
             if (!b.refresh_token || !b.client_id) throw new InvalidRequestError("refresh_token and client_id are required");
@@ -223,18 +235,19 @@ export const oauthRoutes = (deps: Deps) => {
             if (row.revokedAt !== null) {
               // A rotated refresh token used again: someone may have stolen it; end the whole grant.
               revokeFamily(deps, row.family);
-              throw new InvalidGrantError("this refresh token was already used; sign in again");
+              return { replayed: new InvalidGrantError("this refresh token was already used; sign in again") };
             }
             if (row.expiresAt <= deps.clock.now()) throw new InvalidGrantError("the refresh token expired; sign in again");
-            // Rotation: the old refresh token and its access tokens end; a new pair continues the grant.
-            deps.db.update(oauthTokens).set({ revokedAt: deps.clock.now() }).where(and(eq(oauthTokens.family, row.family), isNull(oauthTokens.revokedAt))).run();
             const scope = b.scope ? normaliseScope(b.scope) : row.scope;
             if (!scope || !scope.split(" ").every((x) => row.scope.split(" ").includes(x))) throw new InvalidGrantError("a refresh cannot widen the scope");
-            return issueTokens(deps, { ...row, scope });
+            // Rotation: the old refresh token and its access tokens end; a new pair continues the grant.
+            deps.db.update(oauthTokens).set({ revokedAt: deps.clock.now() }).where(and(eq(oauthTokens.family, row.family), isNull(oauthTokens.revokedAt))).run();
+            return { tokens: issueTokens(deps, { ...row, scope }) };
           }
           throw new UnsupportedGrantTypeError("grant_type must be authorization_code or refresh_token");
         });
-        return Response.json(tokens, { headers: { "cache-control": "no-store", pragma: "no-cache" } });
+        if ("replayed" in outcome) throw outcome.replayed;
+        return Response.json(outcome.tokens, { headers: { "cache-control": "no-store", pragma: "no-cache" } });
       } catch (e) {
         if (e instanceof OAuthError) return oauthError(e);
         throw e;
@@ -251,6 +264,11 @@ export const oauthRoutes = (deps: Deps) => {
       return new Response(null, { status: 200 });
     });
 };
+
+function resourcesOf(deps: Deps, request: Request): string[] {
+  const base = publicBase(deps, request);
+  return [base, `${base}/mcp`];
+}
 
 function protectedResource(deps: Deps, request: Request): Response {
   const base = publicBase(deps, request);
