@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
-import { AppError, ValidationFailed } from "../../http/errors";
+import { AppError } from "../../http/errors";
 import { randomBase62 } from "../../lib/random";
 import { PASSWORD_SPECIALS } from "../accounts/password";
 import {
@@ -12,7 +12,7 @@ import {
   signIn,
   signUp,
 } from "../accounts/web-auth";
-import { clientIp, limit, sameOrigin } from "./guard";
+import { clientIp, errorMessage, limit, sameOrigin } from "./guard";
 import { html, page } from "./html";
 import { back, flashFrom, layout, redirect } from "./layout";
 import { createSession, csrfMatches, destroySession, FORM_COOKIE, formCookie, loadSession, cookieValue, sessionCookie } from "./session";
@@ -36,11 +36,6 @@ const refused = () =>
     headers: { "content-type": "text/plain; charset=utf-8" },
   });
 
-function message(e: unknown): string {
-  if (e instanceof ValidationFailed) return (e.details as { message: string }[]).map((d) => d.message).join(" ");
-  if (e instanceof AppError) return e.message;
-  throw e;
-}
 
 function safeNext(next: string | undefined): string {
   return next && next.startsWith("/") && !next.startsWith("//") ? next : "/notes";
@@ -77,7 +72,7 @@ export const authPages = (deps: Deps) =>
         return page(
           layout({
             title: "Sign in",
-            flash: { error: message(e) },
+            flash: { error: errorMessage(e) },
             body: html`<div class="narrow card"><h1>Sign in</h1><p><a href="/signin">Try again</a> · <a href="/reset">Reset your password</a></p></div>`,
           }),
           status,
@@ -121,7 +116,7 @@ export const authPages = (deps: Deps) =>
       } catch (e) {
         const status = e instanceof AppError && e.code === "rate_limited" ? 429 : 422;
         return page(
-          layout({ title: "Create an account", flash: { error: message(e) }, body: html`<div class="narrow card"><p><a href="/signup">Back to the form</a></p></div>` }),
+          layout({ title: "Create an account", flash: { error: errorMessage(e) }, body: html`<div class="narrow card"><p><a href="/signup">Back to the form</a></p></div>` }),
           status,
         );
       }
@@ -131,7 +126,7 @@ export const authPages = (deps: Deps) =>
         await confirmEmail(deps, String(query.token ?? ""));
         return redirect("/signin?ok=" + encodeURIComponent("Your address is confirmed. Sign in to start."));
       } catch (e) {
-        return back("/signin", "error", message(e));
+        return back("/signin", "error", errorMessage(e));
       }
     })
     .get("/confirm/resend", ({ request }) =>
@@ -148,7 +143,7 @@ export const authPages = (deps: Deps) =>
         await resendConfirmation(deps, b.email ?? "");
         return back("/signin", "ok", "If that address has an unconfirmed account, a new link is on its way.");
       } catch (e) {
-        return back("/confirm/resend", "error", message(e));
+        return back("/confirm/resend", "error", errorMessage(e));
       }
     })
     .get("/reset", ({ request }) =>
@@ -165,7 +160,7 @@ export const authPages = (deps: Deps) =>
         await requestPasswordReset(deps, b.email ?? "");
         return back("/signin", "ok", "If that address has an account, a reset link is on its way.");
       } catch (e) {
-        return back("/reset", "error", message(e));
+        return back("/reset", "error", errorMessage(e));
       }
     })
     .get("/reset/confirm", ({ request, query }) =>
@@ -181,6 +176,6 @@ export const authPages = (deps: Deps) =>
         await resetPassword(deps, b.token ?? "", b.password ?? "");
         return back("/signin", "ok", "Your password is changed. Sign in with it.");
       } catch (e) {
-        return back(`/reset/confirm?token=${encodeURIComponent(b.token ?? "")}`, "error", message(e));
+        return back(`/reset/confirm?token=${encodeURIComponent(b.token ?? "")}`, "error", errorMessage(e));
       }
     });

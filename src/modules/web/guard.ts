@@ -1,8 +1,10 @@
 import { requestState } from "../../http/boundary";
-import { AppError } from "../../http/errors";
+import { AppError, ValidationFailed } from "../../http/errors";
+import { LifecycleError } from "../accounts/lifecycle";
+import { TokenError } from "../tokens/service";
 import type { Deps } from "../../deps";
 import { csrfMatches, loadSession, type WebSession } from "./session";
-import { redirect } from "./layout";
+import { back, redirect } from "./layout";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -75,4 +77,31 @@ export function requireForm(deps: Deps, request: Request, body: unknown): WebSes
     });
   }
   return s;
+}
+
+/** What a person reads when an action is refused; anything that is not a refusal is a bug and propagates. */
+export function errorMessage(e: unknown): string {
+  if (e instanceof ValidationFailed) return (e.details as { message: string }[]).map((d) => d.message).join(" ");
+  if (e instanceof AppError || e instanceof TokenError || e instanceof LifecycleError) return e.message;
+  throw e;
+}
+
+/**
+ * A signed-in form post, run and answered with a redirect: refused forms get 403, and a refused
+ * action goes back to `onError` with its message shown on the page.
+ */
+export async function formAction<B = Record<string, string | string[] | undefined>>(
+  deps: Deps,
+  request: Request,
+  body: unknown,
+  run: (s: WebSession, b: B) => Promise<Response>,
+  onError: string,
+): Promise<Response> {
+  const s = requireForm(deps, request, body);
+  if (s instanceof Response) return s;
+  try {
+    return await run(s, (body ?? {}) as B);
+  } catch (e) {
+    return back(onError, "error", errorMessage(e));
+  }
 }

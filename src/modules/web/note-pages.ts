@@ -2,14 +2,14 @@ import { Elysia } from "elysia";
 import { and, asc, count, desc, eq, gt, isNull, like, type SQL } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { folders, noteChunks, notes } from "../../db/schema";
-import { AppError, ValidationFailed } from "../../http/errors";
+import { AppError } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import * as folderService from "../folders/service";
 import { createRichNote, updateRichNote } from "../notes/rich";
 import { readBody, visibleNote, type NoteRow } from "../notes/repo";
 import * as noteService from "../notes/service";
 import { listSnapshots, restoreSnapshot } from "../snapshots/service";
-import { limit, requireForm, requireSession } from "./guard";
+import { errorMessage, formAction, limit, requireForm, requireSession } from "./guard";
 import { html, page, raw, type Html } from "./html";
 import { back, bytes, csrfField, flashFrom, layout, redirect, when } from "./layout";
 import { renderDocx, renderPdf } from "../notes/render";
@@ -20,11 +20,6 @@ const PAGE_SIZE = 25;
 /** How much of a long stream the page shows; the rest is a download away. */
 const TAIL_BYTES = 128 * 1024;
 
-function message(e: unknown): string {
-  if (e instanceof ValidationFailed) return (e.details as { message: string }[]).map((d) => d.message).join(" ");
-  if (e instanceof AppError) return e.message;
-  throw e;
-}
 
 function sidebar(deps: Deps, s: WebSession, activeFolder: string | null): Html {
   const rows = deps.db
@@ -214,7 +209,7 @@ export const notePages = (deps: Deps) =>
             : await noteService.createNote({ ctx: s.ctx, input: { title: "Untitled", plain_body: "", folder_id: folderId } });
         return redirect(`/notes/${r.body.id}`);
       } catch (e) {
-        return back("/notes", "error", message(e));
+        return back("/notes", "error", errorMessage(e));
       }
     })
     .get("/notes/:id", ({ request, params }) => {
@@ -254,40 +249,27 @@ export const notePages = (deps: Deps) =>
         return isForm ? back(`/notes/${params.id}`, "ok", "Saved.") : Response.json({ ok: true });
       } catch (e) {
         const status = e instanceof AppError ? e.status : 500;
-        return isForm ? back(`/notes/${params.id}`, "error", message(e)) : Response.json({ error: { message: message(e) } }, { status });
+        return isForm ? back(`/notes/${params.id}`, "error", errorMessage(e)) : Response.json({ error: { message: errorMessage(e) } }, { status });
       }
     })
-    .post("/notes/:id/move", async ({ request, params, body }) => {
-      const b = body as Body;
-      const s = requireForm(deps, request, b);
-      if (s instanceof Response) return s;
-      try {
+    .post("/notes/:id/move", ({ request, params, body }) =>
+      formAction<Body>(deps, request, body, async (s, b) => {
         await noteService.updateNote({ ctx: s.ctx, id: params.id, input: { folder_id: b.folder_id || null } });
         return back(`/notes/${params.id}`, "ok", "Moved.");
-      } catch (e) {
-        return back(`/notes/${params.id}`, "error", message(e));
-      }
-    })
-    .post("/notes/:id/delete", async ({ request, params, body }) => {
-      const s = requireForm(deps, request, body);
-      if (s instanceof Response) return s;
-      try {
+      }, `/notes/${params.id}`),
+    )
+    .post("/notes/:id/delete", ({ request, params, body }) =>
+      formAction(deps, request, body, async (s) => {
         await noteService.deleteNote({ ctx: s.ctx, id: params.id });
         return back("/notes", "ok", "Note deleted.");
-      } catch (e) {
-        return back(`/notes/${params.id}`, "error", message(e));
-      }
-    })
-    .post("/notes/:id/snapshots/:sid/restore", async ({ request, params, body }) => {
-      const s = requireForm(deps, request, body);
-      if (s instanceof Response) return s;
-      try {
+      }, `/notes/${params.id}`),
+    )
+    .post("/notes/:id/snapshots/:sid/restore", ({ request, params, body }) =>
+      formAction(deps, request, body, async (s) => {
         await restoreSnapshot({ ctx: s.ctx, noteId: params.id, snapshotId: params.sid });
         return back(`/notes/${params.id}`, "ok", "Restored. The version you had is kept in the list, so you can go back.");
-      } catch (e) {
-        return back(`/notes/${params.id}`, "error", message(e));
-      }
-    })
+      }, `/notes/${params.id}`),
+    )
     .get("/notes/:id/download/:ext", async ({ request, params }) => {
       const s = requireSession(deps, request);
       if (s instanceof Response) return s;
@@ -300,7 +282,7 @@ export const notePages = (deps: Deps) =>
       try {
         limit(deps, "downloadsPerAccount", s.account.id);
       } catch (e) {
-        return back(`/notes/${note.id}`, "error", message(e));
+        return back(`/notes/${note.id}`, "error", errorMessage(e));
       }
       const name = (note.filename ?? note.title).replace(/[^\w.\- ]+/g, "_").slice(0, 80) || "note";
       const disposition = (ext: string) => `attachment; filename="${name.replace(/\.txt$/, "")}.${ext}"`;
@@ -315,35 +297,21 @@ export const notePages = (deps: Deps) =>
       if (params.ext === "pdf") return new Response(await renderPdf(note.title, text), { headers: { "content-type": "application/pdf", "content-disposition": disposition("pdf") } });
       return notFound(s);
     })
-    .post("/folders", async ({ request, body }) => {
-      const b = body as Body;
-      const s = requireForm(deps, request, b);
-      if (s instanceof Response) return s;
-      try {
+    .post("/folders", ({ request, body }) =>
+      formAction<Body>(deps, request, body, async (s, b) => {
         const r = await folderService.createFolder({ ctx: s.ctx, name: b.name ?? "" });
         return redirect(`/notes?folder=${r.body.id}`);
-      } catch (e) {
-        return back("/notes", "error", message(e));
-      }
-    })
-    .post("/folders/:id/rename", async ({ request, params, body }) => {
-      const b = body as Body;
-      const s = requireForm(deps, request, b);
-      if (s instanceof Response) return s;
-      try {
+      }, "/notes"),
+    )
+    .post("/folders/:id/rename", ({ request, params, body }) =>
+      formAction<Body>(deps, request, body, async (s, b) => {
         await folderService.renameFolder({ ctx: s.ctx, id: params.id, name: b.name ?? "" });
         return back(`/notes?folder=${params.id}`, "ok", "Folder renamed.");
-      } catch (e) {
-        return back(`/notes?folder=${params.id}`, "error", message(e));
-      }
-    })
-    .post("/folders/:id/delete", async ({ request, params, body }) => {
-      const s = requireForm(deps, request, body);
-      if (s instanceof Response) return s;
-      try {
+      }, `/notes?folder=${params.id}`),
+    )
+    .post("/folders/:id/delete", ({ request, params, body }) =>
+      formAction(deps, request, body, async (s) => {
         await folderService.deleteFolder({ ctx: s.ctx, id: params.id });
         return back("/notes", "ok", "Folder deleted; its notes are unfiled.");
-      } catch (e) {
-        return back(`/notes?folder=${params.id}`, "error", message(e));
-      }
-    });
+      }, `/notes?folder=${params.id}`),
+    );

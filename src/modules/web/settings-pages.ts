@@ -5,7 +5,7 @@ import { exportsTable, notes, tokens } from "../../db/schema";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { pageFrom } from "../../lib/pagination";
-import { LifecycleError, startTrial } from "../accounts/lifecycle";
+import { startTrial } from "../accounts/lifecycle";
 import { describeAccount } from "../accounts/service";
 import { confirmEmailChange, requestEmailChange, updateProfile } from "../accounts/web-auth";
 import { listApiErrors } from "../errors/service";
@@ -13,24 +13,18 @@ import { exportFile, requestExport } from "../export/service";
 import { disableInbox, listInboxDeliveries, replayDelivery, rotateInbox } from "../inbox/service";
 import { updateNote } from "../notes/service";
 import { visibleNote } from "../notes/repo";
-import { MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, revokeToken, TokenError, SCOPES } from "../tokens/service";
+import { MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, revokeToken, SCOPES } from "../tokens/service";
 import { WEBHOOK_FORMATS, type WebhookFormat } from "../webhooks/formats";
 import { listWebhookAttempts } from "../webhooks/service";
 import { getWorkspace } from "../workspaces/repo";
-import { limit, requireForm, requireSession } from "./guard";
+import { errorMessage, formAction, limit, requireSession } from "./guard";
 import { html, page, type Html } from "./html";
 import { back, bytes, csrfField, flashFrom, layout, redirect, when } from "./layout";
 import type { WebSession } from "./session";
 import type { Scope } from "../../deps";
 
-type Body = Record<string, string | string[] | undefined>;
 const str = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? "";
 
-function message(e: unknown): string {
-  if (e instanceof ValidationFailed) return (e.details as { message: string }[]).map((d) => d.message).join(" ");
-  if (e instanceof AppError || e instanceof TokenError || e instanceof LifecycleError) return e.message;
-  throw e;
-}
 
 function origin(deps: Deps, request: Request): string {
   return deps.config.baseUrl ?? new URL(request.url).origin;
@@ -220,22 +214,6 @@ function streamSettingsPage(deps: Deps, s: WebSession, noteId: string, url: URL,
   );
 }
 
-async function formAction(
-  deps: Deps,
-  request: Request,
-  body: unknown,
-  run: (s: WebSession, b: Body) => Promise<Response>,
-  onErrorPath: string,
-): Promise<Response> {
-  const s = requireForm(deps, request, body);
-  if (s instanceof Response) return s;
-  try {
-    return await run(s, (body ?? {}) as Body);
-  } catch (e) {
-    const msg = message(e);
-    return back(onErrorPath, "error", msg);
-  }
-}
 
 export const settingsPages = (deps: Deps) =>
   new Elysia()
@@ -316,7 +294,7 @@ export const settingsPages = (deps: Deps) =>
         const account = await confirmEmailChange(deps, String(query.token ?? ""));
         return back("/settings", "ok", `Your address is now ${account.email}.`);
       } catch (e) {
-        return back("/settings", "error", message(e));
+        return back("/settings", "error", errorMessage(e));
       }
     })
     .get("/notes/:id/settings", ({ request, params }) => {
