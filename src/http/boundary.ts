@@ -24,6 +24,7 @@ import {
   validateKey,
   type IdempotencyClaim,
 } from "../modules/idempotency/service";
+import { matchAppend } from "../modules/streams/fast-path";
 import { bearerSecret, cachedPrincipal, lookupPrincipal } from "../modules/tokens/service";
 import { AppError, errorResponse } from "./errors";
 import { rateHeaders, type Bucket, type RateDecision } from "./rate-limit";
@@ -108,8 +109,13 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
         claim = r.claim;
       }
       headers["x-request-id"] = id;
-      states.set(request, { principal, idempotency: claim, headers, ip });
-      response = await app.handle(request);
+      const append = principal ? matchAppend(method, path) : null;
+      if (append) {
+        response = await append({ deps, principal: principal!, idempotency: claim }, request, headers);
+      } else {
+        states.set(request, { principal, idempotency: claim, headers, ip });
+        response = await app.handle(request);
+      }
       if (claim) await storeUnsaved(claim, response);
     } catch (e) {
       response = toResponse(e);

@@ -195,3 +195,28 @@ describe("concurrent appends", () => {
     expect(account.usage.storage_bytes).toBe(note.byte_size);
   });
 });
+
+describe("the append fast path answers like the router", () => {
+  test("valid JSON sent as text/plain is refused (400), as on every other route", async () => {
+    const res = await h.request("POST", "/api/v1/notes/by-filename/x.log/append", {
+      token,
+      body: '{"text":"hi"}',
+      headers: { "content-type": "text/plain" },
+    });
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).message).toContain("Content-Type: application/json");
+  });
+
+  test("an append by id with a broken path parameter is 422 naming it", async () => {
+    const res = await h.request("POST", "/api/v1/notes/%E0%A4%A/append", { token, body: { text: "x" } });
+    expect(res.status).toBe(422);
+    expect((await errorOf(res)).details[0]).toMatchObject({ field: "id", code: "invalid" });
+  });
+
+  test("appends carry the rate-limit headers and a request id", async () => {
+    const res = await h.request("POST", "/api/v1/notes/by-filename/x.log/append", { token, body: { text: "x" } });
+    expect(res.headers.get("x-ratelimit-bucket")).toBe("appends");
+    expect(res.headers.get("x-request-id")).toMatch(/^req_/);
+    expect(res.headers.get("content-type")).toContain("application/json");
+  });
+});

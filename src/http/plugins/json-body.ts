@@ -3,6 +3,12 @@ import { AppError } from "../errors";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
+export const JSON_BODY_REQUIRED = "request bodies must be JSON, sent with Content-Type: application/json";
+
+export function isJsonContentType(request: Request): boolean {
+  return JSON_TYPE.test(request.headers.get("content-type") ?? "");
+}
+
 function hasBody(request: Request): boolean {
   const length = request.headers.get("content-length");
   if (length !== null) return length !== "0";
@@ -18,7 +24,5 @@ export const jsonBody = (prefix: string) =>
   new Elysia().onRequest(({ request }) => {
     if (request.method === "GET" || request.method === "HEAD" || !hasBody(request)) return;
     if (!new URL(request.url).pathname.startsWith(prefix)) return;
-    if (!JSON_TYPE.test(request.headers.get("content-type") ?? "")) {
-      throw new AppError("bad_request", "request bodies must be JSON, sent with Content-Type: application/json");
-    }
+    if (!isJsonContentType(request)) throw new AppError("bad_request", JSON_BODY_REQUIRED);
   });
