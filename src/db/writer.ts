@@ -31,6 +31,13 @@ export class Writer {
   private drained: (() => void) | null = null;
 
   readonly pending: PendingCounters;
+  /**
+   * Rows appends read, kept for the rest of a run of appends in one batch (the same stream is
+   * looked up by every append to it). Cleared at each batch and around every other write; an
+   * append's own changes to those rows go through `pending` or update the cached row.
+   */
+  readonly rows = new Map<string, unknown>();
+  private rowsInvalidAfter = false;
   /** Committed batches and the writes in them: writes / batches is the group-commit factor. */
   readonly stats = { batches: 0, writes: 0 };
   // Prepared once: `Database.run(sql)` would compile each statement on every call.
@@ -75,9 +82,18 @@ export class Writer {
    */
   private runBatch(batch: PendingWrite[], safe: boolean): { ok: boolean; value: unknown }[] | null {
     this.stmt.begin.run();
+    this.rows.clear();
     const outcomes: { ok: boolean; value: unknown }[] = [];
     for (const w of batch) {
-      if (!w.coalesce) this.pending.apply();
+      if (!w.coalesce) {
+        this.pending.apply();
+        // Any other write may change the rows appends look up: they are read afresh after it.
+        this.rows.clear();
+        this.rowsInvalidAfter = true;
+      } else if (this.rowsInvalidAfter) {
+        this.rows.clear();
+        this.rowsInvalidAfter = false;
+      }
       this.pending.begin();
       if (w.coalesce && !safe) {
         try {

@@ -182,3 +182,19 @@ describe("ownership", () => {
     expect((await list.json())[0].id).toBe(pinnedNote.id);
   });
 });
+
+test("a pinned token cannot reach another stream through appends batched with an unpinned token's", async () => {
+  const a = await h.account("dev");
+  const full = await h.token(a);
+  const pinnedNote = await (await h.request("POST", "/api/v1/notes/by-filename/mine.log/append", { token: full, body: { text: "a" } })).json();
+  const pinned = await h.token(a, ["append"], { noteId: pinnedNote.id });
+  await h.request("POST", "/api/v1/notes/by-filename/other.log/append", { token: full, body: { text: "b" } });
+  // Both in one writer batch: the unpinned append caches other.log's row for the batch.
+  const [, refused] = await Promise.all([
+    h.request("POST", "/api/v1/notes/by-filename/other.log/append", { token: full, body: { text: "c" } }),
+    h.request("POST", "/api/v1/notes/by-filename/other.log/append", { token: pinned, body: { text: "sneaky" } }),
+  ]);
+  expect(refused.status).toBe(404);
+  const other = await (await h.request("GET", "/api/v1/notes/by-filename/other.log", { token: full })).json();
+  expect(other.plain_body).toBe("b\nc\n");
+});

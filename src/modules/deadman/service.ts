@@ -65,6 +65,8 @@ function recipient(deps: Deps, note: { alertEmail: string | null; workspaceId: s
 export function noteResumed(deps: Deps, note: NoteRow, line: string, now: number): void {
   if (note.deadmanStatus !== "late") return;
   deps.db.$client.query("UPDATE notes SET deadman_status = 'ok' WHERE id = ?").run(note.id);
+  // The row may sit in the writer's per-batch cache: the next append of the batch must see it.
+  note.deadmanStatus = "ok";
   enqueueMail(
     deps,
     deadmanRecovered({ to: recipient(deps, note), noteTitle: note.title, filename: note.filename, resumedAt: iso(now), line: line.trimEnd() }),

@@ -19,7 +19,10 @@ export const DEFAULT_TITLE = "Untitled";
 
 /** The workspace, checked for being writable; call inside the write so state and caps are exact. */
 export function writableWorkspace(ctx: Ctx): WorkspaceRow {
-  const ws = getWorkspace(ctx.deps, ctx.principal.workspaceId);
+  return assertWritable(getWorkspace(ctx.deps, ctx.principal.workspaceId));
+}
+
+export function assertWritable(ws: WorkspaceRow): WorkspaceRow {
   if (!canWrite(ws)) {
     throw new AppError("account_read_only", "this account is read-only: existing notes can be read and exported, not changed");
   }

@@ -7,12 +7,12 @@ import { filenameProblem } from "../../lib/filename";
 import { byteLength, hasLoneSurrogate, normaliseAppendText } from "../../lib/text";
 import { bodyCapFor, type Tier } from "../../limits/plans";
 import { findStream, newNoteRow, visibleNote, type NoteRow } from "../notes/repo";
-import { writableWorkspace } from "../notes/service";
+import { assertWritable, writableWorkspace } from "../notes/service";
 import { requireScope } from "../tokens/service";
 import { enqueueAppendDelivery } from "../webhooks/service";
 import { noteResumed } from "../deadman/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
-import { tierOf, type WorkspaceRow } from "../workspaces/repo";
+import { getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
 import type { AppendResponse } from "./model";
 
 function cleanText(text: string): string {
@@ -36,10 +36,10 @@ export async function appendByFilename({ ctx, filename, text }: { ctx: Ctx; file
     ctx,
     (r) => (r.created ? 201 : 200),
     () => {
-      const existing = findStream(ctx, filename);
+      const { ws, note } = streamForAppend(ctx, filename);
       // A pinned token sees no other note, so it cannot bring one into being either.
-      if (!existing && ctx.principal.noteId) throw new NotFound("note");
-      return applyAppend(ctx, checkAppend(ctx, existing ?? { filename }, line));
+      if (!note && ctx.principal.noteId) throw new NotFound("note");
+      return applyAppend(ctx, checkAppend(ctx, note ?? { filename }, line, ws));
     },
     { coalesce: true },
   );
@@ -49,6 +49,27 @@ export async function appendById({ ctx, id, text }: { ctx: Ctx; id: string; text
   requireScope(ctx, "append");
   const line = cleanText(text);
   return commit(ctx, 200, () => applyAppend(ctx, checkAppend(ctx, visibleNote(ctx, id), line)), { coalesce: true });
+}
+
+/**
+ * The caller's workspace and the stream with this filename, from the writer's per-batch row
+ * cache: a run of appends to one stream reads them once. The workspace comes as a copy, since
+ * checkAppend adds the batch's pending storage to it.
+ */
+function streamForAppend(ctx: Ctx, filename: string): { ws: WorkspaceRow; note: NoteRow | undefined } {
+  const rows = ctx.deps.writer.rows;
+  const wsKey = `w:${ctx.principal.workspaceId}`;
+  let ws = rows.get(wsKey) as WorkspaceRow | undefined;
+  if (!ws) rows.set(wsKey, (ws = getWorkspace(ctx.deps, ctx.principal.workspaceId)));
+  const noteKey = `s:${ctx.principal.workspaceId}:${filename}`;
+  let note = rows.get(noteKey) as NoteRow | undefined;
+  if (!note) {
+    note = findStream(ctx, filename);
+    if (note) rows.set(noteKey, note);
+  }
+  // The cache is per workspace; a token pinned to another note still sees nothing here.
+  if (note && ctx.principal.noteId && ctx.principal.noteId !== note.id) note = undefined;
+  return { ws: { ...ws }, note };
 }
 
 /** Appends inside a write that is already running (the inbox worker's). */
@@ -70,7 +91,7 @@ interface AppendPlan {
  * or missing note, a read-only account) all happen here, before its first write. The writer
  * relies on that to run appends without a savepoint each.
  */
-function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: string): AppendPlan {
+function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: string, workspace?: WorkspaceRow): AppendPlan {
   const { deps } = ctx;
   if ("id" in note) {
     if (note.format === "rich") throw new NoteLocked("rich-text notes are edited in the browser; the API writes plain text only");
@@ -80,7 +101,7 @@ function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: strin
   }
   // Earlier appends of this batch may not have reached the rows yet: read through the overlay.
   const pending = deps.writer.pending;
-  const ws = writableWorkspace(ctx);
+  const ws = workspace ? assertWritable(workspace) : writableWorkspace(ctx);
   ws.storageUsed += pending.storageDelta(ws.id);
   const tier = tierOf(deps, ws);
   if (!("id" in note)) assertNoteSlots(deps, ws, tier, "plain");
@@ -105,7 +126,10 @@ function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
     "id" in plan.note
       ? plan.note
       : newNoteRow({ workspaceId: plan.ws.id, kind: "stream", filename: plan.note.filename, title: plan.note.filename }, now);
-  if (created) deps.db.insert(notes).values(note).run();
+  if (created) {
+    deps.db.insert(notes).values(note).run();
+    deps.writer.rows.set(`s:${note.workspaceId}:${note.filename}`, note);
+  }
   deps.db.$client.query("INSERT INTO note_chunks (note_id, text) VALUES (?, ?)").run(note.id, plan.line);
   const pending = deps.writer.pending;
   pending.setNote(note.id, plan.newSize, now);
