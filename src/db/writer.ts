@@ -68,11 +68,16 @@ export class Writer {
       this.queue.push({ run, resolve: resolve as (v: unknown) => void, reject, coalesce: opts.coalesce === true });
       if (!this.scheduled) {
         this.scheduled = true;
+        // While a batch waits for its fsync, the next one gathers: its writes would wait for the next
+        // fsync anyway, and one commit of many writes costs less than several small ones.
+        if (this.syncing > 0) this.flushAfterSync = true;
         // setImmediate, not a microtask: requests parsed in the same turn of the event loop join one batch.
-        setImmediate(() => this.flush());
+        else setImmediate(() => this.flush());
       }
     });
   }
+
+  private flushAfterSync = false;
 
   /**
    * Runs the writes of a batch inside one transaction. A write under a savepoint that fails is
@@ -173,6 +178,10 @@ export class Writer {
     this.syncing++;
     this.durable.sync().then(answer, (error) => batch.forEach((w) => w.reject(error))).finally(() => {
       this.syncing--;
+      if (this.flushAfterSync && this.syncing === 0) {
+        this.flushAfterSync = false;
+        setImmediate(() => this.flush());
+      }
       this.afterFlush();
     });
   }

@@ -1,4 +1,5 @@
 import type { Deps, Principal } from "../deps";
+import { iso } from "../lib/clock";
 import { randomBase62 } from "../lib/random";
 import { logLine } from "./log";
 
@@ -203,7 +204,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", id);
     if (log) {
       logLine({
-        time: new Date().toISOString(),
+        time: iso(Date.now()),
         level: "info",
         msg: "request",
         method: request.method,
