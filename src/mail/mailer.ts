@@ -1,6 +1,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
+
+// nodemailer loads with the first mail, not at start-up.
+const nodemailer = async () => (await import("nodemailer")).default;
 import { randomBase62 } from "../lib/random";
 
 export interface MailMessage {
@@ -16,15 +19,17 @@ export interface Mailer {
 
 /** Sends through an SMTP server (smtp:// or smtps://, credentials in the URL). */
 export class SmtpMailer implements Mailer {
-  private readonly transport;
+  private transport: Transporter | null = null;
 
   constructor(
-    url: string,
+    private readonly url: string,
     private readonly from: string,
-  ) {
-    const u = new URL(url);
+  ) {}
+
+  private async connect(): Promise<Transporter> {
+    const u = new URL(this.url);
     const secure = u.protocol === "smtps:";
-    this.transport = nodemailer.createTransport({
+    return (await nodemailer()).createTransport({
       host: u.hostname.replace(/^\[|\]$/g, ""),
       port: u.port ? Number(u.port) : secure ? 465 : 587,
       secure,
@@ -38,6 +43,7 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(m: MailMessage): Promise<void> {
+    this.transport ??= await this.connect();
     await this.transport.sendMail({ from: this.from, to: m.to, subject: m.subject, text: m.text });
   }
 }
@@ -47,7 +53,7 @@ export class SmtpMailer implements Mailer {
  * log line, so `make run` works with nothing set up and nothing is lost.
  */
 export class OutboxMailer implements Mailer {
-  private readonly transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" });
+  private transport: Transporter | null = null;
 
   constructor(
     private readonly dir: string,
@@ -55,6 +61,7 @@ export class OutboxMailer implements Mailer {
   ) {}
 
   async send(m: MailMessage): Promise<void> {
+    this.transport ??= (await nodemailer()).createTransport({ streamTransport: true, buffer: true, newline: "unix" });
     const info = await this.transport.sendMail({ from: this.from, to: m.to, subject: m.subject, text: m.text });
     mkdirSync(this.dir, { recursive: true });
     const file = join(this.dir, `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomBase62(6)}.eml`);

@@ -1,11 +1,8 @@
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Elysia } from "elysia";
 import type { Ctx, Deps } from "../deps";
 import { AppError } from "../http/errors";
 import { authenticate } from "../modules/tokens/service";
-import { LocalBackend } from "./local";
 import { oauthPrincipal, OAUTH_ACCESS_PREFIX } from "./oauth/tokens";
-import { buildMcpServer } from "./server";
 
 export function publicBase(deps: Deps, request: Request): string {
   return deps.config.baseUrl ?? new URL(request.url).origin;
@@ -46,6 +43,12 @@ export const mcpRoutes = (deps: Deps) =>
         if (e instanceof AppError) return Response.json({ error: e.code, error_description: e.message }, { status: e.status });
         throw e;
       }
+      // The SDK and the tools load on the first MCP request, not at start-up: most servers never get one.
+      const [{ WebStandardStreamableHTTPServerTransport }, { LocalBackend }, { buildMcpServer }] = await Promise.all([
+        import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+        import("./local"),
+        import("./server"),
+      ]);
       const backend = new LocalBackend(ctx);
       const server = buildMcpServer(backend, await backend.capabilities());
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

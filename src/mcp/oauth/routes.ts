@@ -7,7 +7,6 @@ import {
   OAuthError,
   UnsupportedGrantTypeError,
 } from "@modelcontextprotocol/sdk/server/auth/errors.js";
-import { OAuthClientMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { and, eq, isNull } from "drizzle-orm";
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
@@ -124,6 +123,7 @@ export const oauthRoutes = (deps: Deps) => {
         } catch {
           return oauthError(new InvalidClientMetadataError("the registration body must be JSON"));
         }
+        const { OAuthClientMetadataSchema } = await import("@modelcontextprotocol/sdk/shared/auth.js");
         const parsed = OAuthClientMetadataSchema.safeParse(body);
         if (!parsed.success) return oauthError(new InvalidClientMetadataError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")));
         const meta = parsed.data;

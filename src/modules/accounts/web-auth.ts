@@ -1,5 +1,4 @@
 import { and, eq, isNull } from "drizzle-orm";
-import disposableDomains from "disposable-email-domains";
 import type { Deps } from "../../deps";
 import { accountLinks, accounts } from "../../db/schema";
 import { AppError, ValidationFailed } from "../../http/errors";
@@ -12,9 +11,12 @@ import { createAccount, findAccountByEmail, isPlausibleEmail, normaliseEmail, ty
 
 export const MIN_AGE = 16;
 const LINK_TTL_MS = { confirm: 3 * 86_400_000, reset: 3_600_000, email_change: 86_400_000 } as const;
-const DISPOSABLE = new Set<string>(disposableDomains as string[]);
+// The list (over 100,000 domains) loads on the first check, not at start-up.
+let disposable: Set<string> | null = null;
 
 export function isDisposable(email: string): boolean {
+  disposable ??= new Set<string>(require("disposable-email-domains") as string[]);
+  const DISPOSABLE = disposable;
   const domain = email.split("@")[1]?.toLowerCase() ?? "";
   // Sub-domains of a listed domain are disposable too.
   const parts = domain.split(".");

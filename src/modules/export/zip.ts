@@ -3,7 +3,6 @@ import { createHash } from "node:crypto";
 import { mkdirSync, renameSync } from "node:fs";
 import { dirname } from "node:path";
 import { Zip, ZipDeflate } from "fflate";
-import { renderDocx, renderPdf } from "../notes/render";
 
 interface NoteEntry {
   id: string;
@@ -86,6 +85,7 @@ export async function writeExportZip(dbPath: string, workspaceId: string, outPat
       // Rich notes also come as DOCX and PDF renderings of their text.
       const renderings: string[] = [];
       if (n.format === "rich") {
+        const { renderDocx, renderPdf } = await import("../notes/render");
         for (const [ext, render] of [["docx", renderDocx], ["pdf", renderPdf]] as const) {
           const extra = unique(usedPaths, path.replace(/\.txt$/, `.${ext}`));
           const f = new ZipDeflate(extra, { level: 6 });

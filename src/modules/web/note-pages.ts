@@ -5,14 +5,12 @@ import { folders, noteChunks, notes } from "../../db/schema";
 import { AppError } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import * as folderService from "../folders/service";
-import { createRichNote, updateRichNote } from "../notes/rich";
 import { readBody, visibleNote, type NoteRow } from "../notes/repo";
 import * as noteService from "../notes/service";
 import { listSnapshots, restoreSnapshot } from "../snapshots/service";
 import { errorMessage, formAction, limit, requireForm, requireSession } from "./guard";
 import { html, page, raw, type Html } from "./html";
 import { back, bytes, csrfField, flashFrom, layout, redirect, when } from "./layout";
-import { renderDocx, renderPdf } from "../notes/render";
 import type { WebSession } from "./session";
 
 type Body = Record<string, string | undefined>;
@@ -205,7 +203,7 @@ export const notePages = (deps: Deps) =>
         const folderId = b.folder_id || null;
         const r =
           b.format === "rich"
-            ? await createRichNote({ ctx: s.ctx, title: "Untitled", html: "<p></p>", folderId })
+            ? await (await import("../notes/rich")).createRichNote({ ctx: s.ctx, title: "Untitled", html: "<p></p>", folderId })
             : await noteService.createNote({ ctx: s.ctx, input: { title: "Untitled", plain_body: "", folder_id: folderId } });
         return redirect(`/notes/${r.body.id}`);
       } catch (e) {
@@ -244,7 +242,7 @@ export const notePages = (deps: Deps) =>
       try {
         limit(deps, "savesPerAccount", s.account.id);
         const note = webNote(s, params.id);
-        if (note.format === "rich") await updateRichNote({ ctx: s.ctx, id: note.id, title: b.title, html: b.html });
+        if (note.format === "rich") await (await import("../notes/rich")).updateRichNote({ ctx: s.ctx, id: note.id, title: b.title, html: b.html });
         else await noteService.updateNote({ ctx: s.ctx, id: note.id, input: { title: b.title, plain_body: b.plain_body } });
         return isForm ? back(`/notes/${params.id}`, "ok", "Saved.") : Response.json({ ok: true });
       } catch (e) {
@@ -289,6 +287,8 @@ export const notePages = (deps: Deps) =>
       const text = readBody(deps, note);
       if (params.ext === "txt") return new Response(text, { headers: { "content-type": "text/plain; charset=utf-8", "content-disposition": disposition("txt") } });
       if (note.format !== "rich") return notFound(s);
+      // The DOCX and PDF libraries load on the first such download.
+      const { renderDocx, renderPdf } = await import("../notes/render");
       if (params.ext === "docx") {
         return new Response(await renderDocx(note.title, text), {
           headers: { "content-type": "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "content-disposition": disposition("docx") },
