@@ -203,16 +203,11 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     }
     if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", id);
     if (log) {
-      logLine({
-        time: iso(Date.now()),
-        level: "info",
-        msg: "request",
-        method: request.method,
-        path: redactPath(path),
-        status: response.status,
-        duration_ms: Math.round((performance.now() - started) * 100) / 100,
-        request_id: id,
-      });
+      // Built as a string: the fields are known, and only the method and path need escaping.
+      const ms = Math.round((performance.now() - started) * 100) / 100;
+      logLine(
+        `{"time":"${iso(Date.now())}","level":"info","msg":"request","method":${JSON.stringify(request.method)},"path":${JSON.stringify(redactPath(path))},"status":${response.status},"duration_ms":${ms},"request_id":"${id}"}`,
+      );
     }
     return response;
   };

@@ -5,8 +5,9 @@
 let pending: string[] = [];
 let scheduled = false;
 
-export function logLine(fields: Record<string, unknown>): void {
-  pending.push(JSON.stringify(fields));
+/** Queues one log line: a complete JSON object on one line. */
+export function logLine(line: string): void {
+  pending.push(line);
   if (!scheduled) {
     scheduled = true;
     setImmediate(flushLog);
