@@ -7,7 +7,7 @@ import type { Database } from "bun:sqlite";
  * applied first (the writer calls apply() before it), and a failed write's changes are undone.
  */
 export class PendingCounters {
-  private notes = new Map<string, { byteSize: number; at: number }>();
+  private notes = new Map<string, { byteSize: number; at: number; armed: boolean }>();
   private storage = new Map<string, number>();
   private journal: (() => void)[] = [];
 
@@ -21,9 +21,10 @@ export class PendingCounters {
     return this.storage.get(workspaceId) ?? 0;
   }
 
-  setNote(noteId: string, byteSize: number, at: number): void {
+  /** `armed`: the note has a dead-man interval (its deadline moves with every write). */
+  setNote(noteId: string, byteSize: number, at: number, armed: boolean): void {
     const before = this.notes.get(noteId);
-    this.notes.set(noteId, { byteSize, at });
+    this.notes.set(noteId, { byteSize, at, armed });
     this.journal.push(() => (before ? this.notes.set(noteId, before) : this.notes.delete(noteId)));
   }
 
@@ -47,13 +48,20 @@ export class PendingCounters {
   /** Writes the counters to their rows (inside the batch's transaction). */
   apply(): void {
     if (this.notes.size > 0) {
-      // An armed dead-man's switch gets its next deadline from the same write time.
-      const update = this.sqlite.query(
+      // An armed dead-man's switch gets its next deadline from the same write time. A note
+      // without one skips that column, which spares the deadline index a write per batch (about
+      // a tenth of a commit); should the note have been armed after all, the full form runs.
+      const plain = this.sqlite.query(
+        "UPDATE notes SET byte_size = ?1, updated_at = ?2, last_write_at = ?2 WHERE id = ?3 AND expected_interval_seconds IS NULL",
+      );
+      const armed = this.sqlite.query(
         `UPDATE notes SET byte_size = ?1, updated_at = ?2, last_write_at = ?2,
            deadman_due_at = CASE WHEN expected_interval_seconds IS NULL THEN deadman_due_at ELSE ?2 + expected_interval_seconds * 1000 END
          WHERE id = ?3`,
       );
-      for (const [id, n] of this.notes) update.run(n.byteSize, n.at, id);
+      for (const [id, n] of this.notes) {
+        if (n.armed || plain.run(n.byteSize, n.at, id).changes === 0) armed.run(n.byteSize, n.at, id);
+      }
       this.notes.clear();
     }
     if (this.storage.size > 0) {

@@ -72,7 +72,7 @@ describe("coalesced counters", () => {
       writer.write(
         () => {
           const size = (writer.pending.noteSize("n") ?? 0) + n;
-          writer.pending.setNote("n", size, 1);
+          writer.pending.setNote("n", size, 1, false);
           writer.pending.addStorage("w", n);
           return size;
         },
@@ -82,6 +82,23 @@ describe("coalesced counters", () => {
     expect(row(db)).toEqual({ note: { size: 6 }, ws: { used: 6 } });
   });
 
+  test("an armed note's dead-man deadline moves with the write, even when the append thought it unarmed", async () => {
+    const { db, writer } = counters();
+    db.run("INSERT INTO notes VALUES ('armed', 0, 0, 0, 60, 5)");
+    const deadline = (id: string) => (db.query("SELECT deadman_due_at AS d FROM notes WHERE id = ?").get(id) as { d: number | null }).d;
+    // Told the truth: the full update runs.
+    await writer.write(() => writer.pending.setNote("armed", 10, 1_000, true), { coalesce: true });
+    expect(deadline("armed")).toBe(61_000);
+    // A stale "unarmed" (the note was armed since it was read): the short form changes no row, the full one runs.
+    await writer.write(() => writer.pending.setNote("armed", 20, 2_000, false), { coalesce: true });
+    expect(deadline("armed")).toBe(62_000);
+    expect(db.query("SELECT byte_size AS s, last_write_at AS w FROM notes WHERE id = 'armed'").get()).toEqual({ s: 20, w: 2_000 });
+    // An unarmed note keeps its null deadline.
+    await writer.write(() => writer.pending.setNote("n", 7, 3_000, false), { coalesce: true });
+    expect(deadline("n")).toBeNull();
+    expect(row(db).note).toEqual({ size: 7 });
+  });
+
   test("a failed append's counter changes are undone with its savepoint", async () => {
     const { db, writer } = counters();
     const results = await Promise.allSettled([
@@ -89,7 +106,7 @@ describe("coalesced counters", () => {
       writer.write(
         () => {
           writer.pending.addStorage("w", 100);
-          writer.pending.setNote("n", 100, 1);
+          writer.pending.setNote("n", 100, 1, false);
           throw new Error("cap");
         },
         { coalesce: true },

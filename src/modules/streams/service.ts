@@ -132,7 +132,7 @@ function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
   }
   deps.db.$client.query("INSERT INTO note_chunks (note_id, text) VALUES (?, ?)").run(note.id, plan.line);
   const pending = deps.writer.pending;
-  pending.setNote(note.id, plan.newSize, now);
+  pending.setNote(note.id, plan.newSize, now, note.expectedIntervalSeconds != null);
   pending.addStorage(plan.ws.id, plan.size);
   enqueueAppendDelivery(deps, note, plan.line, plan.newSize, now);
   noteResumed(deps, note, plan.line, now);
