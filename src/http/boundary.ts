@@ -41,6 +41,8 @@ export interface RequestState {
 }
 
 const states = new WeakMap<Request, RequestState>();
+/** Answers made with the request id and rate-limit headers on them (the append fast path's). */
+const complete = new WeakSet<Response>();
 
 export function requestState(request: Request): RequestState | undefined {
   return states.get(request);
@@ -113,6 +115,11 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
       const append = principal ? matchAppend(method, path) : null;
       if (append) {
         response = await append({ deps, principal: principal!, idempotency: claim }, request, headers);
+        // The common answer carries every header already: no need to look (reading a Response's headers costs).
+        if (!claim && response.status < 400) {
+          complete.add(response);
+          return response;
+        }
       } else {
         states.set(request, { principal, idempotency: claim, headers, ip });
         response = await app.handle(request);
@@ -201,7 +208,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     } catch (e) {
       response = toResponse(e);
     }
-    if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", id);
+    if (!complete.has(response) && !response.headers.has("x-request-id")) response.headers.set("x-request-id", id);
     if (log) {
       // Built as a string: the fields are known, and only the method and path need escaping.
       const ms = Math.round((performance.now() - started) * 100) / 100;
@@ -259,13 +266,14 @@ function redactPath(path: string): string {
  * Content-Length, or while reading a chunked body as soon as it grows past the cap.
  */
 export async function limitBody(request: Request, cap: number): Promise<Request> {
-  if (request.body === null) return request;
   const tooLarge = () => new AppError("payload_too_large", `request body is larger than ${cap} bytes`);
+  // Content-Length first: looking at request.body makes a stream object, which most requests never need.
   const length = request.headers.get("content-length");
   if (length !== null) {
     if (Number(length) > cap) throw tooLarge();
     return request;
   }
+  if (request.body === null) return request;
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
