@@ -265,16 +265,24 @@ function redactPath(path: string): string {
  * Refuses a body over `cap` bytes with 413 before anything parses it: at once from
  * Content-Length, or while reading a chunked body as soon as it grows past the cap.
  */
-export async function limitBody(request: Request, cap: number): Promise<Request> {
-  const tooLarge = () => new AppError("payload_too_large", `request body is larger than ${cap} bytes`);
-  // Content-Length first: looking at request.body makes a stream object, which most requests never need.
+export function limitBody(request: Request, cap: number): Request | Promise<Request> {
+  // Content-Length first: looking at request.body makes a stream object, which most requests never
+  // need; and no promise when there is nothing to wait for (most requests).
   const length = request.headers.get("content-length");
   if (length !== null) {
-    if (Number(length) > cap) throw tooLarge();
+    if (Number(length) > cap) throw tooLarge(cap);
     return request;
   }
   if (request.body === null) return request;
-  const reader = request.body.getReader();
+  return readCapped(request, cap);
+}
+
+function tooLarge(cap: number): AppError {
+  return new AppError("payload_too_large", `request body is larger than ${cap} bytes`);
+}
+
+async function readCapped(request: Request, cap: number): Promise<Request> {
+  const reader = request.body!.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -283,7 +291,7 @@ export async function limitBody(request: Request, cap: number): Promise<Request>
     total += value.byteLength;
     if (total > cap) {
       await reader.cancel().catch(() => {});
-      throw tooLarge();
+      throw tooLarge(cap);
     }
     chunks.push(value);
   }

@@ -32,9 +32,12 @@ export function matchAppend(method: string, path: string): ((ctx: Ctx, request: 
   };
 }
 
-async function readJson(request: Request): Promise<unknown> {
+function readJson(request: Request): Promise<unknown> {
   if (!isJsonContentType(request)) throw new AppError("bad_request", JSON_BODY_REQUIRED);
-  const text = await request.text();
+  return request.text().then(parseJson);
+}
+
+function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

@@ -28,7 +28,7 @@ export function validateFilename(filename: string): void {
 }
 
 /** Appends to the stream with this filename, creating it on the first write (201 then 200). */
-export async function appendByFilename({ ctx, filename, text }: { ctx: Ctx; filename: string; text: string }) {
+export function appendByFilename({ ctx, filename, text }: { ctx: Ctx; filename: string; text: string }) {
   requireScope(ctx, "append");
   validateFilename(filename);
   const line = cleanText(text);
@@ -45,7 +45,7 @@ export async function appendByFilename({ ctx, filename, text }: { ctx: Ctx; file
   );
 }
 
-export async function appendById({ ctx, id, text }: { ctx: Ctx; id: string; text: string }) {
+export function appendById({ ctx, id, text }: { ctx: Ctx; id: string; text: string }) {
   requireScope(ctx, "append");
   const line = cleanText(text);
   return commit(ctx, 200, () => applyAppend(ctx, checkAppend(ctx, visibleNote(ctx, id), line)), { coalesce: true });
