@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { PendingCounters } from "./pending";
+import { PendingAppends } from "./pending";
 import type { WalSync } from "./wal-sync";
 
 /** A client's error (a cap, a missing note): thrown before a write changes anything. */
@@ -30,7 +30,7 @@ export class Writer {
   private draining: Promise<void> | null = null;
   private drained: (() => void) | null = null;
 
-  readonly pending: PendingCounters;
+  readonly pending: PendingAppends;
   /**
    * Rows appends read, kept for the rest of a run of appends in one batch (the same stream is
    * looked up by every append to it). Cleared at each batch and around every other write; an
@@ -48,7 +48,7 @@ export class Writer {
     private readonly sqlite: Database,
     private readonly durable: WalSync | null = null,
   ) {
-    this.pending = new PendingCounters(sqlite);
+    this.pending = new PendingAppends(sqlite);
     const q = (sql: string) => sqlite.query(sql);
     this.stmt = {
       begin: q("BEGIN IMMEDIATE"),

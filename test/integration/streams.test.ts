@@ -196,6 +196,36 @@ describe("concurrent appends", () => {
   });
 });
 
+describe("a batch of appends to one stream", () => {
+  test("is stored as one chunk row, each line once and whole; a write in the middle sees the lines before it", async () => {
+    const { id } = await (await append("b.log", "first")).json();
+    const sqlite = h.deps.db.$client;
+    const rows = () => (sqlite.query("SELECT count(*) AS n FROM note_chunks WHERE note_id = ?").get(id) as { n: number }).n;
+    expect(rows()).toBe(1);
+    const batchesBefore = h.deps.writer.stats.batches;
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => append("b.log", `line ${i}`)));
+    expect(results.map((r) => r.status)).toEqual(Array(30).fill(200));
+    const batches = h.deps.writer.stats.batches - batchesBefore;
+    // One row per batch the writer made, not one per append.
+    expect(rows()).toBe(1 + batches);
+    expect(batches).toBeLessThan(30);
+    const body = (await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json()).plain_body as string;
+    expect(body.split("\n").filter(Boolean).sort()).toEqual(["first", ...Array.from({ length: 30 }, (_, i) => `line ${i}`)].sort());
+
+    // A rename queued between appends: it runs after the earlier lines are written, and every line lands.
+    const mixed = await Promise.all([
+      append("b.log", "before rename"),
+      h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { title: "renamed" } } }),
+      append("b.log", "after rename"),
+    ]);
+    expect(mixed.map((r) => r.status)).toEqual([200, 200, 200]);
+    const note = await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json();
+    expect(note.title).toBe("renamed");
+    expect(note.plain_body.endsWith("before rename\nafter rename\n")).toBe(true);
+    expect(note.byte_size).toBe(Buffer.byteLength(note.plain_body));
+  });
+});
+
 describe("the append fast path answers like the router", () => {
   test("valid JSON sent as text/plain is refused (400), as on every other route", async () => {
     const res = await h.request("POST", "/api/v1/notes/by-filename/x.log/append", {

@@ -57,6 +57,7 @@ describe("coalesced counters", () => {
     const db = new Database(":memory:");
     db.run("CREATE TABLE notes (id TEXT PRIMARY KEY, byte_size INTEGER, updated_at INTEGER, last_write_at INTEGER, expected_interval_seconds INTEGER, deadman_due_at INTEGER)");
     db.run("CREATE TABLE workspaces (id TEXT PRIMARY KEY, storage_used INTEGER)");
+    db.run("CREATE TABLE note_chunks (seq INTEGER PRIMARY KEY, note_id TEXT NOT NULL, text TEXT NOT NULL)");
     db.run("INSERT INTO notes VALUES ('n', 0, 0, 0, NULL, NULL)");
     db.run("INSERT INTO workspaces VALUES ('w', 0)");
     return { db, writer: new Writer(db) };
@@ -114,6 +115,36 @@ describe("coalesced counters", () => {
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
     expect(row(db)).toEqual({ note: { size: 0 }, ws: { used: 5 } });
+  });
+
+  test("a batch's lines to one stream become one chunk, in order, without a failed append's line", async () => {
+    const { db, writer } = counters();
+    const chunks = () => db.query("SELECT note_id AS note, text FROM note_chunks ORDER BY seq").all();
+    const line = (note: string, text: string, fail = false) =>
+      writer.write(
+        () => {
+          writer.pending.addText(note, text);
+          if (fail) throw Object.assign(new Error("refused"), { status: 422 });
+        },
+        { coalesce: true },
+      );
+    const results = await Promise.allSettled([line("n", "a\n"), line("m", "x\n"), line("n", "b\n", true), line("n", "c\n")]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    expect(chunks()).toEqual([
+      { note: "n", text: "a\nc\n" },
+      { note: "m", text: "x\n" },
+    ]);
+    // A write that is not an append sees the lines before it, and the lines after it form a chunk of their own.
+    const [, seen] = await Promise.all([
+      line("n", "d\n"),
+      writer.write(() => db.query("SELECT count(*) AS n FROM note_chunks").get()),
+      line("n", "e\n"),
+    ]);
+    expect(seen).toEqual({ n: 3 });
+    expect(chunks().slice(2)).toEqual([
+      { note: "n", text: "d\n" },
+      { note: "n", text: "e\n" },
+    ]);
   });
 
   test("any other write sees the counters applied before it runs", async () => {

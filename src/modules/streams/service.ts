@@ -114,9 +114,10 @@ function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: strin
 }
 
 /**
- * One chunk row (and the note row on the first write); the note's size and the workspace's
- * storage go through the batch's counters. The cost does not depend on how large the note is,
- * and the bytes, the accounting and the webhook job commit together.
+ * The line, the note's size and the workspace's storage go to the batch's pending writes (one
+ * chunk row per stream and batch, one update per note and workspace); the note row is inserted
+ * on the first write. The cost does not depend on how large the note is, and the bytes, the
+ * accounting and the webhook job commit together.
  */
 function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
   const { deps } = ctx;
@@ -130,8 +131,8 @@ function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
     deps.db.insert(notes).values(note).run();
     deps.writer.rows.set(`s:${note.workspaceId}:${note.filename}`, note);
   }
-  deps.db.$client.query("INSERT INTO note_chunks (note_id, text) VALUES (?, ?)").run(note.id, plan.line);
   const pending = deps.writer.pending;
+  pending.addText(note.id, plan.line);
   pending.setNote(note.id, plan.newSize, now, note.expectedIntervalSeconds != null);
   pending.addStorage(plan.ws.id, plan.size);
   enqueueAppendDelivery(deps, note, plan.line, plan.newSize, now);
