@@ -21,12 +21,16 @@ export function charLength(s: string): number {
   return n;
 }
 
+/** Control characters (\p{Cc}: U+0000-U+001F, U+007F-U+009F) other than LF and TAB. */
+const NEEDS_CLEANING = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
 /**
  * Appended text: CRLF becomes LF, other control characters except LF and TAB are removed,
  * and a final LF is added when missing. No timestamp is added.
  */
 export function normaliseAppendText(text: string): string {
-  let s = text.replace(/\r\n/g, "\n").replace(/[\p{Cc}]/gu, (c) => (c === "\n" || c === "\t" ? c : ""));
+  // Most lines have no control character but LF or TAB: one test, no rewriting.
+  let s = NEEDS_CLEANING.test(text) ? text.replace(/\r\n/g, "\n").replace(/[\p{Cc}]/gu, (c) => (c === "\n" || c === "\t" ? c : "")) : text;
   if (s.length > 0 && !s.endsWith("\n")) s += "\n";
   return s;
 }

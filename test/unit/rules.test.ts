@@ -27,6 +27,17 @@ describe("append text", () => {
     expect(normaliseAppendText("\ta\u0085")).toBe("\ta\n");
     expect(stripControl("a\u0000b\nc\u007f")).toBe("abc");
   });
+
+  test("the shortcut for clean lines agrees with the full rule for every character up to U+00FF and in mixes", () => {
+    const full = (t: string) => {
+      const s = t.replace(/\r\n/g, "\n").replace(/[\p{Cc}]/gu, (c) => (c === "\n" || c === "\t" ? c : ""));
+      return s.length > 0 && !s.endsWith("\n") ? `${s}\n` : s;
+    };
+    for (let c = 0; c <= 0xff; c++) {
+      for (const t of [`a${String.fromCharCode(c)}b`, `${String.fromCharCode(c)}`, `x\r${String.fromCharCode(c)}\n`]) expect(normaliseAppendText(t)).toBe(full(t));
+    }
+    for (const t of ["plain line", "tab\there", "ends\n", "é ✓ 🎉", "\u2028 line separator stays", ""]) expect(normaliseAppendText(t)).toBe(full(t));
+  });
 });
 
 describe("limits as data", () => {

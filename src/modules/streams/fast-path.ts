@@ -55,6 +55,7 @@ function bodyProblem(body: unknown): ValidationFailed {
 }
 
 function decodeParam(raw: string, field: string): string {
+  if (!raw.includes("%")) return raw;
   try {
     return decodeURIComponent(raw);
   } catch {
