@@ -23,7 +23,7 @@ export async function serve(deps: Deps): Promise<void> {
     hostname: deps.config.host,
     // A backstop far above every cap: the boundary answers oversized bodies itself, in the envelope.
     maxRequestBodySize: 64 * 1024 * 1024,
-    fetch: (request, srv) => handle(request, srv.requestIP(request)?.address),
+    fetch: (request, srv) => handle(request, () => srv.requestIP(request)?.address),
   });
   log({ msg: "listening", url: `http://${server.hostname}:${server.port}`, port: server.port, data_dir: deps.config.dataDir });
   let stopping = false;

@@ -80,7 +80,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
   const running = new Set<string>();
   const log = deps.config.logRequests;
 
-  async function handleApi(request: Request, path: string, ip: string, id: string): Promise<Response> {
+  async function handleApi(request: Request, path: string, ip: () => string, id: string): Promise<Response> {
     const method = request.method;
     const who = identify(request.headers.get("authorization"), ip);
     if ("error" in who) return withHeaders(toResponse(who.error), rateHeaders(who.decision, deps.clock.now()));
@@ -121,7 +121,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
           return response;
         }
       } else {
-        states.set(request, { principal, idempotency: claim, headers, ip });
+        states.set(request, { principal, idempotency: claim, headers, ip: ip() });
         response = await app.handle(request);
       }
       if (claim) await storeUnsaved(claim, response);
@@ -149,13 +149,14 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
    */
   function identify(
     authorization: string | null,
-    ip: string,
+    ipOf: () => string,
   ): { principal: Principal } | { anonymous: RateDecision } | { error: AppError; decision: RateDecision } {
     const secret = authorization === null ? null : safely(() => bearerSecret(authorization));
     if (typeof secret === "string") {
       const cached = cachedPrincipal(deps, secret);
       if (cached) return { principal: cached };
     }
+    const ip = ipOf();
     const anon = deps.limiter.consume(`anon:${ip}`, ANONYMOUS_PER_MINUTE, "anonymous");
     if (!anon.allowed) return { error: rateLimited(anon), decision: anon };
     if (secret === null) return { anonymous: anon };
@@ -183,26 +184,32 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     recordApiError(deps, { workspaceId: principal.workspaceId, tokenId: principal.tokenId, method, path, status: response.status, code });
   }
 
-  return async function handle(request: Request, peer?: string): Promise<Response> {
+  /**
+   * `peer` is the client's address, or a function that looks it up: the address costs a system
+   * call, and a request with a known token never needs it.
+   */
+  return async function handle(request: Request, peer?: string | (() => string | undefined)): Promise<Response> {
     const started = performance.now();
     const incoming = request.headers.get("x-request-id");
     const id = incoming && /^[\w.-]{1,64}$/.test(incoming) ? incoming : nextRequestId();
     const url = new URL(request.url);
     const path = url.pathname;
-    const ip = clientIp(deps, request, peer);
+    let address: string | undefined;
+    const ipOf = () => (address ??= clientIp(deps, request, typeof peer === "function" ? peer() : peer));
     let response: Response;
     try {
       if (path.startsWith(API)) {
-        response = await handleApi(request, path, ip, id);
+        response = await handleApi(request, path, ipOf, id);
       } else if (path.startsWith("/webhooks/")) {
+        const ip = ipOf();
         response = await limited(`billing:${ip}`, BILLING_WEBHOOK_PER_MINUTE, async () => app.handle(await limitBody(request, caps.billing)));
       } else if (path === "/up/deep") {
-        response = await limited(`deep:${ip}`, HEALTH_PER_MINUTE, () => app.handle(request));
+        response = await limited(`deep:${ipOf()}`, HEALTH_PER_MINUTE, () => app.handle(request));
       } else if (path.startsWith("/h/")) {
         response = await app.handle(await limitBody(request, caps.inbox));
       } else {
         const limited = await limitBody(request, caps.browser);
-        states.set(limited, { headers: { "x-request-id": id }, ip });
+        states.set(limited, { headers: { "x-request-id": id }, ip: ipOf() });
         response = await app.handle(limited);
       }
     } catch (e) {
