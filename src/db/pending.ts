@@ -28,8 +28,7 @@ export class PendingAppends {
     let lines = this.texts.get(noteId);
     if (!lines) this.texts.set(noteId, (lines = []));
     lines.push(text);
-    const added = lines;
-    this.journal.push(() => added.pop());
+    this.journal.push(() => lines.pop());
   }
 
   /** `armed`: the note has a dead-man interval (its deadline moves with every write). */
@@ -56,7 +55,7 @@ export class PendingAppends {
     this.journal = [];
   }
 
-  /** Writes the counters to their rows (inside the batch's transaction). */
+  /** Writes the lines and the counters to their rows (inside the batch's transaction). */
   apply(): void {
     if (this.texts.size > 0) {
       // One row per stream and batch: an INSERT per append was a tenth of an append's time, and
@@ -90,7 +89,7 @@ export class PendingAppends {
     this.journal = [];
   }
 
-  /** A failed commit threw the batch away, and with it these counters. */
+  /** A failed commit threw the batch away, and with it these pending writes. */
   discard(): void {
     this.texts.clear();
     this.notes.clear();

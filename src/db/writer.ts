@@ -60,7 +60,7 @@ export class Writer {
   }
 
   /**
-   * Queues a write. `coalesce` is for appends: they leave their counter updates in `pending`,
+   * Queues a write. `coalesce` is for appends: they leave their lines and counters in `pending`,
    * written once per batch; any other write first sees those applied.
    */
   write<T>(run: () => T, opts: { coalesce?: boolean } = {}): Promise<T> {
