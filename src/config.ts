@@ -43,7 +43,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_BASE_URL", "http://localhost:<port>", "Public URL of the service, used in links it hands out."],
   ["NOTESTREAM_LIMIT_PROFILE", "standard", "Plan limits: standard, alternate or unlimited."],
   ["NOTESTREAM_SYNCHRONOUS", "FULL", "FULL: answered only once on disk (WAL fdatasync); NORMAL: once committed."],
-  ["NOTESTREAM_LOG_REQUESTS", "true", "One JSON log line per request on stdout (true or false)."],
+  ["NOTESTREAM_LOG_REQUESTS", "true", "One JSON log line per request on stdout, written in batches at most 10 ms late (true or false)."],
   ["NOTESTREAM_BILLING_SECRET", "(unset)", "Signing secret of the Lemon Squeezy webhook; unset, /webhooks/lemonsqueezy answers 401."],
   ["NOTESTREAM_WEBHOOK_ALLOW_CIDRS", "(none)", "Comma-separated ranges outbound webhooks may reach although not public, e.g. 192.168.1.0/24 for a homelab."],
   ["NOTESTREAM_JOB_CONCURRENCY", "8", "How many jobs (webhook deliveries, inbox payloads) run at once."],
