@@ -1,5 +1,6 @@
 import type { Deps, Principal } from "../deps";
 import { iso } from "../lib/clock";
+import { jsonString } from "../lib/text";
 import { randomBase62 } from "../lib/random";
 import { logLine } from "./log";
 
@@ -220,7 +221,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
       // Built as a string: the fields are known, and only the method and path need escaping.
       const ms = Math.round((performance.now() - started) * 100) / 100;
       logLine(
-        `{"time":"${iso(Date.now())}","level":"info","msg":"request","method":${JSON.stringify(request.method)},"path":${JSON.stringify(redactPath(path))},"status":${response.status},"duration_ms":${ms},"request_id":"${id}"}`,
+        `{"time":"${iso(Date.now())}","level":"info","msg":"request","method":${jsonString(request.method)},"path":${jsonString(redactPath(path))},"status":${response.status},"duration_ms":${ms},"request_id":"${id}"}`,
       );
     }
     return response;

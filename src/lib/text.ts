@@ -46,3 +46,10 @@ export const TITLE_MAX_CHARS = 200;
 export function titleProblem(title: string): string | null {
   return charLength(title) > TITLE_MAX_CHARS ? `title must be at most ${TITLE_MAX_CHARS} characters` : null;
 }
+
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\u007f-\uffff]/;
+
+/** `JSON.stringify(s)` for a string: the same text, without the call when nothing needs escaping (log lines). */
+export function jsonString(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
+}

@@ -3,7 +3,7 @@ import { loadConfig } from "../../src/config";
 import { filenameProblem } from "../../src/lib/filename";
 import { linkHeader, pageFrom } from "../../src/lib/pagination";
 import { newApiToken } from "../../src/lib/secrets";
-import { normaliseAppendText, stripControl } from "../../src/lib/text";
+import { jsonString, normaliseAppendText, stripControl } from "../../src/lib/text";
 import { GB, MB, noteCapFor, tierFor } from "../../src/limits/plans";
 import { passwordProblem } from "../../src/modules/accounts/password";
 
@@ -37,6 +37,16 @@ describe("append text", () => {
       for (const t of [`a${String.fromCharCode(c)}b`, `${String.fromCharCode(c)}`, `x\r${String.fromCharCode(c)}\n`]) expect(normaliseAppendText(t)).toBe(full(t));
     }
     for (const t of ["plain line", "tab\there", "ends\n", "é ✓ 🎉", "\u2028 line separator stays", ""]) expect(normaliseAppendText(t)).toBe(full(t));
+  });
+});
+
+describe("log strings", () => {
+  test("jsonString is JSON.stringify for every character up to U+FFFF and for paths and methods", () => {
+    for (let c = 0; c <= 0xffff; c++) {
+      const t = `/api/v1/x${String.fromCharCode(c)}y`;
+      expect(jsonString(t)).toBe(JSON.stringify(t));
+    }
+    for (const t of ["POST", "GET", "/api/v1/notes/by-filename/a%20b.log/append", "", '"', "\\", "🎉", "\ud800"]) expect(jsonString(t)).toBe(JSON.stringify(t));
   });
 });
 
