@@ -1,6 +1,7 @@
 import type { Deps, Principal } from "../deps";
 import { iso } from "../lib/clock";
 import { jsonString } from "../lib/text";
+import { pathOf } from "../lib/url";
 import { randomBase62 } from "../lib/random";
 import { logLine } from "./log";
 
@@ -193,8 +194,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     const started = performance.now();
     const incoming = request.headers.get("x-request-id");
     const id = incoming && /^[\w.-]{1,64}$/.test(incoming) ? incoming : nextRequestId();
-    const url = new URL(request.url);
-    const path = url.pathname;
+    const path = pathOf(request.url);
     let address: string | undefined;
     const ipOf = () => (address ??= clientIp(deps, request, typeof peer === "function" ? peer() : peer));
     let response: Response;

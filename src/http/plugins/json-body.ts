@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { pathOf } from "../../lib/url";
 import { AppError } from "../errors";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -23,6 +24,6 @@ function hasBody(request: Request): boolean {
 export const jsonBody = (prefix: string) =>
   new Elysia().onRequest(({ request }) => {
     if (request.method === "GET" || request.method === "HEAD" || !hasBody(request)) return;
-    if (!new URL(request.url).pathname.startsWith(prefix)) return;
+    if (!pathOf(request.url).startsWith(prefix)) return;
     if (!isJsonContentType(request)) throw new AppError("bad_request", JSON_BODY_REQUIRED);
   });
