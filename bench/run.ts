@@ -179,7 +179,8 @@ async function main() {
   // 1-3, in rounds: the ceiling, raw SQLite commits and appends FULL and NORMAL, one after the
   // other, BENCH_ROUNDS times. This VM's speed drifts by a third within minutes, so each ratio
   // is taken within its round and the table gives the median round (and the range).
-  const rounds: { ceiling: WrkResult; rawFull: number; rawNormal: number; FULL: WrkResult; NORMAL: WrkResult }[] = [];
+  type Round = { ceiling: WrkResult; rawFull: number; rawNormal: number; FULL: WrkResult; NORMAL: WrkResult };
+  const rounds: Round[] = [];
   let memory = { idle: 0, peak: 0 };
   for (let round = 0; round < ROUNDS; round++) {
     const ceilingProc = Bun.spawn([process.execPath, join(ROOT, "bench", "ceiling.ts")], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
@@ -200,23 +201,22 @@ async function main() {
       if (sync === "FULL") memory = { idle: round === 0 ? idle.rss : memory.idle, peak: Math.max(memory.peak, rssKb(server.proc.pid).peak) };
       await stop(server.proc);
     }
-    const r = { ceiling, rawFull, rawNormal, FULL: results.FULL!, NORMAL: results.NORMAL! };
+    const r: Round = { ceiling, rawFull, rawNormal, FULL: results.FULL!, NORMAL: results.NORMAL! };
     rounds.push(r);
     console.error(
       `round ${round + 1}/${ROUNDS}: ceiling ${k(ceiling.rps)}, FULL ${k(r.FULL.rps)} (${f2(r.FULL.rps / ceiling.rps)}), ` +
         `NORMAL ${k(r.NORMAL.rps)} (${f2(r.NORMAL.rps / ceiling.rps)}), raw FULL ${k(rawFull)}/s (${f1(r.FULL.rps / rawFull)}x)`,
     );
   }
-  const med = (pick: (r: (typeof rounds)[number]) => number) => pct(rounds.map(pick), 50);
-  const range = (pick: (r: (typeof rounds)[number]) => number, fmt: (n: number) => string) =>
+  const med = (pick: (r: Round) => number) => pct(rounds.map(pick), 50);
+  const range = (pick: (r: Round) => number, fmt: (n: number) => string) =>
     rounds.length > 1 ? ` (rounds: ${fmt(Math.min(...rounds.map(pick)))}-${fmt(Math.max(...rounds.map(pick)))})` : "";
-  const ceilingRps = (r: (typeof rounds)[number]) => r.ceiling.rps;
-  row("Bun.serve ceiling (parse JSON, answer)", `${k(med(ceilingRps))} req/s`, `p50 ${f2(med((r) => r.ceiling.p50))} ms, p99 ${f2(med((r) => r.ceiling.p99))} ms`, "1.00");
+  row("Bun.serve ceiling (parse JSON, answer)", `${k(med((r) => r.ceiling.rps))} req/s`, `p50 ${f2(med((r) => r.ceiling.p50))} ms, p99 ${f2(med((r) => r.ceiling.p99))} ms`, "1.00");
   row("raw SQLite, 1 row per commit, FULL", `${k(med((r) => r.rawFull))} commits/s`, "", "");
   row("raw SQLite, 1 row per commit, NORMAL", `${k(med((r) => r.rawNormal))} commits/s`, "", "");
   for (const sync of ["FULL", "NORMAL"] as const) {
     const errors = rounds.reduce((n, r) => n + r[sync].errors, 0);
-    const ratio = (r: (typeof rounds)[number]) => r[sync].rps / r.ceiling.rps;
+    const ratio = (r: Round) => r[sync].rps / r.ceiling.rps;
     row(
       `notestream appends, ${sync} (50 connections)`,
       `${k(med((r) => r[sync].rps))} req/s`,
@@ -224,7 +224,7 @@ async function main() {
       `${f2(med(ratio))} of ceiling${range(ratio, f2)}`,
     );
   }
-  const overRaw = (r: (typeof rounds)[number]) => r.FULL.rps / r.rawFull;
+  const overRaw = (r: Round) => r.FULL.rps / r.rawFull;
   row("FULL appends against raw FULL commits", "", "", `${f1(med(overRaw))}x${range(overRaw, f1)}`);
 
   // 4. Latency on a 3 MB note against an empty one (one connection: each append alone).
