@@ -202,8 +202,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
       if (path.startsWith(API)) {
         response = await handleApi(request, path, ipOf, id);
       } else if (path.startsWith("/webhooks/")) {
-        const ip = ipOf();
-        response = await limited(`billing:${ip}`, BILLING_WEBHOOK_PER_MINUTE, async () => app.handle(await limitBody(request, caps.billing)));
+        response = await limited(`billing:${ipOf()}`, BILLING_WEBHOOK_PER_MINUTE, async () => app.handle(await limitBody(request, caps.billing)));
       } else if (path === "/up/deep") {
         response = await limited(`deep:${ipOf()}`, HEALTH_PER_MINUTE, () => app.handle(request));
       } else if (path.startsWith("/h/")) {
