@@ -30,7 +30,7 @@ import {
 import { matchAppend } from "../modules/streams/fast-path";
 import { bearerSecret, cachedPrincipal, lookupPrincipal } from "../modules/tokens/service";
 import { AppError, errorResponse } from "./errors";
-import { rateHeaders, type Bucket, type RateDecision } from "./rate-limit";
+import { rateHeaders, tokenRateKey, type Bucket, type RateDecision } from "./rate-limit";
 
 /** What the boundary learned about a request, handed to the Elysia app (see plugins/auth.ts). */
 export interface RequestState {
@@ -43,9 +43,6 @@ export interface RequestState {
 }
 
 const states = new WeakMap<Request, RequestState>();
-/** Answers made with the request id and rate-limit headers on them (the append fast path's). */
-const complete = new WeakSet<Response>();
-
 export function requestState(request: Request): RequestState | undefined {
   return states.get(request);
 }
@@ -82,25 +79,49 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
   const running = new Set<string>();
   const log = deps.config.logRequests;
 
-  async function handleApi(request: Request, path: string, ip: () => string, id: string): Promise<Response> {
+  /** Every /api/v1 answer carries the request id and the rate-limit headers. */
+  function handleApi(request: Request, path: string, ip: () => string, id: string): Response | Promise<Response> {
     const method = request.method;
     const who = identify(request.headers.get("authorization"), ip);
-    if ("error" in who) return withHeaders(toResponse(who.error), rateHeaders(who.decision, deps.clock.now()));
+    if ("error" in who) return withHeaders(toResponse(who.error), { ...rateHeaders(who.decision, deps.clock.now()), "x-request-id": id });
     const principal = "principal" in who ? who.principal : undefined;
+    const append = principal ? matchAppend(method, path) : null;
     let decision: RateDecision;
     if (principal) {
-      const bucket = bucketOf(method, path);
-      decision = deps.limiter.consume(`tok:${principal.tokenId}:${bucket}`, perMinute(principal.rate?.[bucket]), bucket);
+      const bucket = append ? "appends" : bucketOf(method, path);
+      decision = deps.limiter.consume(tokenRateKey(principal.tokenId, bucket), perMinute(principal.rate?.[bucket]), bucket);
     } else {
       decision = (who as { anonymous: RateDecision }).anonymous;
     }
     const headers = rateHeaders(decision, deps.clock.now());
+    headers["x-request-id"] = id;
     if (!decision.allowed) {
       const refused = toResponse(rateLimited(decision));
       if (principal) void recordError(principal, method, path, refused);
       return withHeaders(refused, headers);
     }
+    // An append without an Idempotency-Key (nearly all of them): one promise chain, no router.
+    if (append && request.headers.get("idempotency-key") === null) {
+      const failed = (e: unknown) => finishApi(principal!, method, path, toResponse(e), headers);
+      try {
+        const body = limitBody(request, caps.api);
+        const ctx = { deps, principal: principal! };
+        return (body instanceof Promise ? body.then((r) => append(ctx, r, headers)) : append(ctx, body, headers)).then(undefined, failed);
+      } catch (e) {
+        return failed(e);
+      }
+    }
+    return handleGeneral(request, method, path, principal, headers, ip);
+  }
 
+  async function handleGeneral(
+    request: Request,
+    method: string,
+    path: string,
+    principal: Principal | undefined,
+    headers: Record<string, string>,
+    ip: () => string,
+  ): Promise<Response> {
     let claim: IdempotencyClaim | undefined;
     let response: Response;
     try {
@@ -113,15 +134,9 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
         if ("replay" in r) return withHeaders(replayResponse(r.replay.status, r.replay.body), headers);
         claim = r.claim;
       }
-      headers["x-request-id"] = id;
       const append = principal ? matchAppend(method, path) : null;
       if (append) {
         response = await append({ deps, principal: principal!, idempotency: claim }, request, headers);
-        // The common answer carries every header already: no need to look (reading a Response's headers costs).
-        if (!claim && response.status < 400) {
-          complete.add(response);
-          return response;
-        }
       } else {
         states.set(request, { principal, idempotency: claim, headers, ip: ip() });
         response = await app.handle(request);
@@ -132,8 +147,12 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     } finally {
       if (claim) releaseClaim(running, claim);
     }
+    return principal ? finishApi(principal, method, path, response, headers) : finishApi(undefined, method, path, response, headers);
+  }
+
+  /** A 4xx is recorded for the token's error log; the app put the headers on its answer already, others get them now. */
+  function finishApi(principal: Principal | undefined, method: string, path: string, response: Response, headers: Record<string, string>): Response {
     if (principal && response.status >= 400 && response.status < 500) void recordError(principal, method, path, response);
-    // The app put the headers on its answer already; an answer made here gets them now.
     return response.headers.has("x-ratelimit-limit") ? response : withHeaders(response, headers);
   }
 
@@ -190,41 +209,46 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
    * `peer` is the client's address, or a function that looks it up: the address costs a system
    * call, and a request with a known token never needs it.
    */
-  return async function handle(request: Request, peer?: string | (() => string | undefined)): Promise<Response> {
+  return function handle(request: Request, peer?: string | (() => string | undefined)): Response | Promise<Response> {
     const started = performance.now();
     const incoming = request.headers.get("x-request-id");
     const id = incoming && /^[\w.-]{1,64}$/.test(incoming) ? incoming : nextRequestId();
     const path = pathOf(request.url);
     let address: string | undefined;
     const ipOf = () => (address ??= clientIp(deps, request, typeof peer === "function" ? peer() : peer));
-    let response: Response;
-    try {
-      if (path.startsWith(API)) {
-        response = await handleApi(request, path, ipOf, id);
-      } else if (path.startsWith("/webhooks/")) {
-        response = await limited(`billing:${ipOf()}`, BILLING_WEBHOOK_PER_MINUTE, async () => app.handle(await limitBody(request, caps.billing)));
-      } else if (path === "/up/deep") {
-        response = await limited(`deep:${ipOf()}`, HEALTH_PER_MINUTE, () => app.handle(request));
-      } else if (path.startsWith("/h/")) {
-        response = await app.handle(await limitBody(request, caps.inbox));
-      } else {
-        const limited = await limitBody(request, caps.browser);
-        states.set(limited, { headers: { "x-request-id": id }, ip: ipOf() });
-        response = await app.handle(limited);
+    const api = path.startsWith(API);
+    const finish = (response: Response): Response => {
+      if (!api && !response.headers.has("x-request-id")) response.headers.set("x-request-id", id);
+      if (log) {
+        // Built as a string: the fields are known, and only the method and path need escaping.
+        const ms = Math.round((performance.now() - started) * 100) / 100;
+        logLine(
+          `{"time":"${iso(Date.now())}","level":"info","msg":"request","method":${jsonString(request.method)},"path":${jsonString(redactPath(path))},"status":${response.status},"duration_ms":${ms},"request_id":"${id}"}`,
+        );
       }
+      return response;
+    };
+    let answer: Response | Promise<Response>;
+    try {
+      answer = api ? handleApi(request, path, ipOf, id) : handleOther(request, path, ipOf, id);
     } catch (e) {
-      response = toResponse(e);
+      answer = api ? withHeaders(toResponse(e), { "x-request-id": id }) : toResponse(e);
     }
-    if (!complete.has(response) && !response.headers.has("x-request-id")) response.headers.set("x-request-id", id);
-    if (log) {
-      // Built as a string: the fields are known, and only the method and path need escaping.
-      const ms = Math.round((performance.now() - started) * 100) / 100;
-      logLine(
-        `{"time":"${iso(Date.now())}","level":"info","msg":"request","method":${jsonString(request.method)},"path":${jsonString(redactPath(path))},"status":${response.status},"duration_ms":${ms},"request_id":"${id}"}`,
-      );
-    }
-    return response;
+    return answer instanceof Promise ? answer.then(finish, (e) => finish(api ? withHeaders(toResponse(e), { "x-request-id": id }) : toResponse(e))) : finish(answer);
   };
+
+  async function handleOther(request: Request, path: string, ipOf: () => string, id: string): Promise<Response> {
+    if (path.startsWith("/webhooks/")) {
+      return limited(`billing:${ipOf()}`, BILLING_WEBHOOK_PER_MINUTE, async () => app.handle(await limitBody(request, caps.billing)));
+    } else if (path === "/up/deep") {
+      return limited(`deep:${ipOf()}`, HEALTH_PER_MINUTE, () => app.handle(request));
+    } else if (path.startsWith("/h/")) {
+      return app.handle(await limitBody(request, caps.inbox));
+    }
+    const limitedRequest = await limitBody(request, caps.browser);
+    states.set(limitedRequest, { headers: { "x-request-id": id }, ip: ipOf() });
+    return app.handle(limitedRequest);
+  }
 
   async function limited(key: string, limit: number, run: () => Promise<Response> | Response): Promise<Response> {
     const d = deps.limiter.consume(key, limit, "anonymous");

@@ -60,6 +60,20 @@ export class RateLimiter {
   }
 }
 
+type TokenBucket = Exclude<Bucket, "anonymous">;
+const tokenKeys = new Map<string, Record<TokenBucket, string>>();
+
+/** The limiter's key for a token's bucket (REST and MCP count together), built once per token. */
+export function tokenRateKey(tokenId: string, bucket: TokenBucket): string {
+  let keys = tokenKeys.get(tokenId);
+  if (!keys) {
+    if (tokenKeys.size >= 50_000) tokenKeys.clear();
+    keys = { reads: `tok:${tokenId}:reads`, writes: `tok:${tokenId}:writes`, appends: `tok:${tokenId}:appends` };
+    tokenKeys.set(tokenId, keys);
+  }
+  return keys[bucket];
+}
+
 export function rateHeaders(d: RateDecision, now: number): Record<string, string> {
   const h: Record<string, string> = {
     "x-ratelimit-limit": String(d.limit),

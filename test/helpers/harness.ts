@@ -84,7 +84,7 @@ export function harness(
         body = raw ? (o.body as string | ReadableStream | Uint8Array) : JSON.stringify(o.body);
         headers["content-type"] ??= "application/json";
       }
-      return handle(new Request(`http://notestream.test${path}`, { method, headers, body }), o.ip ?? "127.0.0.1");
+      return Promise.resolve(handle(new Request(`http://notestream.test${path}`, { method, headers, body }), o.ip ?? "127.0.0.1"));
     },
     account: async (plan, email = `user${++counter}@example.com`) => {
       const r = await deps.writer.write(() => createAccount(deps, { email, plan }));
