@@ -1,5 +1,15 @@
 import type { Database } from "bun:sqlite";
 
+interface NoteCounters {
+  byteSize: number;
+  at: number;
+  armed: boolean;
+}
+
+const TEXT = 0;
+const NOTE = 1;
+const STORAGE = 2;
+
 /**
  * What appends write, kept in memory during one writer batch and written once per note and
  * workspace before the batch commits, instead of once per append: the lines themselves (the
@@ -8,10 +18,11 @@ import type { Database } from "bun:sqlite";
  * writer calls apply() before it), and a failed write's changes are undone.
  */
 export class PendingAppends {
-  private notes = new Map<string, { byteSize: number; at: number; armed: boolean }>();
+  private notes = new Map<string, NoteCounters>();
   private texts = new Map<string, string[]>();
   private storage = new Map<string, number>();
-  private journal: (() => void)[] = [];
+  /** What the running write changed, as [kind, key, value before] triples, newest last. */
+  private journal: unknown[] = [];
 
   constructor(private readonly sqlite: Database) {}
 
@@ -28,31 +39,38 @@ export class PendingAppends {
     let lines = this.texts.get(noteId);
     if (!lines) this.texts.set(noteId, (lines = []));
     lines.push(text);
-    this.journal.push(() => lines.pop());
+    this.journal.push(TEXT, noteId, undefined);
   }
 
   /** `armed`: the note has a dead-man interval (its deadline moves with every write). */
   setNote(noteId: string, byteSize: number, at: number, armed: boolean): void {
     const before = this.notes.get(noteId);
     this.notes.set(noteId, { byteSize, at, armed });
-    this.journal.push(() => (before ? this.notes.set(noteId, before) : this.notes.delete(noteId)));
+    this.journal.push(NOTE, noteId, before);
   }
 
   addStorage(workspaceId: string, delta: number): void {
     const before = this.storage.get(workspaceId);
     this.storage.set(workspaceId, (before ?? 0) + delta);
-    this.journal.push(() => (before === undefined ? this.storage.delete(workspaceId) : this.storage.set(workspaceId, before)));
+    this.journal.push(STORAGE, workspaceId, before);
   }
 
   /** A write starts: its changes can be undone until it ends. */
   begin(): void {
-    this.journal = [];
+    this.journal.length = 0;
   }
 
   /** The write failed: undo what it changed here, as its savepoint undoes its rows. */
   rollback(): void {
-    for (let i = this.journal.length - 1; i >= 0; i--) this.journal[i]!();
-    this.journal = [];
+    const j = this.journal;
+    for (let i = j.length - 3; i >= 0; i -= 3) {
+      const key = j[i + 1] as string;
+      const before = j[i + 2];
+      if (j[i] === TEXT) this.texts.get(key)!.pop();
+      else if (j[i] === NOTE) before === undefined ? this.notes.delete(key) : this.notes.set(key, before as NoteCounters);
+      else before === undefined ? this.storage.delete(key) : this.storage.set(key, before as number);
+    }
+    j.length = 0;
   }
 
   /** Writes the lines and the counters to their rows (inside the batch's transaction). */
@@ -86,7 +104,7 @@ export class PendingAppends {
       for (const [id, delta] of this.storage) if (delta !== 0) update.run(delta, id);
       this.storage.clear();
     }
-    this.journal = [];
+    this.journal.length = 0;
   }
 
   /** A failed commit threw the batch away, and with it these pending writes. */
@@ -94,6 +112,6 @@ export class PendingAppends {
     this.texts.clear();
     this.notes.clear();
     this.storage.clear();
-    this.journal = [];
+    this.journal.length = 0;
   }
 }

@@ -172,6 +172,12 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     authorization: string | null,
     ipOf: () => string,
   ): { principal: Principal } | { anonymous: RateDecision } | { error: AppError; decision: RateDecision } {
+    // The common header, "Bearer <a token in the cache>", needs no parsing: bearerSecret would
+    // return the same secret for it.
+    if (authorization !== null && authorization.startsWith("Bearer ")) {
+      const cached = cachedPrincipal(deps, authorization.slice(7));
+      if (cached) return { principal: cached };
+    }
     const secret = authorization === null ? null : safely(() => bearerSecret(authorization));
     if (typeof secret === "string") {
       const cached = cachedPrincipal(deps, secret);

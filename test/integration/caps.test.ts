@@ -84,6 +84,29 @@ describe("storage cap", () => {
     expect(note.plain_body).toBe("abc\n012345678\n");
   });
 
+  test("concurrent appends in one writer batch are counted against storage one after another", async () => {
+    h = harness();
+    const a = await h.account("dev");
+    const token = await h.token(a);
+    const cap = 15 * 1024 ** 3;
+    await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "abc" } });
+    // Room for exactly three 10-byte lines ("012345678\n"), asked for by ten requests at once.
+    h.deps.db.$client.run("UPDATE workspaces SET storage_used = ? WHERE id = ?", [cap - 30, a.workspaceId]);
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "012345678" } })),
+    );
+    const ok = answers.filter((r) => r.status === 200);
+    expect(ok.length).toBe(3);
+    expect(answers.filter((r) => r.status === 403).length).toBe(7);
+    const used = (await Promise.all(ok.map((r) => r.json()))).map((b) => b.storage_used).sort();
+    expect(used).toEqual([cap - 20, cap - 10, cap]);
+    for (const refused of answers.filter((r) => r.status === 403)) expect((await errorOf(refused)).details.used).toBe(cap);
+    const row = h.deps.db.$client.query("SELECT storage_used FROM workspaces WHERE id = ?").get(a.workspaceId) as { storage_used: number };
+    expect(row.storage_used).toBe(cap);
+    const note = await (await h.request("GET", "/api/v1/notes/by-filename/s.log", { token })).json();
+    expect(note.plain_body).toBe("abc\n" + "012345678\n".repeat(3));
+  });
+
   test("shrinking an editable note frees storage; deleting frees all of it", async () => {
     h = harness();
     const a = await h.account("dev");

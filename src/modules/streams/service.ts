@@ -1,5 +1,5 @@
 import { commit } from "../../db/commit";
-import type { Ctx } from "../../deps";
+import type { Ctx, Deps } from "../../deps";
 import { notes } from "../../db/schema";
 import { NoteLocked, NotFound, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
@@ -15,16 +15,25 @@ import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/ca
 import { getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
 import type { AppendResponse } from "./model";
 
+// Any surrogate code unit: only then can one be alone (a non-Unicode class is the cheaper scan).
+const SURROGATE = /[\ud800-\udfff]/;
+
 function cleanText(text: string): string {
-  if (hasLoneSurrogate(text)) throw ValidationFailed.field("text", "invalid", "text must be valid Unicode (no lone surrogates)");
+  if (SURROGATE.test(text) && hasLoneSurrogate(text)) throw ValidationFailed.field("text", "invalid", "text must be valid Unicode (no lone surrogates)");
   const clean = normaliseAppendText(text);
   if (clean.trim() === "") throw ValidationFailed.field("text", "blank", "text must contain something besides whitespace and control characters");
   return clean;
 }
 
+// Filenames already found acceptable: appends name the same few streams again and again.
+const acceptedFilenames = new Set<string>();
+
 export function validateFilename(filename: string): void {
+  if (acceptedFilenames.has(filename)) return;
   const problem = filenameProblem(filename);
   if (problem) throw ValidationFailed.field("filename", problem.code, problem.message);
+  if (acceptedFilenames.size >= 10_000) acceptedFilenames.clear();
+  acceptedFilenames.add(filename);
 }
 
 /** Appends to the stream with this filename, creating it on the first write (201 then 200). */
@@ -51,25 +60,33 @@ export function appendById({ ctx, id, text }: { ctx: Ctx; id: string; text: stri
   return commit(ctx, 200, () => applyAppend(ctx, checkAppend(ctx, visibleNote(ctx, id), line)), { coalesce: true });
 }
 
+/** A workspace's row and its streams by filename, read once per writer batch (Writer.rows). */
+interface BatchRows {
+  ws: WorkspaceRow;
+  streams: Map<string, NoteRow>;
+}
+
+function batchRows(deps: Deps, workspaceId: string): BatchRows {
+  const rows = deps.writer.rows as Map<string, BatchRows>;
+  let r = rows.get(workspaceId);
+  if (!r) rows.set(workspaceId, (r = { ws: getWorkspace(deps, workspaceId), streams: new Map() }));
+  return r;
+}
+
 /**
  * The caller's workspace and the stream with this filename, from the writer's per-batch row
- * cache: a run of appends to one stream reads them once. The workspace comes as a copy, since
- * checkAppend adds the batch's pending storage to it.
+ * cache: a run of appends to one stream reads them once.
  */
 function streamForAppend(ctx: Ctx, filename: string): { ws: WorkspaceRow; note: NoteRow | undefined } {
-  const rows = ctx.deps.writer.rows;
-  const wsKey = `w:${ctx.principal.workspaceId}`;
-  let ws = rows.get(wsKey) as WorkspaceRow | undefined;
-  if (!ws) rows.set(wsKey, (ws = getWorkspace(ctx.deps, ctx.principal.workspaceId)));
-  const noteKey = `s:${ctx.principal.workspaceId}:${filename}`;
-  let note = rows.get(noteKey) as NoteRow | undefined;
+  const rows = batchRows(ctx.deps, ctx.principal.workspaceId);
+  let note = rows.streams.get(filename);
   if (!note) {
     note = findStream(ctx, filename);
-    if (note) rows.set(noteKey, note);
+    if (note) rows.streams.set(filename, note);
   }
   // The cache is per workspace; a token pinned to another note still sees nothing here.
   if (note && ctx.principal.noteId && ctx.principal.noteId !== note.id) note = undefined;
-  return { ws: { ...ws }, note };
+  return { ws: rows.ws, note };
 }
 
 /** Appends inside a write that is already running (the inbox worker's). */
@@ -83,6 +100,8 @@ interface AppendPlan {
   size: number;
   newSize: number;
   ws: WorkspaceRow;
+  /** The workspace's storage with this batch's earlier appends. */
+  storageUsed: number;
   tier: Tier;
 }
 
@@ -102,15 +121,15 @@ function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: strin
   // Earlier appends of this batch may not have reached the rows yet: read through the overlay.
   const pending = deps.writer.pending;
   const ws = workspace ? assertWritable(workspace) : writableWorkspace(ctx);
-  ws.storageUsed += pending.storageDelta(ws.id);
+  const storageUsed = ws.storageUsed + pending.storageDelta(ws.id);
   const tier = tierOf(deps, ws);
   if (!("id" in note)) assertNoteSlots(deps, ws, tier, "plain");
   const size = byteLength(line);
   const currentSize = "id" in note ? (pending.noteSize(note.id) ?? note.byteSize) : 0;
   const newSize = currentSize + size;
   assertNoteSize(tier, "plain", newSize, currentSize);
-  assertStorage(ws, tier, size);
-  return { note, line, size, newSize, ws, tier };
+  assertStorage(ws, tier, size, storageUsed);
+  return { note, line, size, newSize, ws, storageUsed, tier };
 }
 
 /**
@@ -129,7 +148,7 @@ function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
       : newNoteRow({ workspaceId: plan.ws.id, kind: "stream", filename: plan.note.filename, title: plan.note.filename }, now);
   if (created) {
     deps.db.insert(notes).values(note).run();
-    deps.writer.rows.set(`s:${note.workspaceId}:${note.filename}`, note);
+    batchRows(deps, note.workspaceId).streams.set(note.filename!, note);
   }
   const pending = deps.writer.pending;
   pending.addText(note.id, plan.line);
@@ -144,7 +163,7 @@ function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
     created,
     byte_size: plan.newSize,
     bytes_remaining: cap === null ? null : Math.max(0, cap - plan.newSize),
-    storage_used: plan.ws.storageUsed + plan.size,
+    storage_used: plan.storageUsed + plan.size,
     storage_cap: plan.tier.storage,
     updated_at: iso(now),
   };

@@ -18,15 +18,18 @@ export function assertNoteSlots(deps: Deps, ws: WorkspaceRow, tier: Tier, format
   }
 }
 
-/** Room in the workspace's storage for `delta` more bytes (a shrinking write always fits). */
-export function assertStorage(ws: WorkspaceRow, tier: Tier, delta: number): void {
+/**
+ * Room in the workspace's storage for `delta` more bytes (a shrinking write always fits).
+ * `used`: the storage counted so far, when it is more than the row says (a batch's appends).
+ */
+export function assertStorage(ws: WorkspaceRow, tier: Tier, delta: number, used = ws.storageUsed): void {
   if (tier.storage === null || delta <= 0) return;
-  if (ws.storageUsed + delta > tier.storage) {
+  if (used + delta > tier.storage) {
     throw new CapExceeded(
       "storage",
       tier.storage,
-      ws.storageUsed,
-      `the ${tier.name} plan allows ${sizeLabel(tier.storage)} of storage; ${sizeLabel(ws.storageUsed)} is used`,
+      used,
+      `the ${tier.name} plan allows ${sizeLabel(tier.storage)} of storage; ${sizeLabel(used)} is used`,
     );
   }
 }
