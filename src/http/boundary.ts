@@ -1,3 +1,4 @@
+import type { Reply } from "../db/commit";
 import type { Deps, Principal } from "../deps";
 import { iso } from "../lib/clock";
 import { jsonString } from "../lib/text";
@@ -5,11 +6,13 @@ import { pathOf } from "../lib/url";
 import { randomBase62 } from "../lib/random";
 import { logLine } from "./log";
 
-// Request ids: a random prefix per process and a counter, unique without a random draw per request.
+// Request ids: a random prefix per process and a counter, unique without a random draw per
+// request. The counter starts at 36^7, so it has eight base-36 digits without padding (for
+// the first 2.8 trillion requests).
 const ID_PREFIX = `req_${randomBase62(8)}`;
-let idCounter = 0;
+let idCounter = 36 ** 7;
 function nextRequestId(): string {
-  return ID_PREFIX + (++idCounter).toString(36).padStart(8, "0");
+  return ID_PREFIX + (++idCounter).toString(36);
 }
 import {
   ANONYMOUS_PER_MINUTE,
@@ -83,7 +86,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
   function handleApi(request: Request, path: string, ip: () => string, id: string): Response | Promise<Response> {
     const method = request.method;
     const who = identify(request.headers.get("authorization"), ip);
-    if ("error" in who) return withHeaders(toResponse(who.error), { ...rateHeaders(who.decision, deps.clock.now()), "x-request-id": id });
+    if ("error" in who) return withHeaders(toResponse(who.error), apiHeaders(who.decision, deps.clock.now(), id));
     const principal = "principal" in who ? who.principal : undefined;
     const append = principal ? matchAppend(method, path) : null;
     let decision: RateDecision;
@@ -93,24 +96,25 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     } else {
       decision = (who as { anonymous: RateDecision }).anonymous;
     }
-    const headers = rateHeaders(decision, deps.clock.now());
-    headers["x-request-id"] = id;
+    const now = deps.clock.now();
     if (!decision.allowed) {
       const refused = toResponse(rateLimited(decision));
       if (principal) void recordError(principal, method, path, refused);
-      return withHeaders(refused, headers);
+      return withHeaders(refused, apiHeaders(decision, now, id));
     }
     // An append without an Idempotency-Key (nearly all of them): one promise chain, no router.
     if (append && request.headers.get("idempotency-key") === null) {
-      const failed = (e: unknown) => finishApi(principal!, method, path, toResponse(e), headers);
+      const failed = (e: unknown) => finishApi(principal!, method, path, toResponse(e), apiHeaders(decision, now, id));
+      const answer = (reply: Reply<unknown>) => appendAnswer(reply, decision, id);
       try {
         const body = limitBody(request, caps.api);
         const ctx = { deps, principal: principal! };
-        return (body instanceof Promise ? body.then((r) => append(ctx, r, headers)) : append(ctx, body, headers)).then(undefined, failed);
+        return (body instanceof Promise ? body.then((r) => append(ctx, r)) : append(ctx, body)).then(answer, failed);
       } catch (e) {
         return failed(e);
       }
     }
+    const headers = apiHeaders(decision, now, id);
     return handleGeneral(request, method, path, principal, headers, ip);
   }
 
@@ -136,7 +140,8 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
       }
       const append = principal ? matchAppend(method, path) : null;
       if (append) {
-        response = await append({ deps, principal: principal!, idempotency: claim }, request, headers);
+        const reply = await append({ deps, principal: principal!, idempotency: claim }, request);
+        response = new Response(JSON.stringify(reply.body), { status: reply.status, headers: { ...headers, "content-type": "application/json" } });
       } else {
         states.set(request, { principal, idempotency: claim, headers, ip: ip() });
         response = await app.handle(request);
@@ -229,7 +234,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
         // Built as a string: the fields are known, and only the method and path need escaping.
         const ms = Math.round((performance.now() - started) * 100) / 100;
         logLine(
-          `{"time":"${iso(Date.now())}","level":"info","msg":"request","method":${jsonString(request.method)},"path":${jsonString(redactPath(path))},"status":${response.status},"duration_ms":${ms},"request_id":"${id}"}`,
+          `{"time":"${iso(Date.now())}","level":"info","msg":"request","method":${methodJson(request.method)},"path":${jsonString(redactPath(path))},"status":${response.status},"duration_ms":${ms},"request_id":"${id}"}`,
         );
       }
       return response;
@@ -264,6 +269,28 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
   }
 }
 
+/** The headers of every /api/v1 answer: the rate limit's and the request id. */
+function apiHeaders(d: RateDecision, now: number, id: string): Record<string, string> {
+  const headers = rateHeaders(d, now);
+  headers["x-request-id"] = id;
+  return headers;
+}
+
+/** The append fast path's answer, its headers written as one literal (one object shape). */
+function appendAnswer(reply: Reply<unknown>, d: RateDecision, id: string): Response {
+  return new Response(JSON.stringify(reply.body), {
+    status: reply.status,
+    headers: {
+      "content-type": "application/json",
+      "x-ratelimit-limit": String(d.limit),
+      "x-ratelimit-remaining": String(d.remaining),
+      "x-ratelimit-reset": String(d.reset),
+      "x-ratelimit-bucket": d.bucket,
+      "x-request-id": id,
+    },
+  });
+}
+
 /** Rate limiting is off in the unlimited profile, but the headers stay numeric. */
 export function perMinute(limit: number | null | undefined): number {
   return limit ?? NO_RATE_LIMIT;
@@ -291,6 +318,13 @@ function toResponse(e: unknown): Response {
 function withHeaders(response: Response, headers: Record<string, string>): Response {
   for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
   return response;
+}
+
+const METHOD_JSON = new Map(["GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS"].map((m) => [m, `"${m}"`]));
+
+/** The method as a JSON string for the log: the usual ones are known. */
+function methodJson(method: string): string {
+  return METHOD_JSON.get(method) ?? jsonString(method);
 }
 
 /** Inbox URLs carry their credential in the path: it never reaches the log. */

@@ -2,7 +2,8 @@ import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Ctx } from "../../deps";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { isJsonContentType, JSON_BODY_REQUIRED } from "../../http/plugins/json-body";
-import { AppendBody } from "./model";
+import type { Reply } from "../../db/commit";
+import { AppendBody, type AppendResponse } from "./model";
 import { appendByFilename, appendById } from "./service";
 
 const BY_FILENAME = /^\/api\/v1\/notes\/by-filename\/([^/]+)\/append$/;
@@ -15,21 +16,18 @@ const checkBody = TypeCompiler.Compile(AppendBody);
  * are the same ones: the route's own TypeBox schema (compiled), the same service, the same error
  * envelope (the boundary turns thrown AppErrors into it). Anything else goes to the app.
  */
-export function matchAppend(method: string, path: string): ((ctx: Ctx, request: Request, headers: Record<string, string>) => Promise<Response>) | null {
+export function matchAppend(method: string, path: string): ((ctx: Ctx, request: Request) => Promise<Reply<AppendResponse>>) | null {
   if (method !== "POST") return null;
   const byFilename = BY_FILENAME.exec(path);
   const byId = byFilename ? null : BY_ID.exec(path);
   if (!byFilename && !byId) return null;
-  return async (ctx, request, headers) => {
-    const body = await readJson(request);
-    if (!checkBody.Check(body)) throw bodyProblem(body);
-    const param = decodeParam((byFilename ?? byId)![1]!, byFilename ? "filename" : "id");
-    const reply = byFilename
-      ? await appendByFilename({ ctx, filename: param, text: body.text })
-      : await appendById({ ctx, id: param, text: body.text });
-    headers["content-type"] = "application/json";
-    return new Response(JSON.stringify(reply.body), { status: reply.status, headers });
-  };
+  const raw = (byFilename ?? byId)![1]!;
+  return (ctx, request) =>
+    readJson(request).then((body) => {
+      if (!checkBody.Check(body)) throw bodyProblem(body);
+      const param = decodeParam(raw, byFilename ? "filename" : "id");
+      return byFilename ? appendByFilename({ ctx, filename: param, text: body.text }) : appendById({ ctx, id: param, text: body.text });
+    });
 }
 
 function readJson(request: Request): Promise<unknown> {
