@@ -2,10 +2,11 @@
  * `make bench`: measures the compiled binary against the limits of this machine, in one run,
  * and prints (and writes to bench/results/latest.md) a table of figures and ratios.
  *
- *   1. ceiling: a bare Bun.serve POST that parses the same JSON
+ *   1. ceiling: a bare Bun.serve POST that parses the same JSON (and the durable ceiling:
+ *      the same with a group-committed INSERT and the WAL fdatasync, bench/minimal.ts)
  *   2. raw SQLite: single-row commits per second, synchronous FULL and NORMAL
  *   3. notestream appends by filename (100-byte lines, 50 connections, 10 s), FULL and NORMAL
- *      (1-3 run BENCH_ROUNDS times, default 3, in turn; ratios are taken within a round)
+ *      (1-3 run BENCH_ROUNDS times, default 3; each append run between two ceiling runs)
  *   4. append latency on a 3 MB note against an empty note
  *   5. outbound webhook latency, append to receipt at a loopback receiver
  *   6. RSS idle and peak under load; start-up time to the first served request
@@ -176,47 +177,79 @@ async function main() {
     console.error(cells.join(" | "));
   };
 
-  // 1-3, in rounds: the ceiling, raw SQLite commits and appends FULL and NORMAL, one after the
-  // other, BENCH_ROUNDS times. This VM's speed drifts by a third within minutes, so each ratio
-  // is taken within its round and the table gives the median round (and the range).
-  type Round = { ceiling: WrkResult; rawFull: number; rawNormal: number; FULL: WrkResult; NORMAL: WrkResult };
+  // 1-3, in rounds. This VM's speed drifts by a third within minutes, so every append run has a
+  // ceiling run right before and right after it, and its ratio is taken against the mean of the
+  // two; the table gives the median round and the range. Each round:
+  //   raw commits FULL and NORMAL | ceiling | durable ceiling | appends FULL | ceiling | appends NORMAL | ceiling
+  // The durable ceiling (bench/minimal.ts) is the least a durable append can be here: the same
+  // group commit and off-thread fsync with no tokens, limits, checks, counters or log.
+  type Round = { ceilings: WrkResult[]; minimal: WrkResult; rawFull: number; rawNormal: number; FULL: WrkResult; NORMAL: WrkResult };
   const rounds: Round[] = [];
-  let memory = { idle: 0, peak: 0 };
+  const memory = { idle: 0, peak: 0 };
+  const startBare = async (script: string, env: Record<string, string> = {}) => {
+    const proc = Bun.spawn([process.execPath, join(ROOT, "bench", script)], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+    procs.add(proc);
+    return { proc, url: `http://127.0.0.1:${await readPort(proc)}/` };
+  };
   for (let round = 0; round < ROUNDS; round++) {
-    const ceilingProc = Bun.spawn([process.execPath, join(ROOT, "bench", "ceiling.ts")], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
-    procs.add(ceilingProc);
-    const ceilingPort = await readPort(ceilingProc);
-    const ceiling = wrk(`http://127.0.0.1:${ceilingPort}/`);
-    await stop(ceilingProc);
     const rawFull = rawSqlite("FULL", round);
     const rawNormal = rawSqlite("NORMAL", round);
-    const results: Partial<Record<"FULL" | "NORMAL", WrkResult>> = {};
+    const ceilingServer = await startBare("ceiling.ts");
+    const minimalDir = join(tmp, `minimal-${round}`);
+    mkdirSync(minimalDir);
+    const minimalServer = await startBare("minimal.ts", { DATA_DIR: minimalDir });
+    const servers: Record<"FULL" | "NORMAL", { proc: Subprocess; base: string; token: string }> = {} as never;
     for (const sync of ["FULL", "NORMAL"] as const) {
       const dir = join(tmp, `data-${sync}-${round}`);
       const token = provision(dir);
       const server = await startServer(dir, { NOTESTREAM_SYNCHRONOUS: sync });
       await append(server.base, token, "warm.log", "warm-up");
-      const idle = rssKb(server.proc.pid);
-      results[sync] = wrk(`${server.base}/api/v1/notes/by-filename/bench.log/append`, { token });
-      if (sync === "FULL") memory = { idle: round === 0 ? idle.rss : memory.idle, peak: Math.max(memory.peak, rssKb(server.proc.pid).peak) };
-      await stop(server.proc);
+      if (sync === "FULL" && round === 0) memory.idle = rssKb(server.proc.pid).rss;
+      servers[sync] = { ...server, token };
     }
-    const r: Round = { ceiling, rawFull, rawNormal, FULL: results.FULL!, NORMAL: results.NORMAL! };
+    const appends = (sync: "FULL" | "NORMAL") =>
+      wrk(`${servers[sync].base}/api/v1/notes/by-filename/bench.log/append`, { token: servers[sync].token });
+    const ceilings = [wrk(ceilingServer.url)];
+    const minimal = wrk(minimalServer.url);
+    const FULL = appends("FULL");
+    memory.peak = Math.max(memory.peak, rssKb(servers.FULL.proc.pid).peak);
+    ceilings.push(wrk(ceilingServer.url));
+    const NORMAL = appends("NORMAL");
+    ceilings.push(wrk(ceilingServer.url));
+    for (const p of [ceilingServer.proc, minimalServer.proc, servers.FULL.proc, servers.NORMAL.proc]) await stop(p);
+    const r: Round = { ceilings, minimal, rawFull, rawNormal, FULL, NORMAL };
     rounds.push(r);
     console.error(
-      `round ${round + 1}/${ROUNDS}: ceiling ${k(ceiling.rps)}, FULL ${k(r.FULL.rps)} (${f2(r.FULL.rps / ceiling.rps)}), ` +
-        `NORMAL ${k(r.NORMAL.rps)} (${f2(r.NORMAL.rps / ceiling.rps)}), raw FULL ${k(rawFull)}/s (${f1(r.FULL.rps / rawFull)}x)`,
+      `round ${round + 1}/${ROUNDS}: ceilings ${ceilings.map((c) => k(c.rps)).join(" / ")}, durable ceiling ${k(minimal.rps)} (${f2(ratioOf(r, "minimal"))}), ` +
+        `FULL ${k(FULL.rps)} (${f2(ratioOf(r, "FULL"))}), NORMAL ${k(NORMAL.rps)} (${f2(ratioOf(r, "NORMAL"))}), raw FULL ${k(rawFull)}/s (${f1(FULL.rps / rawFull)}x)`,
     );
+  }
+  /** A run's throughput against the ceilings measured right before and after it. */
+  function ratioOf(r: Round, run: "minimal" | "FULL" | "NORMAL"): number {
+    const [before, after] = run === "NORMAL" ? [r.ceilings[1]!, r.ceilings[2]!] : [r.ceilings[0]!, r.ceilings[1]!];
+    return r[run].rps / ((before.rps + after.rps) / 2);
   }
   const med = (pick: (r: Round) => number) => pct(rounds.map(pick), 50);
   const range = (pick: (r: Round) => number, fmt: (n: number) => string) =>
     rounds.length > 1 ? ` (rounds: ${fmt(Math.min(...rounds.map(pick)))}-${fmt(Math.max(...rounds.map(pick)))})` : "";
-  row("Bun.serve ceiling (parse JSON, answer)", `${k(med((r) => r.ceiling.rps))} req/s`, `p50 ${f2(med((r) => r.ceiling.p50))} ms, p99 ${f2(med((r) => r.ceiling.p99))} ms`, "1.00");
+  const allCeilings = rounds.flatMap((r) => r.ceilings);
+  row(
+    "Bun.serve ceiling (parse JSON, answer)",
+    `${k(pct(allCeilings.map((c) => c.rps), 50))} req/s`,
+    `p50 ${f2(pct(allCeilings.map((c) => c.p50), 50))} ms, p99 ${f2(pct(allCeilings.map((c) => c.p99), 50))} ms; ${allCeilings.length} runs ${k(Math.min(...allCeilings.map((c) => c.rps)))}-${k(Math.max(...allCeilings.map((c) => c.rps)))}`,
+    "1.00",
+  );
   row("raw SQLite, 1 row per commit, FULL", `${k(med((r) => r.rawFull))} commits/s`, "", "");
   row("raw SQLite, 1 row per commit, NORMAL", `${k(med((r) => r.rawNormal))} commits/s`, "", "");
+  row(
+    "durable ceiling: bare Bun.serve + group commit + WAL fdatasync (50 connections)",
+    `${k(med((r) => r.minimal.rps))} req/s`,
+    `p50 ${f2(med((r) => r.minimal.p50))} ms, p99 ${f2(med((r) => r.minimal.p99))} ms`,
+    `${f2(med((r) => ratioOf(r, "minimal")))} of ceiling${range((r) => ratioOf(r, "minimal"), f2)}`,
+  );
   for (const sync of ["FULL", "NORMAL"] as const) {
     const errors = rounds.reduce((n, r) => n + r[sync].errors, 0);
-    const ratio = (r: Round) => r[sync].rps / r.ceiling.rps;
+    const ratio = (r: Round) => ratioOf(r, sync);
     row(
       `notestream appends, ${sync} (50 connections)`,
       `${k(med((r) => r[sync].rps))} req/s`,
@@ -226,6 +259,8 @@ async function main() {
   }
   const overRaw = (r: Round) => r.FULL.rps / r.rawFull;
   row("FULL appends against raw FULL commits", "", "", `${f1(med(overRaw))}x${range(overRaw, f1)}`);
+  const overMinimal = (r: Round) => r.FULL.rps / r.minimal.rps;
+  row("FULL appends against the durable ceiling", "", "", `${f2(med(overMinimal))}${range(overMinimal, f2)}`);
 
   // 4. Latency on a 3 MB note against an empty one (one connection: each append alone).
   {
@@ -355,7 +390,7 @@ async function main() {
   ].join("\n");
   const header =
     `Measured ${new Date().toISOString()} on ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}, ${DURATION} s per wrk run, ` +
-    `the first six rows are the median of ${ROUNDS} round${ROUNDS > 1 ? "s" : ""} (ceiling, raw commits, appends in turn).`;
+    `the first nine rows are the median of ${ROUNDS} round${ROUNDS > 1 ? "s" : ""} (each append run between two ceiling runs, its ratio against their mean).`;
   console.log(`\n${header}\n\n${table}\n`);
   mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
   writeFileSync(join(ROOT, "bench", "results", "latest.md"), `${header}\n\n${table}\n`);
