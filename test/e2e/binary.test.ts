@@ -313,6 +313,28 @@ describe("serve over HTTP", () => {
     }
   });
 
+  test("a token revoked from the command line stops working on the running server, though the server had it cached", async () => {
+    const dataDir = tempDir("data");
+    const { email, token } = provision(dataDir);
+    const server = await startServer(dataDir);
+    try {
+      // Used first, so the server holds it in its token cache.
+      for (let i = 0; i < 3; i++) expect((await append(server.base, token, "cached.log", `line ${i}`)).status).toBe(i === 0 ? 201 : 200);
+      const id = cliOk(dataDir, ["token", "list", "--email", email]).stdout.split("\t")[0]!;
+      expect(cliOk(dataDir, ["token", "revoke", "--id", id]).stdout.trim()).toBe(id);
+      // Another process's commit is noticed within 50 ms (SQLite's data_version); allow a little more.
+      await Bun.sleep(100);
+      const after = await append(server.base, token, "cached.log", "after revocation");
+      expect(after.status).toBe(401);
+      expect(after.body.error.code).toBe("unauthorized");
+      // Nothing of the refused append was written; a new token of the account reads the three lines.
+      const fresh = cliOk(dataDir, ["token", "create", "--email", email, "--scope", "read"]).stdout.trim();
+      expect(linesOf(await readStream(server.base, fresh, "cached.log"))).toEqual(["line 0", "line 1", "line 2"]);
+    } finally {
+      await server.stop("SIGTERM");
+    }
+  });
+
   test("guard rails over real HTTP: oversized bodies (Content-Length and chunked) are 413, /up/deep is healthy, headers are there", async () => {
     const dataDir = tempDir("data");
     const { token } = provision(dataDir);
