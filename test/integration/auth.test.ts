@@ -53,6 +53,17 @@ describe("authentication", () => {
     await expectError(await h.request("GET", "/api/v1/notes", { token }), 401, "unauthorized");
   });
 
+  test("a token in the cache is 401 on the next request once revoked, on the append fast path too", async () => {
+    const a = await h.account("dev");
+    const token = await h.token(a);
+    expect((await h.request("POST", "/api/v1/notes/by-filename/c.log/append", { token, body: { text: "one" } })).status).toBe(201);
+    expect((await h.request("POST", "/api/v1/notes/by-filename/c.log/append", { token, body: { text: "two" } })).status).toBe(200);
+    const { id } = h.deps.db.$client.query("SELECT id FROM tokens").get() as { id: string };
+    await h.deps.writer.write(() => revokeToken(h.deps, id));
+    await expectError(await h.request("POST", "/api/v1/notes/by-filename/c.log/append", { token, body: { text: "three" } }), 401, "unauthorized");
+    await expectError(await h.request("GET", "/api/v1/notes", { token }), 401, "unauthorized");
+  });
+
   test("Free and Personal plans get no tokens; Dev gets 3 active, Team 30", async () => {
     for (const plan of ["free", "personal"] as const) {
       const a = await h.account(plan);
