@@ -8,55 +8,17 @@
  *
  * Environment: LOG (request log on, default true), SYNC (NORMAL or FULL), ROUNDS (default 20).
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-
-async function setup(root: string): Promise<(n: number) => Promise<number>> {
-  const { buildHandler } = await import(join(root, "src/app.ts"));
-  const { loadConfig } = await import(join(root, "src/config.ts"));
-  const { createAccount } = await import(join(root, "src/modules/accounts/service.ts"));
-  const { mintToken } = await import(join(root, "src/modules/tokens/service.ts"));
-  const { createDeps } = await import(join(root, "src/runtime.ts"));
-  const deps = createDeps(
-    loadConfig({
-      NOTESTREAM_DATA_DIR: mkdtempSync(join(tmpdir(), "ns-ab-")),
-      NOTESTREAM_LIMIT_PROFILE: "unlimited",
-      NOTESTREAM_LOG_REQUESTS: process.env.LOG ?? "true",
-      NOTESTREAM_SYNCHRONOUS: process.env.SYNC ?? "NORMAL",
-    }),
-  );
-  const handle = buildHandler(deps);
-  const a = await deps.writer.write(() => createAccount(deps, { email: "ab@example.com", plan: "dev" }));
-  const { token } = await deps.writer.write(() => mintToken(deps, { accountId: a.account.id, workspaceId: a.workspaceId, scopes: ["read", "write"] }));
-  const body = JSON.stringify({ text: "x".repeat(100) });
-  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": String(body.length) };
-  const request = () => new Request("http://localhost/api/v1/notes/by-filename/bench.log/append", { method: "POST", headers, body });
-  // n appends from 50 concurrent callers; µs per append.
-  return async (n) => {
-    let started = 0;
-    const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: 50 }, async () => {
-        while (started < n) {
-          started++;
-          const r = await handle(request(), "127.0.0.1");
-          if (r.status >= 300) throw new Error(`status ${r.status}: ${await r.text()}`);
-          await r.arrayBuffer();
-        }
-      }),
-    );
-    return ((performance.now() - t0) * 1000) / n;
-  };
-}
+import { resolve } from "node:path";
+import { appendHandler } from "./handler";
 
 const [treeA, treeB] = process.argv.slice(2).map((p) => resolve(p));
 if (!treeA || !treeB) {
   console.error("usage: bun bench/ab.ts <source tree A> <source tree B>");
   process.exit(2);
 }
-const A = await setup(treeA);
-const B = await setup(treeB);
+const env = { log: process.env.LOG ?? "true", sync: process.env.SYNC ?? "NORMAL" };
+const A = (await appendHandler(treeA, env)).run;
+const B = (await appendHandler(treeB, env)).run;
 await A(5000);
 await B(5000);
 const rounds = Number(process.env.ROUNDS ?? 20);

@@ -13,126 +13,34 @@
  *   7. kill -9 during appends: no acknowledged append lost after restart
  */
 import { Database } from "bun:sqlite";
-import type { Subprocess } from "bun";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import {
+  CONNECTIONS,
+  LINE,
+  procs,
+  provision as provisionBinary,
+  readPort,
+  ROOT,
+  startServer as startBinary,
+  stop,
+  tmp,
+  wrk as wrkRun,
+  type WrkResult,
+} from "./lib";
 
-const ROOT = join(import.meta.dir, "..");
 const BIN = join(ROOT, "dist", "notestream");
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const CONNECTIONS = 50;
-const LINE = "x".repeat(100);
-const tmp = mkdtempSync(join(tmpdir(), "notestream-bench-"));
-const procs = new Set<Subprocess>();
-process.on("exit", () => procs.forEach((p) => p.kill("SIGKILL")));
-
-interface WrkResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
-
-function ms(text: string): number {
-  const m = /([\d.]+)(us|ms|s)/.exec(text)!;
-  return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
-}
-
-/** Runs wrk with a POST of the JSON line; returns requests/s and latency percentiles in ms. */
-function wrk(url: string, opts: { token?: string; connections?: number; threads?: number; seconds?: number } = {}): WrkResult {
-  const script = join(tmp, `wrk-${Math.random().toString(36).slice(2)}.lua`);
-  writeFileSync(
-    script,
-    [
-      'wrk.method = "POST"',
-      'wrk.headers["Content-Type"] = "application/json"',
-      opts.token ? `wrk.headers["Authorization"] = "Bearer ${opts.token}"` : "",
-      `wrk.body = '{"text":"${LINE}"}'`,
-    ].join("\n"),
-  );
-  const c = opts.connections ?? CONNECTIONS;
-  const r = Bun.spawnSync(
-    ["wrk", `-t${opts.threads ?? Math.min(2, c)}`, `-c${c}`, `-d${opts.seconds ?? DURATION}s`, "--latency", "-s", script, url],
-    { stdout: "pipe", stderr: "pipe" },
-  );
-  const out = r.stdout.toString();
-  if (r.exitCode !== 0 || !/Requests\/sec/.test(out)) throw new Error(`wrk failed: ${out}${r.stderr}`);
-  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
-  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  return {
-    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]),
-    p50: ms(/^\s+50%\s+(\S+)\s*$/m.exec(out)![1]!),
-    p99: ms(/^\s+99%\s+(\S+)\s*$/m.exec(out)![1]!),
-    errors: Number(non2xx?.[1] ?? 0) + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0),
-  };
-}
-
-async function readPort(proc: Subprocess<"ignore", "pipe", "pipe">): Promise<number> {
-  const reader = proc.stdout.getReader();
-  const decoder = new TextDecoder();
-  let buf = "";
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buf += decoder.decode(value);
-    const m = /"port":(\d+)/.exec(buf);
-    if (m) {
-      // Keep draining stdout (the request log) so the server never blocks on a full pipe.
-      void (async () => {
-        for (;;) if ((await reader.read()).done) break;
-      })();
-      return Number(m[1]);
-    }
-  }
-  throw new Error(`no listening line: ${buf}`);
-}
-
-/**
- * Starts the binary with its request log going to a file: a pipe that this process (blocked in
- * wrk) stopped reading would make the server buffer its log in memory and distort its RSS.
- */
-async function startServer(dataDir: string, env: Record<string, string>) {
-  const logPath = join(tmp, `server-${Math.random().toString(36).slice(2)}.log`);
-  const proc = Bun.spawn([BIN, "serve"], {
-    env: { ...process.env, NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_PORT: "0", NOTESTREAM_HOST: "127.0.0.1", NOTESTREAM_LIMIT_PROFILE: "unlimited", ...env },
-    stdout: Bun.file(logPath),
-    stderr: "inherit",
-    stdin: "ignore",
-  });
-  procs.add(proc);
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const m = /"port":(\d+)/.exec(await Bun.file(logPath).text().catch(() => ""));
-    if (m) return { proc, port: Number(m[1]), base: `http://127.0.0.1:${m[1]}` };
-    if (Date.now() > deadline) throw new Error("the server did not start");
-    await Bun.sleep(5);
-  }
-}
-
-function cli(dataDir: string, args: string[]): string {
-  const r = Bun.spawnSync([BIN, ...args], { env: { ...process.env, NOTESTREAM_DATA_DIR: dataDir }, stdout: "pipe", stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error(`notestream ${args.join(" ")}: ${r.stderr}`);
-  return r.stdout.toString().trim();
-}
-
-function provision(dataDir: string): string {
-  cli(dataDir, ["account", "create", "--email", "bench@example.com", "--plan", "dev"]);
-  return cli(dataDir, ["token", "create", "--email", "bench@example.com", "--scope", "read,write"]);
-}
+const wrk = (url: string, opts: { token?: string; connections?: number; seconds?: number } = {}) => wrkRun(url, { seconds: DURATION, ...opts });
+const startServer = (dataDir: string, env: Record<string, string> = {}) => startBinary(BIN, dataDir, env);
+const provision = (dataDir: string) => provisionBinary(BIN, dataDir);
 
 function rssKb(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   return { rss: Number(/VmRSS:\s+(\d+)/.exec(status)![1]), peak: Number(/VmHWM:\s+(\d+)/.exec(status)![1]) };
 }
 
-async function stop(proc: Subprocess, signal: NodeJS.Signals = "SIGTERM") {
-  proc.kill(signal);
-  await proc.exited;
-  procs.delete(proc);
-}
 
 const append = (base: string, token: string, filename: string, text: string) =>
   fetch(`${base}/api/v1/notes/by-filename/${filename}/append`, {
@@ -198,15 +106,15 @@ async function main() {
     const minimalDir = join(tmp, `minimal-${round}`);
     mkdirSync(minimalDir);
     const minimalServer = await startBare("minimal.ts", { DATA_DIR: minimalDir });
-    const servers: Record<"FULL" | "NORMAL", { proc: Subprocess; base: string; token: string }> = {} as never;
-    for (const sync of ["FULL", "NORMAL"] as const) {
+    const appendServer = async (sync: "FULL" | "NORMAL") => {
       const dir = join(tmp, `data-${sync}-${round}`);
       const token = provision(dir);
       const server = await startServer(dir, { NOTESTREAM_SYNCHRONOUS: sync });
       await append(server.base, token, "warm.log", "warm-up");
-      if (sync === "FULL" && round === 0) memory.idle = rssKb(server.proc.pid).rss;
-      servers[sync] = { ...server, token };
-    }
+      return { ...server, token };
+    };
+    const servers = { FULL: await appendServer("FULL"), NORMAL: await appendServer("NORMAL") };
+    if (round === 0) memory.idle = rssKb(servers.FULL.proc.pid).rss;
     const appends = (sync: "FULL" | "NORMAL") =>
       wrk(`${servers[sync].base}/api/v1/notes/by-filename/bench.log/append`, { token: servers[sync].token });
     const ceilings = [wrk(ceilingServer.url)];

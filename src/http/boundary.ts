@@ -96,16 +96,16 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     } else {
       decision = (who as { anonymous: RateDecision }).anonymous;
     }
-    const now = deps.clock.now();
+    const headers = apiHeaders(decision, deps.clock.now(), id);
     if (!decision.allowed) {
       const refused = toResponse(rateLimited(decision));
       if (principal) void recordError(principal, method, path, refused);
-      return withHeaders(refused, apiHeaders(decision, now, id));
+      return withHeaders(refused, headers);
     }
     // An append without an Idempotency-Key (nearly all of them): one promise chain, no router.
     if (append && request.headers.get("idempotency-key") === null) {
-      const failed = (e: unknown) => finishApi(principal!, method, path, toResponse(e), apiHeaders(decision, now, id));
-      const answer = (reply: Reply<unknown>) => appendAnswer(reply, decision, id);
+      const failed = (e: unknown) => finishApi(principal, method, path, toResponse(e), headers);
+      const answer = (reply: Reply<unknown>) => appendAnswer(reply, headers);
       try {
         const body = limitBody(request, caps.api);
         const ctx = { deps, principal: principal! };
@@ -114,7 +114,6 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
         return failed(e);
       }
     }
-    const headers = apiHeaders(decision, now, id);
     return handleGeneral(request, method, path, principal, headers, ip);
   }
 
@@ -140,8 +139,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
       }
       const append = principal ? matchAppend(method, path) : null;
       if (append) {
-        const reply = await append({ deps, principal: principal!, idempotency: claim }, request);
-        response = new Response(JSON.stringify(reply.body), { status: reply.status, headers: { ...headers, "content-type": "application/json" } });
+        response = appendAnswer(await append({ deps, principal: principal!, idempotency: claim }, request), headers);
       } else {
         states.set(request, { principal, idempotency: claim, headers, ip: ip() });
         response = await app.handle(request);
@@ -152,7 +150,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     } finally {
       if (claim) releaseClaim(running, claim);
     }
-    return principal ? finishApi(principal, method, path, response, headers) : finishApi(undefined, method, path, response, headers);
+    return finishApi(principal, method, path, response, headers);
   }
 
   /** A 4xx is recorded for the token's error log; the app put the headers on its answer already, others get them now. */
@@ -177,12 +175,6 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     authorization: string | null,
     ipOf: () => string,
   ): { principal: Principal } | { anonymous: RateDecision } | { error: AppError; decision: RateDecision } {
-    // The common header, "Bearer <a token in the cache>", needs no parsing: bearerSecret would
-    // return the same secret for it.
-    if (authorization !== null && authorization.startsWith("Bearer ")) {
-      const cached = cachedPrincipal(deps, authorization.slice(7));
-      if (cached) return { principal: cached };
-    }
     const secret = authorization === null ? null : safely(() => bearerSecret(authorization));
     if (typeof secret === "string") {
       const cached = cachedPrincipal(deps, secret);
@@ -239,13 +231,14 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
       }
       return response;
     };
+    const failed = (e: unknown) => finish(api ? withHeaders(toResponse(e), { "x-request-id": id }) : toResponse(e));
     let answer: Response | Promise<Response>;
     try {
       answer = api ? handleApi(request, path, ipOf, id) : handleOther(request, path, ipOf, id);
     } catch (e) {
-      answer = api ? withHeaders(toResponse(e), { "x-request-id": id }) : toResponse(e);
+      return failed(e);
     }
-    return answer instanceof Promise ? answer.then(finish, (e) => finish(api ? withHeaders(toResponse(e), { "x-request-id": id }) : toResponse(e))) : finish(answer);
+    return answer instanceof Promise ? answer.then(finish, failed) : finish(answer);
   };
 
   async function handleOther(request: Request, path: string, ipOf: () => string, id: string): Promise<Response> {
@@ -276,19 +269,9 @@ function apiHeaders(d: RateDecision, now: number, id: string): Record<string, st
   return headers;
 }
 
-/** The append fast path's answer, its headers written as one literal (one object shape). */
-function appendAnswer(reply: Reply<unknown>, d: RateDecision, id: string): Response {
-  return new Response(JSON.stringify(reply.body), {
-    status: reply.status,
-    headers: {
-      "content-type": "application/json",
-      "x-ratelimit-limit": String(d.limit),
-      "x-ratelimit-remaining": String(d.remaining),
-      "x-ratelimit-reset": String(d.reset),
-      "x-ratelimit-bucket": d.bucket,
-      "x-request-id": id,
-    },
-  });
+/** An append's answer, with the headers of every /api/v1 answer. */
+function appendAnswer(reply: Reply<unknown>, headers: Record<string, string>): Response {
+  return new Response(JSON.stringify(reply.body), { status: reply.status, headers: { ...headers, "content-type": "application/json" } });
 }
 
 /** Rate limiting is off in the unlimited profile, but the headers stay numeric. */

@@ -122,10 +122,12 @@ const unauthorized = (message: string) =>
 /** The secret inside an `Authorization: Bearer nst_…` header, or a 401 saying what is wrong. */
 export function bearerSecret(authorization: string | null | undefined): string {
   if (!authorization) throw unauthorized("missing Authorization: Bearer <token> header");
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (!match) throw unauthorized("Authorization header must be: Bearer <token>");
-  if (!match[1]!.startsWith(TOKEN_PREFIX)) throw unauthorized("unknown token");
-  return match[1]!;
+  // The usual form, "Bearer <token>" with one space, without the capturing expression (every request).
+  const plain = authorization.startsWith("Bearer ") ? authorization.slice(7) : "";
+  const secret = plain !== "" && !/\s/.test(plain) ? plain : /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+  if (secret === undefined) throw unauthorized("Authorization header must be: Bearer <token>");
+  if (!secret.startsWith(TOKEN_PREFIX)) throw unauthorized("unknown token");
+  return secret;
 }
 
 /** A cached principal, if this token was resolved before and nothing has changed since. */

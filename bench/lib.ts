@@ -1,0 +1,117 @@
+/**
+ * What the benchmark scripts share: a temp dir and the processes to kill on exit, wrk with the
+ * append's POST, and a notestream binary provisioned and served on a temp data dir.
+ */
+import type { Subprocess } from "bun";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dir, "..");
+export const LINE = "x".repeat(100);
+export const CONNECTIONS = 50;
+export const tmp = mkdtempSync(join(tmpdir(), "notestream-bench-"));
+export const procs = new Set<Subprocess>();
+process.on("exit", () => procs.forEach((p) => p.kill("SIGKILL")));
+
+export interface WrkResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+function ms(text: string): number {
+  const m = /([\d.]+)(us|ms|s)/.exec(text)!;
+  return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
+}
+
+/** Runs wrk with a POST of the JSON line; returns requests/s and latency percentiles in ms. */
+export function wrk(url: string, opts: { token?: string; connections?: number; threads?: number; seconds: number }): WrkResult {
+  const script = join(tmp, `wrk-${Math.random().toString(36).slice(2)}.lua`);
+  writeFileSync(
+    script,
+    [
+      'wrk.method = "POST"',
+      'wrk.headers["Content-Type"] = "application/json"',
+      opts.token ? `wrk.headers["Authorization"] = "Bearer ${opts.token}"` : "",
+      `wrk.body = '{"text":"${LINE}"}'`,
+    ].join("\n"),
+  );
+  const c = opts.connections ?? CONNECTIONS;
+  const r = Bun.spawnSync(["wrk", `-t${opts.threads ?? Math.min(2, c)}`, `-c${c}`, `-d${opts.seconds}s`, "--latency", "-s", script, url], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const out = r.stdout.toString();
+  if (r.exitCode !== 0 || !/Requests\/sec/.test(out)) throw new Error(`wrk failed: ${out}${r.stderr}`);
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]),
+    p50: ms(/^\s+50%\s+(\S+)\s*$/m.exec(out)![1]!),
+    p99: ms(/^\s+99%\s+(\S+)\s*$/m.exec(out)![1]!),
+    errors: Number(non2xx?.[1] ?? 0) + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0),
+  };
+}
+
+export async function readPort(proc: Subprocess<"ignore", "pipe", "pipe">): Promise<number> {
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value);
+    const m = /"port":(\d+)/.exec(buf);
+    if (m) {
+      // Keep draining stdout (the request log) so the server never blocks on a full pipe.
+      void (async () => {
+        for (;;) if ((await reader.read()).done) break;
+      })();
+      return Number(m[1]);
+    }
+  }
+  throw new Error(`no listening line: ${buf}`);
+}
+
+/**
+ * Starts the binary with its request log going to a file: a pipe that this process (blocked in
+ * wrk) stopped reading would make the server buffer its log in memory and distort its RSS.
+ */
+export async function startServer(bin: string, dataDir: string, env: Record<string, string> = {}) {
+  const logPath = join(tmp, `server-${Math.random().toString(36).slice(2)}.log`);
+  const proc = Bun.spawn([bin, "serve"], {
+    env: { ...process.env, NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_PORT: "0", NOTESTREAM_HOST: "127.0.0.1", NOTESTREAM_LIMIT_PROFILE: "unlimited", ...env },
+    stdout: Bun.file(logPath),
+    stderr: "inherit",
+    stdin: "ignore",
+  });
+  procs.add(proc);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const m = /"port":(\d+)/.exec(await Bun.file(logPath).text().catch(() => ""));
+    if (m) return { proc, port: Number(m[1]), base: `http://127.0.0.1:${m[1]}` };
+    if (Date.now() > deadline) throw new Error("the server did not start");
+    await Bun.sleep(5);
+  }
+}
+
+function cli(bin: string, dataDir: string, args: string[]): string {
+  const r = Bun.spawnSync([bin, ...args], { env: { ...process.env, NOTESTREAM_DATA_DIR: dataDir }, stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`notestream ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout.toString().trim();
+}
+
+/** A Dev account and a read,write token for it, made with the binary's own command line. */
+export function provision(bin: string, dataDir: string): string {
+  cli(bin, dataDir, ["account", "create", "--email", "bench@example.com", "--plan", "dev"]);
+  return cli(bin, dataDir, ["token", "create", "--email", "bench@example.com", "--scope", "read,write"]);
+}
+
+export async function stop(proc: Subprocess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  proc.kill(signal);
+  await proc.exited;
+  procs.delete(proc);
+}
