@@ -35,9 +35,12 @@ export function normaliseAppendText(text: string): string {
   return s;
 }
 
+// Any surrogate code unit: only then can one be alone (a non-Unicode class is the cheaper scan).
+const SURROGATE = /[\ud800-\udfff]/;
+
 /** Lone surrogates cannot be stored as UTF-8 without being changed, so they are refused. */
 export function hasLoneSurrogate(s: string): boolean {
-  return /\p{Cs}/u.test(s);
+  return SURROGATE.test(s) && /\p{Cs}/u.test(s);
 }
 
 export const TITLE_MAX_CHARS = 200;

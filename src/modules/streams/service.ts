@@ -15,11 +15,8 @@ import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/ca
 import { getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
 import type { AppendResponse } from "./model";
 
-// Any surrogate code unit: only then can one be alone (a non-Unicode class is the cheaper scan).
-const SURROGATE = /[\ud800-\udfff]/;
-
 function cleanText(text: string): string {
-  if (SURROGATE.test(text) && hasLoneSurrogate(text)) throw ValidationFailed.field("text", "invalid", "text must be valid Unicode (no lone surrogates)");
+  if (hasLoneSurrogate(text)) throw ValidationFailed.field("text", "invalid", "text must be valid Unicode (no lone surrogates)");
   const clean = normaliseAppendText(text);
   if (clean.trim() === "") throw ValidationFailed.field("text", "blank", "text must contain something besides whitespace and control characters");
   return clean;
