@@ -27,6 +27,7 @@ import {
   idempotencyMethod,
   releaseClaim,
   saveReply,
+  storableStatus,
   validateKey,
   type IdempotencyClaim,
 } from "../modules/idempotency/service";
@@ -133,7 +134,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
       if (key !== null && principal && idempotencyMethod(method)) {
         validateKey(key);
         const body = request.body ? new Uint8Array(await request.clone().arrayBuffer()) : "";
-        const r = claimKey(deps, running, { workspaceId: principal.workspaceId, key, method, path, body });
+        const r = claimKey(deps, running, { tokenId: principal.tokenId, workspaceId: principal.workspaceId, key, method, path, body });
         if ("replay" in r) return withHeaders(replayResponse(r.replay.status, r.replay.body), headers);
         claim = r.claim;
       }
@@ -161,7 +162,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
 
   /** Writes stored their answer in their own transaction; other answers under 500 are stored here. */
   async function storeUnsaved(claim: IdempotencyClaim, response: Response): Promise<void> {
-    if (claim.saved || response.status >= 500) return;
+    if (claim.saved || !storableStatus(response.status)) return;
     const text = await response.clone().text();
     await deps.writer.write(() => saveReply(deps, claim, response.status, text));
   }

@@ -70,7 +70,7 @@ describe("Idempotency-Key", () => {
     expect(c.headers.get("idempotent-replay")).toBe("true");
   });
 
-  test("keys are per workspace", async () => {
+  test("keys are per token: another workspace's key is another key", async () => {
     h = harness();
     const alice = await h.token(await h.account("dev"));
     const bob = await h.token(await h.account("dev"));
@@ -80,6 +80,63 @@ describe("Idempotency-Key", () => {
     expect([a.status, b.status]).toEqual([201, 201]);
     expect(b.headers.get("idempotent-replay")).toBeNull();
     expect((await a.json()).id).not.toBe((await b.json()).id);
+  });
+
+  test("a weaker token of the same workspace never gets another token's stored answer", async () => {
+    h = harness();
+    const owner = await h.account("dev");
+    const writer = await h.token(owner, ["read", "write"]);
+    const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token: writer, body: { text: "x" } })).json();
+    const other = await (await h.request("POST", "/api/v1/notes", { token: writer, body: { note: { title: "o" } } })).json();
+    const patch = { note: { webhook_url: "https://hooks.example.com/x" } };
+    h.deps.resolve = async () => [{ address: "93.184.216.34", family: 4 }];
+    const stored = await h.request("PATCH", `/api/v1/notes/${id}`, { token: writer, body: patch, headers: withKey("k") });
+    expect(stored.status).toBe(200);
+    expect((await stored.json()).webhook_secret).toMatch(/^whsec_/);
+    const rotated = await h.request("POST", `/api/v1/notes/${id}/inbox`, { token: writer, headers: withKey("inbox") });
+    expect(rotated.status).toBe(201);
+
+    const appendOnly = await h.token(owner, ["append"]);
+    const pinnedElsewhere = await h.token(owner, ["read", "write"], { noteId: other.id });
+    for (const weak of [appendOnly, pinnedElsewhere]) {
+      const replay = await h.request("PATCH", `/api/v1/notes/${id}`, { token: weak, body: patch, headers: withKey("k") });
+      expect(replay.headers.get("idempotent-replay")).toBeNull();
+      expect(replay.status).toBe(weak === appendOnly ? 403 : 404);
+      expect(await replay.text()).not.toContain("whsec_");
+      const inbox = await h.request("POST", `/api/v1/notes/${id}/inbox`, { token: weak, headers: withKey("inbox") });
+      expect(inbox.headers.get("idempotent-replay")).toBeNull();
+      expect(await inbox.text()).not.toContain("inb_");
+    }
+  });
+
+  test("a weak token's refusal is not stored: the real writer's request under the same key runs", async () => {
+    h = harness();
+    const owner = await h.account("dev");
+    const weak = await h.token(owner, ["read"]);
+    const writer = await h.token(owner, ["read", "write"]);
+    const body = { note: { title: "mine" } };
+    const refused = await h.request("POST", "/api/v1/notes", { token: weak, body, headers: withKey("first") });
+    expect(refused.status).toBe(403);
+    const again = await h.request("POST", "/api/v1/notes", { token: weak, body, headers: withKey("first") });
+    expect(again.headers.get("idempotent-replay")).toBeNull();
+    const real = await h.request("POST", "/api/v1/notes", { token: writer, body, headers: withKey("first") });
+    expect(real.status).toBe(201);
+    expect(real.headers.get("idempotent-replay")).toBeNull();
+    expect(countNotes()).toBe(1);
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM idempotency_keys WHERE status IN (401, 403, 429)").get()).toEqual({ n: 0 });
+  });
+
+  test("a stored answer is not replayed once the account is read-only", async () => {
+    h = harness();
+    const owner = await h.account("dev");
+    const token = await h.token(owner);
+    const body = { note: { title: "before" } };
+    expect((await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("k") })).status).toBe(201);
+    h.deps.db.$client.run("UPDATE workspaces SET state = 'read_only', lapsed_at = ? WHERE id = ?", [h.clock.now(), owner.workspaceId]);
+    h.deps.tokens.clear();
+    const replay = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("k") });
+    expect(replay.status).toBe(403);
+    expect((await errorOf(replay)).code).toBe("account_read_only");
   });
 
   test("a key longer than 255 characters is 400; 255 is fine", async () => {

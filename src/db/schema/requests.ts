@@ -1,10 +1,15 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { workspaces } from "./accounts";
 
-/** Stored answers to writes that carried an Idempotency-Key, replayed for 24 hours. */
+/**
+ * Stored answers to writes that carried an Idempotency-Key, replayed for 24 hours. Keys belong
+ * to the token that sent them (as Stripe keys them by API key): another token of the same
+ * workspace can neither read a stored answer nor claim a key first.
+ */
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",
   {
+    tokenId: text("token_id").notNull(),
     workspaceId: text("workspace_id").notNull().references(() => workspaces.id, { onDelete: "cascade" }),
     key: text("key").notNull(),
     method: text("method").notNull(),
@@ -15,7 +20,7 @@ export const idempotencyKeys = sqliteTable(
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.key] }), index("idempotency_expires").on(t.expiresAt)],
+  (t) => [primaryKey({ columns: [t.tokenId, t.key] }), index("idempotency_expires").on(t.expiresAt)],
 );
 
 /** The 4xx answers each workspace got, for GET /api/v1/errors. No bodies, no tokens. */

@@ -11,7 +11,7 @@ import { deadmanChanges } from "../deadman/service";
 import { captureBeforeSave } from "../snapshots/capture";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
-import { addStorage, canWrite, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
+import { addStorage, assertWritable, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
 import { MAX_BULK, type CreateNoteInput, type NoteRecord, type UpdateNoteInput } from "./model";
 import { findStream, listNoteRows, newNoteRow, readBody, toRecord, visibleNote, type NoteRow } from "./repo";
 
@@ -20,13 +20,6 @@ export const DEFAULT_TITLE = "Untitled";
 /** The workspace, checked for being writable; call inside the write so state and caps are exact. */
 export function writableWorkspace(ctx: Ctx): WorkspaceRow {
   return assertWritable(getWorkspace(ctx.deps, ctx.principal.workspaceId));
-}
-
-export function assertWritable(ws: WorkspaceRow): WorkspaceRow {
-  if (!canWrite(ws)) {
-    throw new AppError("account_read_only", "this account is read-only: existing notes can be read and exported, not changed");
-  }
-  return ws;
 }
 
 function cleanTitle(raw: string, field: string, problems: FieldProblem[]): string {

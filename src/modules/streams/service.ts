@@ -7,12 +7,12 @@ import { filenameProblem } from "../../lib/filename";
 import { byteLength, hasLoneSurrogate, normaliseAppendText } from "../../lib/text";
 import { bodyCapFor, type Tier } from "../../limits/plans";
 import { findStream, newNoteRow, visibleNote, type NoteRow } from "../notes/repo";
-import { assertWritable, writableWorkspace } from "../notes/service";
+import { writableWorkspace } from "../notes/service";
 import { requireScope } from "../tokens/service";
 import { enqueueAppendDelivery } from "../webhooks/service";
 import { noteResumed } from "../deadman/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
-import { getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
+import { assertWritable, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
 import type { AppendResponse } from "./model";
 
 function cleanText(text: string): string {

@@ -27,6 +27,13 @@ export function canWrite(ws: WorkspaceRow): boolean {
   return ws.state === "active" || ws.state === "trial";
 }
 
+export function assertWritable(ws: WorkspaceRow): WorkspaceRow {
+  if (!canWrite(ws)) {
+    throw new AppError("account_read_only", "this account is read-only: existing notes can be read and exported, not changed");
+  }
+  return ws;
+}
+
 /** Until when a lapsed workspace stays readable: months after the last payment, or forever (null). */
 export function readableUntil(ws: WorkspaceRow, tier: Tier): number | null {
   if (ws.state !== "read_only" || tier.readOnlyMonths === null) return null;
