@@ -86,3 +86,36 @@ test("one folder is seeded in the alternate profile", async () => {
   const token = await h.token(await h.account("dev"));
   expect((await (await h.request("GET", "/api/v1/folders", { token })).json()).map((f: { name: string }) => f.name)).toEqual(["Inbox"]);
 });
+
+test("a token pinned to one note lists no folders, reads no account, and sees only its note's errors", async () => {
+  h = harness();
+  const a = await h.account("dev");
+  const full = await h.token(a);
+  const mine = await (await h.request("POST", "/api/v1/notes/by-filename/mine.log/append", { token: full, body: { text: "x" } })).json();
+  await h.request("POST", "/api/v1/folders", { token: full, body: { folder: { name: "Secret project" } } });
+  // Other tokens' errors elsewhere in the workspace: paths and token ids a pinned token must not see.
+  await h.request("GET", "/api/v1/notes/by-filename/payroll-2026.log", { token: full });
+  await h.request("POST", `/api/v1/notes/${mine.id}/append`, { token: full, body: {} });
+  const pinned = await h.token(a, ["read", "write"], { noteId: mine.id });
+  await h.request("GET", "/api/v1/notes/note_elsewhere", { token: pinned });
+  await h.settle();
+
+  for (const path of ["/api/v1/folders", "/api/v1/account"]) {
+    const res = await h.request("GET", path, { token: pinned });
+    expect(res.status).toBe(403);
+    const text = await res.text();
+    expect(JSON.parse(text).error.code).toBe("insufficient_scope");
+    expect(text).not.toContain("Secret project");
+  }
+  await h.settle();
+  const res = await h.request("GET", "/api/v1/errors", { token: pinned });
+  expect(res.status).toBe(200);
+  const errors = (await res.json()) as { path: string; token_id: string | null }[];
+  expect(JSON.stringify(errors)).not.toContain("payroll");
+  expect(errors.map((e) => e.path).sort()).toEqual(["/api/v1/account", "/api/v1/folders", `/api/v1/notes/${mine.id}/append`, "/api/v1/notes/note_elsewhere"].sort());
+  // Its own errors name its own token; the other token's error on its note names none.
+  expect(errors.find((e) => e.path.endsWith("/append"))!.token_id).toBeNull();
+  expect(errors.filter((e) => e.token_id !== null).length).toBe(3);
+  // An unpinned token of the workspace still sees everything.
+  expect(((await (await h.request("GET", "/api/v1/errors", { token: full })).json()) as unknown[]).length).toBe(5);
+});

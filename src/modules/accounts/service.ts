@@ -6,7 +6,7 @@ import { newId } from "../../lib/ids";
 import { bodyCapFor, noteCapFor, tierFor, type PlanName } from "../../limits/plans";
 import { countActiveTokens, countFolders, countNotes, getWorkspace, tierOf } from "../workspaces/repo";
 import { iso } from "../../lib/clock";
-import { requireScope } from "../tokens/service";
+import { requireScope, requireUnpinned } from "../tokens/service";
 
 export type AccountRow = typeof accounts.$inferSelect;
 
@@ -80,6 +80,8 @@ export function createAccount(
 /** GET /account: who, which plan and state, and usage against every cap. */
 export function describeAccount({ ctx }: { ctx: Ctx }) {
   requireScope(ctx, "read");
+  // The plan, usage and caps are the workspace's; a token pinned to one note learns only of that note.
+  requireUnpinned(ctx, "read the account");
   const { deps, principal } = ctx;
   const account = deps.db.select().from(accounts).where(eq(accounts.id, principal.accountId)).get();
   if (!account) throw new AppError("unauthorized", "the token's account no longer exists");

@@ -1,4 +1,4 @@
-import { count, desc, eq, lt } from "drizzle-orm";
+import { and, count, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { apiErrors } from "../../db/schema";
 import { iso } from "../../lib/clock";
@@ -24,7 +24,8 @@ export function recordApiError(
 
 export function listApiErrors({ ctx, page }: { ctx: Ctx; page: Page }) {
   requireScope(ctx, "read");
-  const where = eq(apiErrors.workspaceId, ctx.principal.workspaceId);
+  const { principal } = ctx;
+  const where = principal.noteId ? pinnedErrors(principal.workspaceId, principal.tokenId, principal.noteId) : eq(apiErrors.workspaceId, principal.workspaceId);
   const total = ctx.deps.db.select({ n: count() }).from(apiErrors).where(where).get()!.n;
   const rows = ctx.deps.db
     .select()
@@ -36,8 +37,29 @@ export function listApiErrors({ ctx, page }: { ctx: Ctx; page: Page }) {
     .all();
   return {
     total,
-    items: rows.map((r) => ({ at: iso(r.at), method: r.method, path: r.path, status: r.status, code: r.code, token_id: r.tokenId })),
+    items: rows.map((r) => ({
+      at: iso(r.at),
+      method: r.method,
+      path: r.path,
+      status: r.status,
+      code: r.code,
+      // A pinned token learns no other token's id.
+      token_id: principal.noteId && r.tokenId !== principal.tokenId ? null : r.tokenId,
+    })),
   };
+}
+
+/**
+ * A token pinned to one note sees its own errors and those of requests to its note's id, never
+ * the paths (ids, filenames) other tokens used elsewhere in the workspace.
+ */
+function pinnedErrors(workspaceId: string, tokenId: string, noteId: string): SQL {
+  const notePath = `/api/v1/notes/${noteId}`;
+  return and(
+    eq(apiErrors.workspaceId, workspaceId),
+        // substr, not LIKE: an id's "_" would be a wildcard.
+    or(eq(apiErrors.tokenId, tokenId), eq(apiErrors.path, notePath), sql`substr(${apiErrors.path}, 1, ${notePath.length + 1}) = ${`${notePath}/`}`),
+  )!;
 }
 
 export function pruneApiErrors(deps: Deps): void {

@@ -58,6 +58,8 @@ function visibleFolder(ctx: Ctx, id: string): FolderRow {
 
 export function listFolders({ ctx, page }: { ctx: Ctx; page: Page }): { items: FolderRecord[]; total: number } {
   requireScope(ctx, "read");
+  // Folder names and note counts describe the whole workspace, which a pinned token does not see.
+  requireUnpinned(ctx, "list folders");
   const { db } = ctx.deps;
   const where = eq(folders.workspaceId, ctx.principal.workspaceId);
   const total = db.select({ n: count() }).from(folders).where(where).get()!.n;
