@@ -281,6 +281,14 @@ describe("SSRF guard", () => {
     "http://100.64.0.1/",
     "http://0.0.0.0/",
     "http://224.0.0.1/",
+    "http://[::127.0.0.1]/hook",
+    "http://[::7f00:1]/hook",
+    "http://[::ffff:0:127.0.0.1]/hook",
+    "http://[::ffff:0:a9fe:a9fe]/latest/meta-data",
+    "http://[2001::1]/hook",
+    "http://[2002:7f00:1::1]/hook",
+    "http://[64:ff9b::127.0.0.1]/hook",
+    "http://[64:ff9b:1::a00:1]/hook",
   ];
   test("literal private, loopback, link-local, CGNAT, metadata and mapped addresses are 422 when set", async () => {
     h = harness();
@@ -309,7 +317,50 @@ describe("SSRF guard", () => {
     await h.jobs.drain();
     expect(r.received).toHaveLength(0);
     const [attempt] = await (await h.request("GET", `/api/v1/notes/${id}/webhook/deliveries`, { token })).json();
-    expect(attempt.error).toMatch(/^target refused: localhost resolves to (127\.0\.0\.1|0:0:0:0:0:0:0:1), which is not a public address/);
+    expect(attempt.error).toBe("target refused: localhost resolves to a non-public address");
+  });
+
+  test("names resolving to IPv4-compatible, translated, Teredo, 6to4 or NAT64 forms are refused; the log names no address", async () => {
+    const resolved: Record<string, string> = {
+      "compat.example.com": "::7f00:1",
+      "compat-dotted.example.com": "::127.0.0.1",
+      "translated.example.com": "::ffff:0:7f00:1",
+      "teredo.example.com": "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+      "sixtofour.example.com": "2002:a9fe:a9fe::1",
+      "nat64.example.com": "64:ff9b::a00:1",
+      "nat64-local.example.com": "64:ff9b:1::808:808",
+      "mixed.example.com": "8.8.8.8",
+    };
+    h = harness();
+    h.deps.resolve = async (host) =>
+      host === "mixed.example.com"
+        ? [{ address: "8.8.8.8", family: 4 }, { address: "::ffff:0:a00:1", family: 6 }]
+        : [{ address: resolved[host]!, family: resolved[host]!.includes(":") ? 6 : 4 }];
+    const token = await h.token(await h.account("dev"));
+    for (const host of Object.keys(resolved)) {
+      const { id } = await (await h.request("POST", `/api/v1/notes/by-filename/${host}.log/append`, { token, body: { text: "x" } })).json();
+      const set = await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { webhook_url: `https://${host}/hook` } } });
+      expect(set.status, host).toBe(200);
+      await h.request("POST", `/api/v1/notes/by-filename/${host}.log/append`, { token, body: { text: "y" } });
+      await h.jobs.drain();
+      const [attempt] = await (await h.request("GET", `/api/v1/notes/${id}/webhook/deliveries`, { token })).json();
+      expect(attempt, host).toMatchObject({ status_code: null, duration_ms: 0 });
+      expect(attempt.error, host).toBe(`target refused: ${host} resolves to a non-public address`);
+    }
+  });
+
+  test("the 422 for a literal names only what the user gave, never a resolved address", async () => {
+    h = harness();
+    h.deps.resolve = async () => [{ address: "10.9.8.7", family: 4 }];
+    const token = await h.token(await h.account("dev"));
+    const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s/append", { token, body: { text: "x" } })).json();
+    const res = await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { webhook_url: "http://[::127.0.0.1]/hook" } } });
+    expect(res.status).toBe(422);
+    const { message } = (await errorOf(res)).details[0];
+    expect(message).toContain("[::7f00:1]");
+    expect(message).not.toContain("10.9.8.7");
+    const byName = await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { webhook_url: "https://internal.example.com/" } } });
+    expect(byName.status).toBe(200);
   });
 
   test("a name resolving to a private address is refused before any connection", async () => {
@@ -322,7 +373,21 @@ describe("SSRF guard", () => {
     await h.jobs.drain();
     const [attempt] = await (await h.request("GET", `/api/v1/notes/${id}/webhook/deliveries`, { token })).json();
     expect(attempt).toMatchObject({ status_code: null, duration_ms: 0 });
-    expect(attempt.error).toContain("resolves to 10.1.2.3");
+    expect(attempt.error).toBe("target refused: internal.example.com resolves to a non-public address");
+    expect(attempt.error).not.toContain("10.1.2.3");
+  });
+
+  test("a connection error to an allowed name tells the name, not the address it resolved to", async () => {
+    const { token, id } = await setup();
+    r.stop();
+    await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { webhook_url: `http://intranet.example.com:${r.port}/hook` } } });
+    h.deps.resolve = async () => [{ address: "127.0.0.1", family: 4 }];
+    await append(token, "nobody listens");
+    await h.jobs.drain();
+    const [attempt] = await (await h.request("GET", `/api/v1/notes/${id}/webhook/deliveries`, { token })).json();
+    expect(attempt.status_code).toBeNull();
+    expect(attempt.error).toContain(`intranet.example.com:${r.port}`);
+    expect(attempt.error).not.toContain("127.0.0.1");
   });
 
   test("NOTESTREAM_WEBHOOK_ALLOW_CIDRS opens chosen ranges, by literal and by name", async () => {

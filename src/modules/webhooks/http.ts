@@ -1,5 +1,6 @@
 import http from "node:http";
 import https from "node:https";
+import { formatIp, parseIp } from "../../lib/ip";
 
 export const CONNECT_TIMEOUT_MS = 5_000;
 export const TOTAL_TIMEOUT_MS = 10_000;
@@ -66,7 +67,17 @@ export function postTo(
     const connect = setTimeout(() => req.destroy(new Error(`no connection within ${timeouts.connect} ms`)), timeouts.connect);
     const total = setTimeout(() => req.destroy(new Error(`no answer within ${timeouts.total} ms`)), timeouts.total);
     req.on("socket", (s) => s.on("connect", () => clearTimeout(connect)));
-    req.on("error", (e) => finish({ status: null, headers: {}, body: "", error: e.message }));
+    req.on("error", (e) => finish({ status: null, headers: {}, body: "", error: withHostFor(e.message, target.address, url.hostname) }));
     req.end(body);
   });
+}
+
+/**
+ * Socket errors name the address connected to ("connect ECONNREFUSED 10.0.0.5:80"); the
+ * deliveries log shows the URL's host in its place, so it never tells what a name resolved to.
+ */
+function withHostFor(message: string, address: string, host: string): string {
+  const ip = parseIp(address);
+  const spellings = [...new Set([address, ...(ip ? [formatIp(ip), ip.toString()] : [])])].sort((a, b) => b.length - a.length);
+  return spellings.reduce((m, s) => m.split(s).join(host), message);
 }

@@ -1,5 +1,5 @@
 import type { Deps } from "../../deps";
-import { formatIp, isPublicAddress, parseIp, type Ip } from "../../lib/ip";
+import { formatIp, ipFamily, isPublicAddress, parseIp, type Ip } from "../../lib/ip";
 
 export class RefusedTarget extends Error {}
 
@@ -16,17 +16,20 @@ export function urlProblem(deps: Deps, raw: string): string | null {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http or https URL";
   if (url.username || url.password) return "must not carry a user name or password";
-  // The URL parser already turned decimal, octal and hex IPv4 spellings into dotted form.
+  // The URL parser already turned decimal, octal and hex IPv4 spellings into dotted form, and
+  // IPv6 into compressed hex (`[::127.0.0.1]` is `[::7f00:1]`): the check sees what is connected to.
   const ip = parseIp(url.hostname);
   if (ip && !isPublicAddress(ip, deps.config.webhookAllow)) {
-    return `points at ${formatIp(ip)}, which is not a public address (loopback, private, link-local, metadata and similar are refused)`;
+    return `points at ${url.hostname}, which is not a public address (loopback, private, link-local, metadata and similar are refused)`;
   }
   return null;
 }
 
 /**
  * The address to connect to: the literal, or every address the name resolves to, each checked.
- * The delivery then connects to this very address, so a second lookup cannot swap it.
+ * The delivery then connects to this very address, so a second lookup cannot swap it. A refusal
+ * never names a resolved address: it lands in a log the note's users read, and would map the
+ * server's private network for them one name at a time.
  */
 export async function checkedAddress(deps: Deps, url: URL): Promise<{ address: string; family: 4 | 6 }> {
   const host = url.hostname;
@@ -35,8 +38,9 @@ export async function checkedAddress(deps: Deps, url: URL): Promise<{ address: s
     ? [literal]
     : (await deps.resolve(host)).map((a) => parseIp(a.address)).filter((a): a is Ip => a !== null);
   if (candidates.length === 0) throw new RefusedTarget(`${host} did not resolve`);
-  const refused = candidates.find((ip) => !isPublicAddress(ip, deps.config.webhookAllow));
-  if (refused) throw new RefusedTarget(`${host} resolves to ${formatIp(refused)}, which is not a public address`);
+  if (candidates.some((ip) => !isPublicAddress(ip, deps.config.webhookAllow))) {
+    throw new RefusedTarget(literal ? `${host} is not a public address` : `${host} resolves to a non-public address`);
+  }
   const ip = candidates[0]!;
-  return { address: ip.version === 4 ? formatIp(ip) : formatIp(ip), family: ip.version };
+  return { address: formatIp(ip), family: ipFamily(ip) };
 }
