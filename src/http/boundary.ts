@@ -82,6 +82,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
   const caps = bodyCaps(deps.config.limitProfile);
   const running = new Set<string>();
   const log = deps.config.logRequests;
+  const hsts = deps.config.baseUrl?.startsWith("https://") ?? false;
 
   /** Every /api/v1 answer carries the request id and the rate-limit headers. */
   function handleApi(request: Request, path: string, ip: () => string, id: string): Response | Promise<Response> {
@@ -222,7 +223,10 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     const ipOf = () => (address ??= clientIp(deps, request, typeof peer === "function" ? peer() : peer));
     const api = path.startsWith(API);
     const finish = (response: Response): Response => {
-      if (!api && !response.headers.has("x-request-id")) response.headers.set("x-request-id", id);
+      if (!api) {
+        if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", id);
+        securePage(response, hsts);
+      }
       if (log) {
         // Built as a string: the fields are known, and only the method and path need escaping.
         const ms = Math.round((performance.now() - started) * 100) / 100;
@@ -260,6 +264,31 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     const headers = rateHeaders(d, deps.clock.now());
     if (!d.allowed) return withHeaders(toResponse(new AppError("rate_limited", `rate limit of ${limit} per minute from this address reached`)), headers);
     return withHeaders(await run(), headers);
+  }
+}
+
+/**
+ * What every page may do: load its own script and stylesheet, submit forms to this service, and
+ * nothing else: no inline script or style, no framing (the Delete, Revoke and Allow buttons cannot
+ * be overlaid by another site), no <base> rewriting. A route that must widen it (the OAuth consent
+ * form, whose answer redirects to the client) sets its own policy, which is kept.
+ */
+export const PAGE_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+/**
+ * Security headers for everything outside /api/v1 (pages, OAuth, inbox, health). Reset, confirm
+ * and inbox tokens live in URLs, so no Referer ever leaves; HSTS only when the service says it is
+ * served over https.
+ */
+function securePage(response: Response, hsts: boolean): void {
+  const h = response.headers;
+  h.set("x-content-type-options", "nosniff");
+  h.set("referrer-policy", "no-referrer");
+  if (hsts) h.set("strict-transport-security", "max-age=31536000; includeSubDomains");
+  if (h.get("content-type")?.startsWith("text/html")) {
+    if (!h.has("content-security-policy")) h.set("content-security-policy", PAGE_POLICY);
+    h.set("x-frame-options", "DENY");
   }
 }
 

@@ -8,6 +8,7 @@ import { flushTokenUse } from "../modules/tokens/service";
 import { pruneApiErrors } from "../modules/errors/service";
 import { purgeExpiredKeys } from "../modules/idempotency/service";
 import { pruneInboxDeliveries } from "../modules/inbox/service";
+import { expireUnusedClients } from "../mcp/oauth/clients";
 import { purgeFinishedJobs } from "./queue";
 
 /** Periodic work. Each task reads its due items from the database, so none is lost to a restart. */
@@ -23,6 +24,8 @@ export const PERIODIC_TASKS = [
   { name: "export-expiry", pattern: "0 */5 * * * *", run: (deps: Deps) => void expireExports(deps) },
   { name: "token-use", pattern: "30 * * * * *", run: (deps: Deps) => void flushTokenUse(deps) },
   { name: "inbox-prune", pattern: "0 27 * * * *", run: (deps: Deps) => void pruneInboxDeliveries(deps) },
+  // OAuth clients that never completed a grant go a day after registering (hourly, so within 25 h).
+  { name: "oauth-client-expiry", pattern: "0 41 * * * *", run: (deps: Deps) => expireUnusedClients(deps) },
 ] as const;
 
 export const SCHEDULER_BEAT = "scheduler";

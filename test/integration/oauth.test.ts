@@ -14,6 +14,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { InvalidClientMetadataError, InvalidGrantError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { AuthorizationServerMetadata, OAuthClientInformationFull, OAuthMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { buildHandler } from "../../src/app";
+import { runTask } from "../../src/jobs/scheduler";
+import { MAX_CLIENTS, REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_TTL_MS } from "../../src/mcp/oauth/clients";
 import type { PlanName } from "../../src/limits/plans";
 import { harness, type Harness } from "../helpers/harness";
 
@@ -299,7 +301,7 @@ describe("authorization code with PKCE", () => {
     const back = await signInVia(browser, authorizationUrl, account.email);
 
     const { page, answer } = await consent(browser, back, "allow");
-    expect(page).toContain("Allow Test Agent?");
+    expect(page).toContain("Allow Test Agent <span class=\"muted\">(unverified name)</span>?");
     expect(page).toContain("<strong>Test Agent</strong> wants to use your notestream account <strong>consent@example.com</strong>");
     expect(page).toContain("read your notes and folders");
     expect(page).toContain("create, edit, append to, move and delete your notes and folders");
@@ -556,5 +558,143 @@ describe("refresh and revocation", () => {
     expect((await revoke("nsr_unknown")).status).toBe(200);
     const missing = await fetch(`${BASE}/oauth/revoke`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "" });
     expect(missing.status).toBe(400);
+  });
+});
+
+describe("spoofed clients and registration abuse", () => {
+  /** Registers straight at the endpoint, as an attacker's script would, from `ip`. */
+  function register(clientMeta: Record<string, unknown>, ip = "127.0.0.1") {
+    return h.request("POST", "/oauth/register", { body: clientMeta, ip });
+  }
+
+  /** A signed-in browser on the consent page of `client` for `redirect`. */
+  async function consentPageFor(clientId: string, redirect: string, email: string) {
+    const verifier = randomBytes(32).toString("base64url");
+    const url = new URL(`${BASE}/oauth/authorize`);
+    for (const [k, v] of Object.entries({
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: redirect,
+      code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+      code_challenge_method: "S256",
+      state: "s",
+    }))
+      url.searchParams.set(k, v);
+    const browser = new Browser();
+    await signInVia(browser, url, email);
+    const page = await browser.get(url);
+    expect(page.status).toBe(200);
+    return { page: page.text, url, browser, verifier };
+  }
+
+  test("a client calling itself Claude Desktop is shown as an unverified name, with the host its code goes to before the Allow button", async () => {
+    const account = await accountWithPassword("dev", "spoofed@example.com");
+    const res = await register({ client_name: "Claude Desktop", redirect_uris: ["https://evil.example/cb"] });
+    expect(res.status).toBe(201);
+    const { client_id } = (await res.json()) as { client_id: string };
+
+    const { page } = await consentPageFor(client_id, "https://evil.example/cb", account.email);
+    expect(page).not.toContain("Allow Claude Desktop?");
+    expect(page).toContain("Claude Desktop <span class=\"muted\">(unverified name)</span>");
+    expect(page).toContain("supplied by the application itself and is not verified");
+    const destination = page.indexOf("After you allow, you will be sent to <strong>evil.example</strong>");
+    expect(destination).toBeGreaterThan(0);
+    expect(destination).toBeLessThan(page.indexOf('name="decision" value="allow"'));
+  });
+
+  test("a loopback redirect is named as an app on this computer with its port, a private-use scheme by its scheme, and names stay escaped", async () => {
+    const account = await accountWithPassword("dev", "native@example.com");
+    const res = await register({ client_name: "<b>Agent</b>", redirect_uris: [REDIRECT, "com.example.agent:/oauth/cb"] });
+    const { client_id } = (await res.json()) as { client_id: string };
+
+    const loopback = await consentPageFor(client_id, REDIRECT, account.email);
+    expect(loopback.page).toContain("After you allow, you will be sent back to <strong>an app on this computer</strong> (port 33418)");
+    expect(loopback.page).toContain("&lt;b&gt;Agent&lt;/b&gt; <span class=\"muted\">(unverified name)</span>");
+    expect(loopback.page).not.toContain("<b>Agent</b>");
+
+    const scheme = await loopback.browser.get(new URL(loopback.url.href.replace(encodeURIComponent(REDIRECT), encodeURIComponent("com.example.agent:/oauth/cb"))));
+    expect(scheme.status).toBe(200);
+    expect(scheme.text).toContain("After you allow, you will be sent to <strong>the app that opens com.example.agent: links</strong>");
+  });
+
+  test(`the ${REGISTRATIONS_PER_HOUR + 1}th registration from one address in an hour answers 429 with Retry-After; another address still registers`, async () => {
+    const meta = { client_name: "Flood", redirect_uris: ["https://flood.example/cb"] };
+    for (let i = 0; i < REGISTRATIONS_PER_HOUR; i++) expect((await register(meta, "203.0.113.7")).status).toBe(201);
+
+    const refused = await register(meta, "203.0.113.7");
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(3600);
+    const body = (await refused.json()) as { error: string; error_description: string };
+    expect(body.error).toBe("too_many_requests");
+    expect(body.error_description).toContain(`${REGISTRATIONS_PER_HOUR}`);
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get()).toEqual({ n: REGISTRATIONS_PER_HOUR });
+
+    expect((await register(meta, "198.51.100.9")).status).toBe(201);
+    h.clock.advance(3600_000);
+    expect((await register(meta, "203.0.113.7")).status).toBe(201);
+  });
+
+  test("a client that never completed a grant is deleted 24 hours after registering; a client with a grant stays and keeps working", async () => {
+    const g = await grant("dev");
+    const unused = (await (await register({ client_name: "Never used", redirect_uris: ["https://unused.example/cb"] })).json()) as { client_id: string };
+    const exists = (id: string) => h.deps.db.$client.query("SELECT 1 AS x FROM oauth_clients WHERE client_id = ?").get(id) !== null;
+
+    h.clock.advance(UNUSED_CLIENT_TTL_MS - 60_000);
+    await runTask(h.deps, "oauth-client-expiry");
+    expect(exists(unused.client_id)).toBe(true);
+
+    h.clock.advance(60_000);
+    await runTask(h.deps, "oauth-client-expiry");
+    expect(exists(unused.client_id)).toBe(false);
+    expect(exists(g.client.client_id)).toBe(true);
+    const browser = new Browser();
+    const gone = await browser.get(authorizeParams({ ...g.client, client_id: unused.client_id }));
+    expect(gone.status).toBe(400);
+    expect(gone.text).toContain("Unknown application");
+
+    const fresh = await refreshAuthorization(BASE, { metadata: g.metadata, clientInformation: g.client, refreshToken: g.tokens.refresh_token! });
+    await expectMcpStatus(fresh.access_token, 200);
+  });
+
+  test("a client whose code is still waiting to be exchanged at the 24-hour mark is kept, and the exchange works", async () => {
+    const account = await accountWithPassword("dev", "slow@example.com");
+    const res = await register({ client_name: "Slow", redirect_uris: [REDIRECT] });
+    const { client_id } = (await res.json()) as { client_id: string };
+    h.clock.advance(UNUSED_CLIENT_TTL_MS - 5 * 60_000);
+    const { page, browser, verifier } = await consentPageFor(client_id, REDIRECT, account.email);
+    const answer = await browser.post("/oauth/authorize", { ...hiddenFields(page), decision: "allow" });
+    const code = new URL(answer.location).searchParams.get("code")!;
+
+    h.clock.advance(6 * 60_000);
+    await runTask(h.deps, "oauth-client-expiry");
+    const ok = await tokenPost({ grant_type: "authorization_code", code, code_verifier: verifier, client_id, redirect_uri: REDIRECT });
+    expect(ok.status).toBe(200);
+  });
+
+  test(`registration stops at ${MAX_CLIENTS} clients with temporarily_unavailable, after first deleting unused ones past their 24 hours`, async () => {
+    const now = h.clock.now();
+    const insert = h.deps.db.$client.prepare("INSERT INTO oauth_clients (client_id, client_name, redirect_uris, metadata, created_at) VALUES (?, 'Filler', '[]', '{}', ?)");
+    h.deps.db.$client.transaction(() => {
+      // One unused client past its 24 hours, the rest fresh.
+      insert.run("mcp_old", now - UNUSED_CLIENT_TTL_MS - 1);
+      for (let i = 1; i < MAX_CLIENTS; i++) insert.run(`mcp_fill${i}`, now);
+    })();
+    const count = () => (h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get() as { n: number }).n;
+    expect(count()).toBe(MAX_CLIENTS);
+
+    const meta = { client_name: "Late", redirect_uris: ["https://late.example/cb"] };
+    const admitted = await register(meta);
+    expect(admitted.status).toBe(201);
+    expect(h.deps.db.$client.query("SELECT 1 AS x FROM oauth_clients WHERE client_id = 'mcp_old'").get()).toBeNull();
+    expect(count()).toBe(MAX_CLIENTS);
+
+    const refused = await register(meta);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe(String(UNUSED_CLIENT_TTL_MS / 1000));
+    const body = (await refused.json()) as { error: string; error_description: string };
+    expect(body.error).toBe("temporarily_unavailable");
+    expect(body.error_description).toContain(String(MAX_CLIENTS));
+    expect(count()).toBe(MAX_CLIENTS);
   });
 });

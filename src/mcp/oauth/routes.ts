@@ -5,6 +5,8 @@ import {
   InvalidGrantError,
   InvalidRequestError,
   OAuthError,
+  TemporarilyUnavailableError,
+  TooManyRequestsError,
   UnsupportedGrantTypeError,
 } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { and, eq, isNull } from "drizzle-orm";
@@ -13,31 +15,19 @@ import type { Deps } from "../../deps";
 import { oauthClients, oauthCodes, oauthTokens } from "../../db/schema";
 import { randomBase62 } from "../../lib/random";
 import { sha256Hex } from "../../lib/secrets";
-import { requireForm, requireSession } from "../../modules/web/guard";
+import { clientIp, requireForm, requireSession } from "../../modules/web/guard";
 import { html, page } from "../../modules/web/html";
-import { csrfField, layout, redirect } from "../../modules/web/layout";
+import { layout, redirect } from "../../modules/web/layout";
 import { publicBase } from "../http";
+import { acceptableRedirect, MAX_CLIENTS, REGISTRATIONS_PER_HOUR, registrationRetryAfter, storeClient } from "./clients";
+import { consentPage, consentPolicy, type AuthorizeParams } from "./consent";
 import { findToken, issueTokens, OAUTH_SCOPES, revokeFamily } from "./tokens";
 
 const CODE_TTL_MS = 10 * 60_000;
-const SCOPE_TEXT: Record<string, string> = {
-  "notes:read": "read your notes and folders",
-  "notes:write": "create, edit, append to, move and delete your notes and folders",
-};
-
-function oauthError(e: OAuthError, status = e instanceof InvalidClientError ? 401 : 400): Response {
-  return Response.json(e.toResponseObject(), { status, headers: { "cache-control": "no-store" } });
-}
-
-/** Redirect URIs a public client may use: https, or http on a loopback address (native apps). */
-function acceptableRedirect(uri: string): boolean {
-  try {
-    const u = new URL(uri);
-    if (u.hash) return false;
-    return u.protocol === "https:" || (u.protocol === "http:" && ["127.0.0.1", "localhost", "[::1]"].includes(u.hostname)) || /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(u.protocol);
-  } catch {
-    return false;
-  }
+function oauthError(e: OAuthError, status = e instanceof InvalidClientError ? 401 : 400, retryAfter: number | null = null): Response {
+  const headers: Record<string, string> = { "cache-control": "no-store" };
+  if (retryAfter !== null) headers["retry-after"] = String(retryAfter);
+  return Response.json(e.toResponseObject(), { status, headers });
 }
 
 function normaliseScope(requested: string | undefined): string | null {
@@ -49,17 +39,6 @@ function normaliseScope(requested: string | undefined): string | null {
 function pkceMatches(verifier: string, challenge: string): boolean {
   if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) return false;
   return createHash("sha256").update(verifier).digest("base64url") === challenge;
-}
-
-interface AuthorizeParams {
-  response_type?: string;
-  client_id?: string;
-  redirect_uri?: string;
-  code_challenge?: string;
-  code_challenge_method?: string;
-  state?: string;
-  scope?: string;
-  resource?: string;
 }
 
 /**
@@ -117,6 +96,9 @@ export const oauthRoutes = (deps: Deps) => {
     .post(
       "/oauth/register",
       async ({ request }) => {
+        // Counted before the body is read: every attempt costs, so a script cannot probe for free.
+        const wait = registrationRetryAfter(deps, clientIp(request));
+        if (wait !== null) return oauthError(new TooManyRequestsError(`at most ${REGISTRATIONS_PER_HOUR} client registrations an hour from one address; retry later`), 429, wait);
         let body: unknown;
         try {
           body = await request.json();
@@ -145,9 +127,12 @@ export const oauthRoutes = (deps: Deps) => {
           grant_types: ["authorization_code", "refresh_token"],
           response_types: ["code"],
         };
-        await deps.writer.write(() =>
-          deps.db.insert(oauthClients).values({ clientId, clientName: name, redirectUris: JSON.stringify(meta.redirect_uris), metadata: JSON.stringify(full), createdAt: now }).run(),
+        const stored = await deps.writer.write(() =>
+          storeClient(deps, { clientId, clientName: name, redirectUris: JSON.stringify(meta.redirect_uris), metadata: JSON.stringify(full) }),
         );
+        if (!stored.stored) {
+          return oauthError(new TemporarilyUnavailableError(`this server holds its maximum of ${MAX_CLIENTS} registered clients; retry later`), 503, stored.retryAfter);
+        }
         return Response.json(full, { status: 201, headers: { "cache-control": "no-store" } });
       },
       { parse: "none" },
@@ -158,23 +143,7 @@ export const oauthRoutes = (deps: Deps) => {
       if (checked.error) return checked.error;
       const s = requireSession(deps, request);
       if (s instanceof Response) return s;
-      const hidden = (name: keyof AuthorizeParams) => html`<input type="hidden" name="${name}" value="${p[name] ?? ""}">`;
-      return page(
-        layout({
-          title: "Allow access",
-          session: s,
-          body: html`<div class="narrow card">
-  <h1>Allow ${checked.client!.clientName}?</h1>
-  <p><strong>${checked.client!.clientName}</strong> wants to use your notestream account <strong>${s.account.email}</strong> to:</p>
-  <ul>${checked.scope!.split(" ").map((sc) => html`<li>${SCOPE_TEXT[sc] ?? sc}</li>`)}</ul>
-  <p class="muted small">It will reach notestream through its tool server (MCP). Writes by AI agents need a paid plan. You can revoke access by signing out the client or revoking its token.</p>
-  <form method="post" action="/oauth/authorize" class="row">${csrfField(s)}
-    ${(["response_type", "client_id", "redirect_uri", "code_challenge", "code_challenge_method", "state", "scope", "resource"] as const).map(hidden)}
-    <button class="primary" name="decision" value="allow">Allow</button><button name="decision" value="deny">Deny</button>
-  </form>
-</div>`,
-        }),
-      );
+      return page(consentPage(s, checked.client!.clientName, checked.scope!, p), 200, { "content-security-policy": consentPolicy(p.redirect_uri!) });
     })
     .post("/oauth/authorize", async ({ request, body }) => {
       const p = body as AuthorizeParams & { decision?: string };

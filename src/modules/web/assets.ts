@@ -32,7 +32,9 @@ pre.stream{font-family:var(--mono);font-size:13px;background:var(--bg);border:1p
 table{width:100%;border-collapse:collapse;font-size:14px}th,td{text-align:left;padding:7px 6px;border-bottom:1px solid var(--line);vertical-align:top}th{color:var(--muted);font-weight:500;font-size:12px;text-transform:uppercase;letter-spacing:.04em}
 .secret{display:flex;gap:8px}.secret input{font-family:var(--mono)}.pager{display:flex;gap:12px;justify-content:center;margin-top:12px}
 .editor{min-height:320px;border:1px solid var(--line);border-radius:8px;padding:12px;background:var(--bg)}.toolbar{display:flex;gap:6px;margin-bottom:8px}.toolbar button{padding:3px 10px}
-.meter{height:6px;background:var(--bg);border-radius:3px;overflow:hidden;margin-top:4px}.meter i{display:block;height:100%;background:var(--accent)}
+progress.meter{display:block;width:100%;height:6px;border:0;border-radius:3px;overflow:hidden;margin-top:4px;background:var(--bg);color:var(--accent);appearance:none;-webkit-appearance:none}
+progress.meter::-webkit-progress-bar{background:var(--bg)}progress.meter::-webkit-progress-value{background:var(--accent)}progress.meter::-moz-progress-bar{background:var(--accent)}
+.mt8{margin-top:8px}.mt10{margin-top:10px}.mb10{margin-bottom:10px}.mb12{margin-bottom:12px}.mb14{margin-bottom:14px}.gap{height:12px}.grow{flex:1}textarea.bio{min-height:90px;font-family:inherit}
 .status{font-size:12px;color:var(--muted)}
 `;
 
@@ -41,6 +43,8 @@ export const JS = `
   var csrf = document.querySelector('meta[name="csrf"]');
   csrf = csrf ? csrf.content : "";
   function post(url, body){return fetch(url,{method:"POST",headers:{"content-type":"application/json","x-csrf-token":csrf},body:JSON.stringify(body),credentials:"same-origin"});}
+  // Forms that ask first (no inline handlers: the pages' policy allows only this script).
+  document.querySelectorAll("form[data-confirm]").forEach(function(f){f.addEventListener("submit",function(e){if(!confirm(f.dataset.confirm))e.preventDefault();});});
   // Copy buttons.
   document.querySelectorAll("[data-copy]").forEach(function(b){b.addEventListener("click",function(){var t=document.getElementById(b.dataset.copy);navigator.clipboard&&navigator.clipboard.writeText(t.value);t.select();b.textContent="Copied";});});
   // Autosave of plain editable notes.
