@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { parseCidr, type Cidr } from "./lib/ip";
+import { isPlanName, type PlanName } from "./limits/plans";
 
 export type LimitProfileName = "standard" | "alternate" | "unlimited";
 
@@ -16,6 +17,10 @@ export interface Config {
   trustProxy: number;
   /** HMAC key of the billing provider's webhook; unset, the webhook refuses every delivery. */
   billingSecret: string | null;
+  /** Lemon Squeezy variant id → the plan it sells: the only source of a subscription's plan. */
+  billingVariants: ReadonlyMap<number, PlanName>;
+  /** The store's checkout link of each plan on sale; a started checkout adds its id to it. */
+  billingCheckoutUrls: ReadonlyMap<PlanName, string>;
   /** Ranges outbound webhooks may reach although they are not public (homelab targets, tests). */
   webhookAllow: Cidr[];
   /** Multiplies every job retry delay; below 1 only for tests. */
@@ -45,6 +50,8 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_SYNCHRONOUS", "FULL", "FULL: answered only once on disk (WAL fdatasync); NORMAL: once committed."],
   ["NOTESTREAM_LOG_REQUESTS", "true", "One JSON log line per request on stdout, written in batches at most 10 ms late (true or false)."],
   ["NOTESTREAM_BILLING_SECRET", "(unset)", "Signing secret of the Lemon Squeezy webhook; unset, /webhooks/lemonsqueezy answers 401."],
+  ["NOTESTREAM_BILLING_VARIANTS", "(none)", "Lemon Squeezy variant ids and the plan each sells, e.g. 123456:personal,123457:dev,123458:team; events of other variants change nothing."],
+  ["NOTESTREAM_BILLING_CHECKOUT_URLS", "(none)", "The store's checkout link of each plan, e.g. personal=https://STORE.lemonsqueezy.com/checkout/buy/UUID,dev=…; for notestream billing checkout."],
   ["NOTESTREAM_WEBHOOK_ALLOW_CIDRS", "(none)", "Comma-separated ranges outbound webhooks may reach although not public, e.g. 192.168.1.0/24 for a homelab."],
   ["NOTESTREAM_JOB_CONCURRENCY", "8", "How many jobs (webhook deliveries, inbox payloads) run at once."],
   ["NOTESTREAM_WEBHOOK_TIMEOUT_MS", "10000", "Total time one outbound webhook delivery may take (connecting: at most 5 s of it)."],
@@ -79,6 +86,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logRequests: parseBool("NOTESTREAM_LOG_REQUESTS", env.NOTESTREAM_LOG_REQUESTS ?? "true"),
     trustProxy: parseTrustProxy(env.NOTESTREAM_TRUST_PROXY ?? "false"),
     billingSecret: env.NOTESTREAM_BILLING_SECRET || null,
+    ...parseBilling(env.NOTESTREAM_BILLING_VARIANTS ?? "", env.NOTESTREAM_BILLING_CHECKOUT_URLS ?? ""),
     webhookAllow: parseCidrs(env.NOTESTREAM_WEBHOOK_ALLOW_CIDRS ?? ""),
     retryScale: parseNumber("NOTESTREAM_RETRY_SCALE", env.NOTESTREAM_RETRY_SCALE ?? "1", 0, 100),
     smtpUrl: parseSmtpUrl(env.NOTESTREAM_SMTP_URL),
@@ -116,6 +124,38 @@ function parseCidrs(raw: string): Cidr[] {
         throw new ConfigError(`NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "${s}" is not an address range like 192.168.1.0/24`);
       }
     });
+}
+
+function parseBilling(variantsRaw: string, urlsRaw: string): Pick<Config, "billingVariants" | "billingCheckoutUrls"> {
+  const paidPlan = (name: string, raw: string): PlanName => {
+    if (!isPlanName(raw) || raw === "free") throw new ConfigError(`${name}: "${raw}" is not a paid plan (personal, dev, team, paid, dev_pro)`);
+    return raw;
+  };
+  const billingVariants = new Map<number, PlanName>();
+  for (const entry of variantsRaw.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const m = /^(\d{1,15})\s*:\s*(\S+)$/.exec(entry);
+    if (!m) throw new ConfigError(`NOTESTREAM_BILLING_VARIANTS: "${entry}" is not variant_id:plan, like 123456:dev`);
+    const id = Number(m[1]);
+    const plan = paidPlan("NOTESTREAM_BILLING_VARIANTS", m[2]!);
+    if (billingVariants.has(id) && billingVariants.get(id) !== plan) throw new ConfigError(`NOTESTREAM_BILLING_VARIANTS: variant ${id} is given two plans`);
+    billingVariants.set(id, plan);
+  }
+  const billingCheckoutUrls = new Map<PlanName, string>();
+  // Split only before "plan=", so a comma inside a URL's query survives.
+  for (const entry of urlsRaw.split(/,(?=\s*[a-z_]+\s*=)/).map((s) => s.trim()).filter(Boolean)) {
+    const at = entry.indexOf("=");
+    const plan = paidPlan("NOTESTREAM_BILLING_CHECKOUT_URLS", entry.slice(0, at).trim());
+    const url = entry.slice(at + 1).trim();
+    if (!/^https?:\/\/[^\s/#]+[^\s#]*$/.test(url) || !URL.canParse(url)) {
+      throw new ConfigError(`NOTESTREAM_BILLING_CHECKOUT_URLS: the link of ${plan} must be an http(s) URL without a #fragment, got "${url}"`);
+    }
+    // A checkout whose variant the webhook does not know would take the money and change nothing.
+    if (![...billingVariants.values()].includes(plan)) {
+      throw new ConfigError(`NOTESTREAM_BILLING_CHECKOUT_URLS: no variant in NOTESTREAM_BILLING_VARIANTS sells ${plan}`);
+    }
+    billingCheckoutUrls.set(plan, url);
+  }
+  return { billingVariants, billingCheckoutUrls };
 }
 
 function parseNumber(name: string, raw: string, min: number, max: number): number {

@@ -6,6 +6,7 @@ import {
   accountSetPlan,
   accountShow,
   accountTrial,
+  billingCheckout,
   tokenList,
   tokenRevoke,
   isUserError, teamAdd, teamCreate, tokenCreate, type Output } from "./cli/commands";
@@ -26,6 +27,7 @@ Usage:
   notestream account set-plan --email E --plan P [--team ID]   subscribe / change plan (no billing provider)
   notestream account lapse --email E [--team ID]          make the account read-only (as a lapsed subscription)
   notestream account show --email E [--team ID]           plan and state as JSON
+  notestream billing checkout --email E --plan P [--team ID]   print a Lemon Squeezy checkout link for the workspace
   notestream team create --owner E --name N
   notestream team add --team ID --email E
   notestream token create --email E --scope read,write,append [--team ID] [--note ID]
@@ -46,6 +48,7 @@ const COMMANDS: Record<string, (deps: ReturnType<typeof createDeps>, argv: strin
   "account set-plan": accountSetPlan,
   "account lapse": accountLapse,
   "account show": accountShow,
+  "billing checkout": billingCheckout,
   "token list": tokenList,
   "token revoke": tokenRevoke,
   "team create": teamCreate,

@@ -5,6 +5,7 @@ import { hashPassword, passwordProblem } from "../modules/accounts/password";
 import { AccountError, createAccount, findAccountByEmail, personalWorkspaceId } from "../modules/accounts/service";
 import { addTeamMember, createTeam, isMember, TeamError } from "../modules/teams/service";
 import { lapse, LifecycleError, startTrial, subscribe } from "../modules/accounts/lifecycle";
+import { BillingError, CHECKOUT_TTL_DAYS, startCheckout } from "../modules/billing/service";
 import {
   listTokens,
   MAX_EXPIRY_DAYS,
@@ -73,6 +74,16 @@ export async function accountLapse(deps: Deps, argv: string[], io: Output): Prom
   const ws = await deps.writer.write(() => lapse(deps, targetWorkspace(deps, f.email!, f.team).workspaceId));
   io.info(`${f.email} is read-only: notes stay readable and exportable, writes are refused`);
   io.out(ws.state);
+}
+
+/** The Lemon Squeezy checkout link that subscribes this workspace; the URL goes to stdout. */
+export async function billingCheckout(deps: Deps, argv: string[], io: Output): Promise<void> {
+  const f = flags(argv, { email: { type: "string" }, team: { type: "string" }, plan: { type: "string" } }, ["email", "plan"]);
+  const plan = f.plan!;
+  if (!isPlanName(plan) || plan === "free") throw new UsageError(`--plan must be one of ${PLAN_NAMES.filter((p) => p !== "free").join(", ")}`);
+  const url = await deps.writer.write(() => startCheckout(deps, targetWorkspace(deps, f.email!, f.team).workspaceId, plan));
+  io.info(`checkout for ${f.email}${f.team ? ` (team ${f.team})` : ""} on plan ${plan}: usable once, for ${CHECKOUT_TTL_DAYS} days`);
+  io.out(url);
 }
 
 export async function accountShow(deps: Deps, argv: string[], io: Output): Promise<void> {
@@ -198,6 +209,7 @@ export function isUserError(e: unknown): boolean {
     e instanceof TeamError ||
     e instanceof TokenError ||
     e instanceof CapExceeded ||
-    e instanceof LifecycleError
+    e instanceof LifecycleError ||
+    e instanceof BillingError
   );
 }

@@ -7,6 +7,7 @@ import m3 from "../../migrations/0003_deadman_export.sql" with { type: "text" };
 import m4 from "../../migrations/0004_web.sql" with { type: "text" };
 import m5 from "../../migrations/0005_oauth.sql" with { type: "text" };
 import m6 from "../../migrations/0006_idempotency_per_token.sql" with { type: "text" };
+import m7 from "../../migrations/0007_billing_subscriptions.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -17,4 +18,5 @@ export const migrationSql: Record<string, string> = {
   "0004_web": m4,
   "0005_oauth": m5,
   "0006_idempotency_per_token": m6,
+  "0007_billing_subscriptions": m7,
 };

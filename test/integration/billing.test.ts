@@ -1,9 +1,17 @@
 import { createHmac } from "node:crypto";
 import { afterEach, describe, expect, test } from "bun:test";
+import { UsageError } from "../../src/cli/args";
+import { billingCheckout } from "../../src/cli/commands";
+import { ConfigError, loadConfig } from "../../src/config";
+import type { PlanName } from "../../src/limits/plans";
+import { subscribe } from "../../src/modules/accounts/lifecycle";
+import { BillingError, startCheckout } from "../../src/modules/billing/service";
+import { TeamError } from "../../src/modules/teams/service";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
 
 const SECRET = "whsec_test";
 const WEBHOOK = "/webhooks/lemonsqueezy";
+const VARIANT = { personal: 111, dev: 222, team: 333 } as const;
 
 let h: Harness;
 afterEach(async () => {
@@ -13,30 +21,57 @@ afterEach(async () => {
   await h.close();
 });
 
-const billingHarness = () => harness({ env: { NOTESTREAM_BILLING_SECRET: SECRET } });
+const BILLING_ENV = {
+  NOTESTREAM_BILLING_SECRET: SECRET,
+  NOTESTREAM_BILLING_VARIANTS: `${VARIANT.personal}:personal,${VARIANT.dev}:dev,${VARIANT.team}:team`,
+  NOTESTREAM_BILLING_CHECKOUT_URLS:
+    "personal=https://shop.example.com/checkout/buy/p-uuid,dev=https://shop.example.com/checkout/buy/d-uuid?embed=1,team=https://shop.example.com/checkout/buy/t-uuid",
+};
+const billingHarness = () => harness({ env: BILLING_ENV });
 
 const sign = (raw: string, secret = SECRET) => createHmac("sha256", secret).update(raw).digest("hex");
 
 let delivery = 0;
+// Distinct deliveries differ in updated_at, as real ones do.
+const nextUpdatedAt = () => new Date(Date.parse("2026-11-22T10:00:00Z") + ++delivery * 1000).toISOString();
+
+interface EventOpts {
+  subscription?: string;
+  variantId?: number;
+  status?: string;
+  email?: string;
+  custom?: Record<string, unknown> | null;
+}
 
 /** A Lemon Squeezy subscription event, as the exact string that is sent and signed. */
-function event(
-  name: string,
-  opts: { accountId?: string; email?: string; status?: string; variant?: string; custom?: Record<string, unknown> | null } = {},
-): string {
-  const custom = opts.custom !== undefined ? opts.custom : opts.accountId ? { account_id: opts.accountId } : null;
+function event(name: string, opts: EventOpts = {}): string {
   return JSON.stringify({
-    meta: { event_name: name, ...(custom ? { custom_data: custom } : {}) },
+    meta: { event_name: name, ...(opts.custom ? { custom_data: opts.custom } : {}) },
     data: {
-      id: "1",
+      id: opts.subscription ?? "1",
       type: "subscriptions",
       attributes: {
         status: opts.status ?? "active",
+        customer_id: 4242,
         user_email: opts.email ?? "nobody@example.com",
-        variant_name: opts.variant ?? "Dev",
-        // Distinct deliveries differ in updated_at, as real ones do.
-        updated_at: new Date(Date.parse("2026-11-22T10:00:00Z") + ++delivery * 1000).toISOString(),
+        variant_id: opts.variantId ?? VARIANT.dev,
+        // Names are the store's display text and never decide a plan.
+        variant_name: "Team",
+        product_name: "notestream Team",
+        updated_at: nextUpdatedAt(),
       },
+    },
+  });
+}
+
+/** A payment event: its data is an invoice that names its subscription as a number. */
+function invoice(name: string, subscription: string): string {
+  return JSON.stringify({
+    meta: { event_name: name },
+    data: {
+      id: String(90000 + delivery),
+      type: "subscription-invoices",
+      attributes: { subscription_id: Number(subscription), customer_id: 4242, status: "paid", updated_at: nextUpdatedAt() },
     },
   });
 }
@@ -48,15 +83,30 @@ function deliver(raw: string, opts: { signature?: string | null; ip?: string } =
   return h.request("POST", WEBHOOK, { body: raw, headers, ip: opts.ip });
 }
 
+/** What the buyer's checkout link carries back in custom_data. */
+async function checkoutFor(workspaceId: string, plan: PlanName = "dev"): Promise<string> {
+  const url = await h.deps.writer.write(() => startCheckout(h.deps, workspaceId, plan));
+  return new URL(url).searchParams.get("checkout[custom][checkout_id]")!;
+}
+
+/** A workspace subscribed the only way there is: a checkout started here, then subscription_created. */
+async function subscribed(workspaceId: string, subscription: string, plan: keyof typeof VARIANT = "dev"): Promise<void> {
+  const checkout_id = await checkoutFor(workspaceId, plan);
+  const res = await deliver(event("subscription_created", { subscription, variantId: VARIANT[plan], custom: { checkout_id } }));
+  expect(await res.json()).toMatchObject({ applied: true });
+}
+
 function workspace(id: string) {
-  return h.deps.db.$client.query("SELECT plan, state, last_payment_at FROM workspaces WHERE id = ?").get(id) as {
+  return h.deps.db.$client.query("SELECT plan, state, last_payment_at, billing_subscription_id FROM workspaces WHERE id = ?").get(id) as {
     plan: string;
     state: string;
     last_payment_at: number | null;
+    billing_subscription_id: string | null;
   };
 }
 
 const billingEventCount = () => (h.deps.db.$client.query("SELECT count(*) AS n FROM billing_events").get() as { n: number }).n;
+const bindings = () => h.deps.db.$client.query("SELECT id, workspace_id, customer_id, variant_id, checkout_id FROM billing_subscriptions ORDER BY id").all();
 
 async function expectError(res: TestResponse, status: number, code: string) {
   expect(res.status).toBe(status);
@@ -67,7 +117,8 @@ describe("the signature", () => {
   test("a delivery without X-Signature is 401 and changes nothing", async () => {
     h = billingHarness();
     const a = await h.account("free");
-    await expectError(await deliver(event("subscription_created", { accountId: a.accountId }), { signature: null }), 401, "unauthorized");
+    const raw = event("subscription_created", { custom: { checkout_id: await checkoutFor(a.workspaceId) } });
+    await expectError(await deliver(raw, { signature: null }), 401, "unauthorized");
     expect(workspace(a.workspaceId)).toMatchObject({ plan: "free", state: "active" });
     expect(billingEventCount()).toBe(0);
   });
@@ -76,8 +127,9 @@ describe("the signature", () => {
     h = billingHarness();
     const a = await h.account("free");
     const other = await h.account("free");
-    const raw = event("subscription_created", { accountId: other.accountId });
-    const tampered = raw.replace(other.accountId, a.accountId);
+    const otherCheckout = await checkoutFor(other.workspaceId);
+    const raw = event("subscription_created", { custom: { checkout_id: otherCheckout } });
+    const tampered = raw.replace(otherCheckout, await checkoutFor(a.workspaceId));
     expect(tampered).not.toBe(raw);
     await expectError(await deliver(tampered, { signature: sign(raw) }), 401, "unauthorized");
     // Signed with another secret, or not hex at all.
@@ -92,9 +144,9 @@ describe("the signature", () => {
   });
 
   test("without NOTESTREAM_BILLING_SECRET every delivery is 401", async () => {
-    h = harness();
+    h = harness({ env: { ...BILLING_ENV, NOTESTREAM_BILLING_SECRET: "" } });
     const a = await h.account("free");
-    const res = await deliver(event("subscription_created", { accountId: a.accountId }));
+    const res = await deliver(event("subscription_created", { custom: { checkout_id: await checkoutFor(a.workspaceId) } }));
     await expectError(res, 401, "unauthorized");
     expect(workspace(a.workspaceId).plan).toBe("free");
   });
@@ -118,7 +170,8 @@ describe("the signature", () => {
   test("a body over 1 MB is 413 payload_too_large", async () => {
     h = billingHarness();
     const a = await h.account("free");
-    const big = JSON.stringify({ ...JSON.parse(event("subscription_created", { accountId: a.accountId })), padding: "x".repeat(1024 * 1024) });
+    const created = JSON.parse(event("subscription_created", { custom: { checkout_id: await checkoutFor(a.workspaceId) } }));
+    const big = JSON.stringify({ ...created, padding: "x".repeat(1024 * 1024) });
     await expectError(await deliver(big), 413, "payload_too_large");
     // Also when announced by Content-Length.
     const res = await h.request("POST", WEBHOOK, { body: big, headers: { "x-signature": sign(big), "content-length": String(big.length) } });
@@ -127,70 +180,167 @@ describe("the signature", () => {
   });
 });
 
-describe("subscription events", () => {
-  test("subscription_created makes a free account Dev and active", async () => {
+describe("checkouts", () => {
+  test("a checkout started for a workspace, then subscription_created, sets the plan and binds the subscription", async () => {
     h = billingHarness();
     const a = await h.account("free");
     await expect(h.token(a)).rejects.toThrow(/no API access/);
-    const res = await deliver(event("subscription_created", { accountId: a.accountId, variant: "Dev" }));
+    const url = await h.deps.writer.write(() => startCheckout(h.deps, a.workspaceId, "dev"));
+    expect(url).toStartWith("https://shop.example.com/checkout/buy/d-uuid?embed=1&checkout[custom][checkout_id]=chk_");
+    const checkout_id = new URL(url).searchParams.get("checkout[custom][checkout_id]")!;
+
+    const res = await deliver(event("subscription_created", { subscription: "5001", variantId: VARIANT.dev, custom: { checkout_id } }));
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ ok: true, applied: true, event: "subscription_created" });
-    expect(workspace(a.workspaceId)).toMatchObject({ plan: "dev", state: "active" });
+    expect(workspace(a.workspaceId)).toMatchObject({ plan: "dev", state: "active", billing_subscription_id: "5001" });
+    expect(bindings()).toEqual([{ id: "5001", workspace_id: a.workspaceId, customer_id: "4242", variant_id: VARIANT.dev, checkout_id }]);
     const token = await h.token(a);
     const acct = await (await h.request("GET", "/api/v1/account", { token })).json();
     expect(acct).toMatchObject({ plan: "dev", state: "active", api_access: true });
   });
 
-  test("without custom_data the customer is found by user_email", async () => {
-    h = billingHarness();
-    const a = await h.account("free", "Buyer@Example.com");
-    const res = await deliver(event("subscription_created", { email: "buyer@example.com", custom: null, variant: "Team" }));
-    expect(await res.json()).toMatchObject({ applied: true });
-    expect(workspace(a.workspaceId)).toMatchObject({ plan: "team", state: "active" });
-  });
-
-  test("an unknown customer is acknowledged with applied: false", async () => {
+  test("the plan comes from the variant id: the Personal variant with custom_data.plan team gives Personal", async () => {
     h = billingHarness();
     const a = await h.account("free");
-    const res = await deliver(event("subscription_created", { accountId: "acct_unknown", email: "stranger@example.com" }));
-    expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ ok: true, applied: false });
+    const checkout_id = await checkoutFor(a.workspaceId, "personal");
+    const raw = event("subscription_created", { variantId: VARIANT.personal, custom: { checkout_id, plan: "team", workspace_id: a.workspaceId } });
+    expect(await (await deliver(raw)).json()).toMatchObject({ applied: true });
+    expect(workspace(a.workspaceId)).toMatchObject({ plan: "personal", state: "active" });
+  });
+
+  test("a victim's workspace_id or account_id in custom_data, without a checkout started here, changes nothing", async () => {
+    h = billingHarness();
+    const victim = await h.account("free");
+    for (const custom of [
+      { workspace_id: victim.workspaceId, account_id: victim.accountId, plan: "team" },
+      { checkout_id: "chk_madeUpByTheBuyer0000000000", workspace_id: victim.workspaceId },
+      null,
+    ]) {
+      const res = await deliver(event("subscription_created", { subscription: "6001", variantId: VARIANT.team, email: victim.email, custom }));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ ok: true, applied: false, reason: expect.stringContaining("checkout") });
+    }
+    expect(workspace(victim.workspaceId)).toMatchObject({ plan: "free", state: "active", billing_subscription_id: null });
+    expect(bindings()).toEqual([]);
+  });
+
+  test("the buyer's own checkout with a victim's workspace_id subscribes the buyer, not the victim", async () => {
+    h = billingHarness();
+    const buyer = await h.account("free");
+    const victim = await h.account("free");
+    const checkout_id = await checkoutFor(buyer.workspaceId, "team");
+    await deliver(event("subscription_created", { variantId: VARIANT.team, custom: { checkout_id, workspace_id: victim.workspaceId } }));
+    expect(workspace(buyer.workspaceId).plan).toBe("team");
+    expect(workspace(victim.workspaceId).plan).toBe("free");
+  });
+
+  test("a checkout id cannot be used twice", async () => {
+    h = billingHarness();
+    const a = await h.account("free");
+    const checkout_id = await checkoutFor(a.workspaceId);
+    await deliver(event("subscription_created", { subscription: "7001", custom: { checkout_id } }));
+    await deliver(event("subscription_expired", { subscription: "7001", status: "expired" }));
+    expect(workspace(a.workspaceId)).toMatchObject({ plan: "dev", state: "read_only" });
+
+    const again = await deliver(event("subscription_created", { subscription: "7002", variantId: VARIANT.team, custom: { checkout_id } }));
+    expect(await again.json()).toMatchObject({ applied: false, reason: expect.stringContaining("already been used") });
+    expect(workspace(a.workspaceId)).toMatchObject({ plan: "dev", state: "read_only", billing_subscription_id: "7001" });
+    expect(bindings()).toHaveLength(1);
+  });
+
+  test("a checkout older than 7 days changes nothing", async () => {
+    h = billingHarness();
+    const a = await h.account("free");
+    const checkout_id = await checkoutFor(a.workspaceId);
+    h.clock.advance(7 * 86_400_000 + 1);
+    const res = await deliver(event("subscription_created", { custom: { checkout_id } }));
+    expect(await res.json()).toMatchObject({ applied: false, reason: expect.stringContaining("7 days") });
     expect(workspace(a.workspaceId).plan).toBe("free");
   });
 
-  test("a replayed delivery answers 200 with replay: true and changes nothing", async () => {
+  test("an unknown variant changes nothing; the same delivery resent once the variant is configured applies", async () => {
     h = billingHarness();
     const a = await h.account("free");
-    const created = event("subscription_created", { accountId: a.accountId });
-    expect((await (await deliver(created)).json()).applied).toBe(true);
-    expect((await (await deliver(event("subscription_expired", { accountId: a.accountId, status: "expired" }))).json()).applied).toBe(true);
-    expect(workspace(a.workspaceId)).toMatchObject({ plan: "dev", state: "read_only" });
+    const checkout_id = await checkoutFor(a.workspaceId, "team");
+    const raw = event("subscription_created", { subscription: "8001", variantId: 999999, custom: { checkout_id } });
+    const res = await deliver(raw);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ ok: true, applied: false, reason: "variant 999999 is not in NOTESTREAM_BILLING_VARIANTS" });
+    expect(workspace(a.workspaceId)).toMatchObject({ plan: "free", billing_subscription_id: null });
+    expect(bindings()).toEqual([]);
+    expect(billingEventCount()).toBe(0);
 
-    const replay = await deliver(created);
-    expect(replay.status).toBe(200);
-    expect(await replay.json()).toMatchObject({ ok: true, applied: false, replay: true });
-    expect(workspace(a.workspaceId)).toMatchObject({ plan: "dev", state: "read_only" });
-    expect(billingEventCount()).toBe(2);
+    // The operator adds the variant and restarts; the store's "resend" sends the same body.
+    await h.stop();
+    h = harness({ dataDir: h.dataDir, clock: h.clock, env: { ...BILLING_ENV, NOTESTREAM_BILLING_VARIANTS: `${BILLING_ENV.NOTESTREAM_BILLING_VARIANTS},999999:team` } });
+    expect(await (await deliver(raw)).json()).toMatchObject({ applied: true });
+    expect(workspace(a.workspaceId)).toMatchObject({ plan: "team", billing_subscription_id: "8001" });
+    expect(await (await deliver(raw)).json()).toMatchObject({ replay: true });
   });
 
-  test("subscription_expired makes the account read-only", async () => {
+  test("notestream billing checkout prints the link on stdout, for the account or a team it belongs to", async () => {
     h = billingHarness();
-    const a = await h.account("dev");
+    const owner = await h.account("free", "owner@example.com");
+    await h.account("free", "member@example.com");
+    const outsider = await h.account("free", "outsider@example.com");
+    const teamId = await h.team(owner.email, ["member@example.com"]);
+    const run = async (argv: string[]) => {
+      const out: string[] = [];
+      await billingCheckout(h.deps, argv, { out: (l) => out.push(l), info: () => {} });
+      return out;
+    };
+
+    const [personal] = await run(["--email", "owner@example.com", "--plan", "personal"]);
+    expect(personal).toMatch(/^https:\/\/shop\.example\.com\/checkout\/buy\/p-uuid\?checkout\[custom\]\[checkout_id\]=chk_\w+$/);
+    const [team] = await run(["--email", "member@example.com", "--plan", "team", "--team", teamId]);
+    const rows = h.deps.db.$client.query("SELECT workspace_id, plan, used_at FROM billing_checkouts ORDER BY created_at, rowid").all();
+    expect(rows).toEqual([
+      { workspace_id: owner.workspaceId, plan: "personal", used_at: null },
+      { workspace_id: teamId, plan: "team", used_at: null },
+    ]);
+    await deliver(event("subscription_created", { variantId: VARIANT.team, custom: { checkout_id: new URL(team!).searchParams.get("checkout[custom][checkout_id]") } }));
+    expect(workspace(teamId).plan).toBe("team");
+    expect(workspace(owner.workspaceId).plan).toBe("free");
+
+    await expect(run(["--email", outsider.email, "--plan", "team", "--team", teamId])).rejects.toBeInstanceOf(TeamError);
+    await expect(run(["--email", owner.email, "--plan", "free"])).rejects.toBeInstanceOf(UsageError);
+    await expect(run(["--email", owner.email])).rejects.toBeInstanceOf(UsageError);
+    // dev_pro is a plan name, but this store sells no such checkout.
+    await expect(run(["--email", owner.email, "--plan", "dev_pro"])).rejects.toBeInstanceOf(BillingError);
+  });
+});
+
+describe("subscription events", () => {
+  test("subscription_expired of an unrelated subscription carrying the victim's user_email leaves the victim active", async () => {
+    h = billingHarness();
+    const victim = await h.account("free", "victim@example.com");
+    await subscribed(victim.workspaceId, "1001");
+    const res = await deliver(event("subscription_expired", { subscription: "9999", status: "expired", email: "victim@example.com", custom: { workspace_id: victim.workspaceId } }));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ ok: true, applied: false, reason: "subscription 9999 is not bound to any workspace" });
+    expect(workspace(victim.workspaceId)).toMatchObject({ plan: "dev", state: "active" });
+  });
+
+  test("subscription_expired of the bound subscription makes the workspace read-only", async () => {
+    h = billingHarness();
+    const a = await h.account("free");
+    await subscribed(a.workspaceId, "1002");
     const token = await h.token(a);
-    const res = await deliver(event("subscription_expired", { accountId: a.accountId, status: "expired" }));
+    const res = await deliver(event("subscription_expired", { subscription: "1002", status: "expired" }));
     expect(await res.json()).toMatchObject({ applied: true, event: "subscription_expired" });
     expect(workspace(a.workspaceId).state).toBe("read_only");
     expect((await h.request("GET", "/api/v1/notes", { token })).status).toBe(200);
     await expectError(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "x" } } }), 403, "account_read_only");
   });
 
-  test("subscription_payment_success brings a read-only account back and dates the payment", async () => {
+  test("subscription_payment_success of the bound subscription brings a read-only workspace back and dates the payment", async () => {
     h = billingHarness();
-    const a = await h.account("dev");
+    const a = await h.account("free");
+    await subscribed(a.workspaceId, "1003");
     const token = await h.token(a);
-    await deliver(event("subscription_expired", { accountId: a.accountId, status: "expired" }));
+    await deliver(event("subscription_expired", { subscription: "1003", status: "expired" }));
     expect(workspace(a.workspaceId).state).toBe("read_only");
-    const raw = event("subscription_payment_success", { accountId: a.accountId });
+    const raw = invoice("subscription_payment_success", "1003");
     const res = await deliver(raw);
     expect(await res.json()).toMatchObject({ applied: true });
     expect(workspace(a.workspaceId)).toMatchObject({
@@ -201,10 +351,59 @@ describe("subscription events", () => {
     expect((await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "x" } } })).status).toBe(201);
   });
 
-  test("subscription_expired for an account already on the free plan is acknowledged, not a 500", async () => {
+  test("a payment of an unknown subscription changes nothing", async () => {
     h = billingHarness();
     const a = await h.account("free");
-    const raw = event("subscription_expired", { accountId: a.accountId, status: "expired" });
+    await subscribed(a.workspaceId, "1004");
+    await deliver(event("subscription_expired", { subscription: "1004", status: "expired" }));
+    const res = await deliver(invoice("subscription_payment_recovered", "1005"));
+    expect(await res.json()).toMatchObject({ ok: true, applied: false, reason: "subscription 1005 is not bound to any workspace" });
+    expect(workspace(a.workspaceId)).toMatchObject({ state: "read_only", last_payment_at: null });
+  });
+
+  test("subscription_updated to another variant changes the plan by the variant map; an unknown variant changes nothing", async () => {
+    h = billingHarness();
+    const a = await h.account("free");
+    await subscribed(a.workspaceId, "1006");
+    expect(await (await deliver(event("subscription_updated", { subscription: "1006", variantId: VARIANT.team }))).json()).toMatchObject({ applied: true });
+    expect(workspace(a.workspaceId).plan).toBe("team");
+    expect(bindings()).toMatchObject([{ id: "1006", variant_id: VARIANT.team }]);
+    const unknown = await deliver(event("subscription_updated", { subscription: "1006", variantId: 424242 }));
+    expect(await unknown.json()).toMatchObject({ applied: false, reason: expect.stringContaining("424242") });
+    expect(workspace(a.workspaceId).plan).toBe("team");
+  });
+
+  test("the expiry of a subscription a later one replaced leaves the workspace active", async () => {
+    h = billingHarness();
+    const a = await h.account("free");
+    await subscribed(a.workspaceId, "1007");
+    await subscribed(a.workspaceId, "1008", "team");
+    const res = await deliver(event("subscription_expired", { subscription: "1007", status: "expired" }));
+    expect(await res.json()).toMatchObject({ applied: false, reason: "subscription 1007 was replaced by a later one" });
+    expect(workspace(a.workspaceId)).toMatchObject({ plan: "team", state: "active", billing_subscription_id: "1008" });
+  });
+
+  test("a replayed delivery answers 200 with replay: true and changes nothing", async () => {
+    h = billingHarness();
+    const a = await h.account("free");
+    const created = event("subscription_created", { subscription: "1009", custom: { checkout_id: await checkoutFor(a.workspaceId) } });
+    expect((await (await deliver(created)).json()).applied).toBe(true);
+    expect((await (await deliver(event("subscription_expired", { subscription: "1009", status: "expired" }))).json()).applied).toBe(true);
+    expect(workspace(a.workspaceId)).toMatchObject({ plan: "dev", state: "read_only" });
+
+    const replay = await deliver(created);
+    expect(replay.status).toBe(200);
+    expect(await replay.json()).toMatchObject({ ok: true, applied: false, replay: true });
+    expect(workspace(a.workspaceId)).toMatchObject({ plan: "dev", state: "read_only" });
+    expect(billingEventCount()).toBe(2);
+  });
+
+  test("subscription_expired for a workspace moved to the free plan since is acknowledged, not a 500", async () => {
+    h = billingHarness();
+    const a = await h.account("free");
+    await subscribed(a.workspaceId, "1010");
+    await h.deps.writer.write(() => subscribe(h.deps, a.workspaceId, "free"));
+    const raw = event("subscription_expired", { subscription: "1010", status: "expired" });
     const res = await deliver(raw);
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ ok: true, applied: false });
@@ -215,11 +414,30 @@ describe("subscription events", () => {
 
   test("subscription_cancelled changes nothing", async () => {
     h = billingHarness();
-    const a = await h.account("dev");
-    const res = await deliver(event("subscription_cancelled", { accountId: a.accountId, status: "cancelled" }));
+    const a = await h.account("free");
+    await subscribed(a.workspaceId, "1011");
+    const res = await deliver(event("subscription_cancelled", { subscription: "1011", status: "cancelled" }));
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ ok: true, applied: false });
     expect(workspace(a.workspaceId)).toMatchObject({ plan: "dev", state: "active" });
+  });
+});
+
+describe("configuration", () => {
+  test("variants and checkout links are read as id:plan and plan=URL; bad values are clear errors", () => {
+    const c = loadConfig(BILLING_ENV);
+    expect([...c.billingVariants]).toEqual([[111, "personal"], [222, "dev"], [333, "team"]]);
+    expect(c.billingCheckoutUrls.get("dev")).toBe("https://shop.example.com/checkout/buy/d-uuid?embed=1");
+    expect(loadConfig({ NOTESTREAM_BILLING_VARIANTS: "1:paid, 2:dev_pro" }).billingVariants.get(2)).toBe("dev_pro");
+    const bad = (env: Record<string, string>, message: RegExp) => expect(() => loadConfig(env)).toThrow(message);
+    bad({ NOTESTREAM_BILLING_VARIANTS: "dev:123" }, /variant_id:plan/);
+    bad({ NOTESTREAM_BILLING_VARIANTS: "123:gold" }, /not a paid plan/);
+    bad({ NOTESTREAM_BILLING_VARIANTS: "123:free" }, /not a paid plan/);
+    bad({ NOTESTREAM_BILLING_VARIANTS: "123:dev,123:team" }, /two plans/);
+    bad({ NOTESTREAM_BILLING_VARIANTS: "123:dev", NOTESTREAM_BILLING_CHECKOUT_URLS: "dev=shop.example.com/x" }, /http\(s\) URL/);
+    // A link whose purchases the webhook would not recognise.
+    bad({ NOTESTREAM_BILLING_VARIANTS: "123:dev", NOTESTREAM_BILLING_CHECKOUT_URLS: "team=https://shop.example.com/t" }, /no variant .* sells team/);
+    expect(() => loadConfig({ NOTESTREAM_BILLING_VARIANTS: "x" })).toThrow(ConfigError);
   });
 });
 
@@ -227,22 +445,23 @@ describe("rate limit", () => {
   test("100 deliveries a minute per address: the 101st is 429 with Retry-After, another address still gets through", async () => {
     h = billingHarness();
     const a = await h.account("free");
+    const custom = { checkout_id: await checkoutFor(a.workspaceId) };
     for (let i = 0; i < 100; i++) {
       const res = await deliver("{}", { signature: null, ip: "203.0.113.7" });
       expect(res.status).toBe(401);
     }
-    const limited = await deliver(event("subscription_created", { accountId: a.accountId }), { ip: "203.0.113.7" });
+    const limited = await deliver(event("subscription_created", { custom }), { ip: "203.0.113.7" });
     await expectError(limited, 429, "rate_limited");
     const retry = Number(limited.headers.get("retry-after"));
     expect(retry).toBeGreaterThanOrEqual(1);
     expect(retry).toBeLessThanOrEqual(60);
     expect(workspace(a.workspaceId).plan).toBe("free");
 
-    const other = await deliver(event("subscription_created", { accountId: a.accountId }), { ip: "198.51.100.2" });
+    const other = await deliver(event("subscription_created", { custom }), { ip: "198.51.100.2" });
     expect(other.status).toBe(200);
     expect(workspace(a.workspaceId).plan).toBe("dev");
     // The next minute the first address gets through again.
     h.clock.advance(60_000);
-    expect((await deliver(event("subscription_cancelled", { accountId: a.accountId }), { ip: "203.0.113.7" })).status).toBe(200);
+    expect((await deliver(event("subscription_cancelled", { status: "cancelled" }), { ip: "203.0.113.7" })).status).toBe(200);
   });
 });

@@ -5,3 +5,4 @@ export * from "./requests";
 export * from "./jobs";
 export * from "./exports";
 export * from "./oauth";
+export * from "./billing";

@@ -17,7 +17,13 @@ export const billingRoutes = (deps: Deps) =>
         throw new AppError("bad_request", "the billing event is not valid JSON");
       }
       if (event === null || typeof event !== "object" || Array.isArray(event)) throw new AppError("bad_request", "the billing event must be a JSON object");
-      return deps.writer.write(() => applyBillingEvent(deps, raw, event));
+      const outcome = await deps.writer.write(() => applyBillingEvent(deps, raw, event));
+      // Acknowledged so the store stops retrying, but a paid subscription that changed nothing
+      // (an unconfigured variant, a checkout not started here) needs an operator's eye.
+      if (!outcome.applied && !outcome.replay) {
+        console.log(JSON.stringify({ time: new Date().toISOString(), level: "warn", msg: "billing event changed nothing", event: outcome.event, reason: outcome.reason }));
+      }
+      return outcome;
     },
     { parse: "none", detail: { hide: true } },
   );

@@ -1,25 +1,30 @@
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { billingEvents, workspaces } from "../../db/schema";
+import { billingCheckouts, billingEvents, billingSubscriptions, workspaces } from "../../db/schema";
 import { AppError } from "../../http/errors";
+import { DAY_MS } from "../../lib/clock";
 import { hmacSha256Hex, signatureMatches } from "../../lib/hmac";
+import { randomBase62 } from "../../lib/random";
 import { sha256Hex } from "../../lib/secrets";
-import { isPlanName, type PlanName } from "../../limits/plans";
-import { findAccountByEmail, personalWorkspaceId } from "../accounts/service";
+import type { PlanName } from "../../limits/plans";
+import { getWorkspace } from "../workspaces/repo";
 import { lapse, recordPayment, subscribe } from "../accounts/lifecycle";
 
-/** The subset of a Lemon Squeezy subscription event that notestream reads. */
+/**
+ * The subset of a Lemon Squeezy event that notestream reads. `data` is a subscription, except in
+ * the payment events, where it is an invoice naming its subscription in `subscription_id`.
+ * Nothing the buyer can set (custom_data other than checkout_id, names, e-mail) is read.
+ */
 interface LemonSqueezyEvent {
   meta?: { event_name?: string; custom_data?: Record<string, unknown> | null };
   data?: {
-    id?: string;
+    id?: string | number;
     attributes?: {
       status?: string;
-      user_email?: string;
-      variant_name?: string;
-      product_name?: string;
+      variant_id?: number | string;
+      customer_id?: number | string;
+      subscription_id?: number | string;
       updated_at?: string;
-      created_at?: string;
     };
   };
 }
@@ -32,6 +37,16 @@ export interface BillingOutcome {
   event?: string;
 }
 
+/** A checkout link is good for this long; a subscription created later from it changes nothing. */
+export const CHECKOUT_TTL_DAYS = 7;
+
+/** Refused by startCheckout: shown to the person who asked (CLI exit 1, or a 400). */
+export class BillingError extends AppError {
+  constructor(message: string) {
+    super("bad_request", message);
+  }
+}
+
 /** Checks X-Signature (hex HMAC-SHA256 of the raw body) before anything reads the body. */
 export function verifyBillingSignature(deps: Deps, raw: Uint8Array, signature: string | null): void {
   const secret = deps.config.billingSecret;
@@ -41,40 +56,86 @@ export function verifyBillingSignature(deps: Deps, raw: Uint8Array, signature: s
   }
 }
 
-/** Plan from custom_data.plan, else from the variant or product name ("Dev", "Team", …). */
-function planOf(event: LemonSqueezyEvent): PlanName | null {
-  const custom = event.meta?.custom_data?.plan;
-  if (typeof custom === "string" && isPlanName(custom)) return custom;
-  const name = `${event.data?.attributes?.variant_name ?? ""} ${event.data?.attributes?.product_name ?? ""}`.toLowerCase();
-  if (/dev[\s_-]*pro/.test(name)) return "dev_pro";
-  if (/\bteam\b/.test(name)) return "team";
-  if (/\bdev\b/.test(name)) return "dev";
-  if (/\b(personal|paid)\b/.test(name)) return "personal";
-  return null;
+/**
+ * Starts a checkout for a workspace (inside a write) and returns the link the buyer follows. The
+ * link carries only a random checkout id; the subscription it creates is bound to this workspace.
+ */
+export function startCheckout(deps: Deps, workspaceId: string, plan: PlanName): string {
+  const base = deps.config.billingCheckoutUrls.get(plan);
+  if (!base) {
+    const sold = [...deps.config.billingCheckoutUrls.keys()];
+    throw new BillingError(
+      sold.length
+        ? `plan ${plan} has no checkout link; on sale: ${sold.join(", ")}`
+        : "no plan has a checkout link (NOTESTREAM_BILLING_CHECKOUT_URLS)",
+    );
+  }
+  const ws = getWorkspace(deps, workspaceId);
+  const id = `chk_${randomBase62(24)}`;
+  deps.db.insert(billingCheckouts).values({ id, workspaceId: ws.id, plan, createdAt: deps.clock.now() }).run();
+  // Lemon Squeezy copies checkout[custom][…] query parameters into every event's meta.custom_data.
+  return `${base}${base.includes("?") ? "&" : "?"}checkout[custom][checkout_id]=${id}`;
 }
 
-function workspaceOf(deps: Deps, event: LemonSqueezyEvent): string | null {
-  const custom = event.meta?.custom_data ?? {};
-  if (typeof custom.workspace_id === "string") {
-    const ws = deps.db.select({ id: workspaces.id }).from(workspaces).where(eq(workspaces.id, custom.workspace_id)).get();
-    if (ws) return ws.id;
-  }
-  if (typeof custom.account_id === "string") {
-    const ws = deps.db
-      .select({ id: workspaces.id })
-      .from(workspaces)
-      .where(and(eq(workspaces.ownerId, custom.account_id), eq(workspaces.kind, "personal")))
-      .get();
-    if (ws) return ws.id;
-  }
-  const email = event.data?.attributes?.user_email;
-  if (email) {
-    const account = findAccountByEmail(deps, email);
-    if (account) return personalWorkspaceId(deps, account.id);
-  }
-  return null;
+const idOf = (v: unknown): string | null =>
+  (typeof v === "number" && Number.isSafeInteger(v)) || (typeof v === "string" && /^\d{1,20}$/.test(v)) ? String(v) : null;
+
+function variantOf(event: LemonSqueezyEvent): number | null {
+  const id = idOf(event.data?.attributes?.variant_id);
+  return id === null ? null : Number(id);
 }
 
+/** The plan the subscription's variant sells, by configuration only. */
+function planOf(deps: Deps, event: LemonSqueezyEvent): PlanName | null {
+  const variant = variantOf(event);
+  return variant === null ? null : (deps.config.billingVariants.get(variant) ?? null);
+}
+
+const PAYMENT_EVENTS = new Set(["subscription_payment_success", "subscription_payment_recovered"]);
+
+function subscriptionIdOf(name: string, event: LemonSqueezyEvent): string | null {
+  return idOf(PAYMENT_EVENTS.has(name) ? event.data?.attributes?.subscription_id : event.data?.id);
+}
+
+type Target = { workspaceId: string; reason?: undefined } | { workspaceId?: undefined; reason: string };
+
+/** subscription_created: the workspace comes from an unused, recent checkout this service started. */
+function checkoutTarget(deps: Deps, event: LemonSqueezyEvent, subscriptionId: string): Target & { checkoutId?: string } {
+  const checkoutId = event.meta?.custom_data?.checkout_id;
+  if (typeof checkoutId !== "string" || !checkoutId) return { reason: "no checkout_id in custom_data: the checkout was not started by notestream" };
+  const checkout = deps.db.select().from(billingCheckouts).where(eq(billingCheckouts.id, checkoutId)).get();
+  if (!checkout) return { reason: "custom_data.checkout_id names no checkout started by notestream" };
+  if (checkout.usedAt !== null) return { reason: "the checkout has already been used by another subscription" };
+  if (deps.clock.now() - checkout.createdAt > CHECKOUT_TTL_DAYS * DAY_MS) return { reason: `the checkout is older than ${CHECKOUT_TTL_DAYS} days` };
+  if (deps.db.select({ id: billingSubscriptions.id }).from(billingSubscriptions).where(eq(billingSubscriptions.id, subscriptionId)).get()) {
+    return { reason: "the subscription is already bound" };
+  }
+  return { workspaceId: checkout.workspaceId, checkoutId };
+}
+
+/** Every later event: the workspace the subscription was bound to, while it is that workspace's current one. */
+function boundTarget(deps: Deps, subscriptionId: string): Target {
+  const bound = deps.db
+    .select({ workspaceId: billingSubscriptions.workspaceId, current: workspaces.billingSubscriptionId })
+    .from(billingSubscriptions)
+    .innerJoin(workspaces, eq(workspaces.id, billingSubscriptions.workspaceId))
+    .where(eq(billingSubscriptions.id, subscriptionId))
+    .get();
+  if (!bound) return { reason: `subscription ${subscriptionId} is not bound to any workspace` };
+  // The expiry of a subscription that a newer one replaced must not lapse the newer one.
+  if (bound.current !== subscriptionId) return { reason: `subscription ${subscriptionId} was replaced by a later one` };
+  return { workspaceId: bound.workspaceId };
+}
+
+const HANDLED_EVENTS = new Set([
+  "subscription_created",
+  "subscription_updated",
+  "subscription_resumed",
+  "subscription_expired",
+  "subscription_cancelled",
+  "subscription_payment_success",
+  "subscription_payment_recovered",
+]);
 const ACTIVE_STATUSES = new Set(["active", "on_trial", "past_due"]);
 const ENDED_STATUSES = new Set(["expired", "unpaid"]);
 
@@ -88,46 +149,90 @@ export function applyBillingEvent(deps: Deps, raw: Uint8Array, event: LemonSquee
     return { ok: true, applied: false, replay: true };
   }
   const name = event.meta?.event_name ?? "";
-  const workspaceId = workspaceOf(deps, event);
-  deps.db.insert(billingEvents).values({ bodyHash: hash, eventName: name, workspaceId, receivedAt: deps.clock.now() }).run();
-  if (!workspaceId) return { ok: true, applied: false, event: name, reason: "no account matches custom_data or user_email" };
+  const subscriptionId = subscriptionIdOf(name, event);
+  const target: Target & { checkoutId?: string } = !HANDLED_EVENTS.has(name)
+    ? { reason: "event not handled" }
+    : !subscriptionId
+      ? { reason: "the event names no subscription id" }
+      : name === "subscription_created"
+        ? checkoutTarget(deps, event, subscriptionId)
+        : boundTarget(deps, subscriptionId);
+  const outcome: BillingOutcome | Unconfigured =
+    target.reason !== undefined
+      ? { ok: true, applied: false, event: name, reason: target.reason }
+      : applyToWorkspace(deps, { name, event, subscriptionId: subscriptionId!, workspaceId: target.workspaceId, checkoutId: target.checkoutId });
+  // Refused only for a variant not configured yet: left unrecorded, so the store's "resend" applies
+  // it once the operator adds the variant (the checkout is still unused).
+  if ("unconfigured" in outcome) return { ok: true, applied: false, event: name, reason: outcome.unconfigured };
+  deps.db.insert(billingEvents).values({ bodyHash: hash, eventName: name, workspaceId: target.workspaceId ?? null, receivedAt: deps.clock.now() }).run();
+  return outcome;
+}
+
+type Unconfigured = { unconfigured: string };
+
+/** The event's effect on the workspace its subscription belongs to. */
+function applyToWorkspace(
+  deps: Deps,
+  e: { name: string; event: LemonSqueezyEvent; subscriptionId: string; workspaceId: string; checkoutId?: string },
+): BillingOutcome | Unconfigured {
+  const { name, event, subscriptionId, workspaceId } = e;
+  const plan = planOf(deps, event);
+  const nothing = (reason: string): BillingOutcome => ({ ok: true, applied: false, event: name, reason });
+  const unconfigured = (): Unconfigured => {
+    const variant = variantOf(event);
+    return { unconfigured: variant === null ? "the event names no variant_id" : `variant ${variant} is not in NOTESTREAM_BILLING_VARIANTS` };
+  };
   const status = event.data?.attributes?.status ?? "";
-  const at = Date.parse(event.data?.attributes?.updated_at ?? "") || deps.clock.now();
-  const plan = planOf(event);
-  // A lapse needs a subscription: an event that names a free workspace (a team bought by someone
-  // whose own workspace is free, say) is acknowledged and changes nothing.
+  // A lapse needs a subscription: a workspace moved to the free plan by hand since is left alone.
   const lapseIfSubscribed = (): BillingOutcome => {
-    const current = deps.db.select({ plan: workspaces.plan }).from(workspaces).where(eq(workspaces.id, workspaceId)).get()!.plan;
-    if (current === "free") return { ok: true, applied: false, event: name, reason: "the matched workspace has no subscription" };
+    if (getWorkspace(deps, workspaceId).plan === "free") return nothing("the workspace has no subscription");
     lapse(deps, workspaceId);
     return { ok: true, applied: true, event: name };
   };
-  const needPlan = () => {
-    if (plan) return plan;
-    const current = deps.db.select({ plan: workspaces.plan }).from(workspaces).where(eq(workspaces.id, workspaceId)).get()!.plan as PlanName;
-    return current === "free" ? null : current;
-  };
   switch (name) {
-    case "subscription_created":
+    case "subscription_created": {
+      if (!plan) return unconfigured();
+      bindSubscription(deps, { subscriptionId, workspaceId, checkoutId: e.checkoutId!, event });
+      if (!ACTIVE_STATUSES.has(status)) return { ok: true, applied: true, event: name, reason: `bound; status ${status || "(none)"} changes no plan` };
+      subscribe(deps, workspaceId, plan);
+      return { ok: true, applied: true, event: name };
+    }
     case "subscription_resumed":
     case "subscription_updated": {
       if (ENDED_STATUSES.has(status)) return lapseIfSubscribed();
-      if (!ACTIVE_STATUSES.has(status)) return { ok: true, applied: false, event: name, reason: `status ${status || "(none)"} changes nothing` };
-      const p = needPlan();
-      if (!p) return { ok: true, applied: false, event: name, reason: "cannot tell the plan from custom_data.plan or the variant name" };
-      subscribe(deps, workspaceId, p);
+      if (!ACTIVE_STATUSES.has(status)) return nothing(`status ${status || "(none)"} changes nothing`);
+      if (!plan) return unconfigured();
+      // A plan changed in the store (another variant) changes the plan here.
+      deps.db.update(billingSubscriptions).set({ variantId: variantOf(event)! }).where(eq(billingSubscriptions.id, subscriptionId)).run();
+      subscribe(deps, workspaceId, plan);
       return { ok: true, applied: true, event: name };
     }
     case "subscription_payment_success":
     case "subscription_payment_recovered":
-      recordPayment(deps, workspaceId, at);
+      recordPayment(deps, workspaceId, Date.parse(event.data?.attributes?.updated_at ?? "") || deps.clock.now());
       return { ok: true, applied: true, event: name };
     case "subscription_expired":
       return lapseIfSubscribed();
-    case "subscription_cancelled":
-      // A cancelled subscription runs to the end of its period; subscription_expired ends it.
-      return { ok: true, applied: false, event: name, reason: "runs until subscription_expired" };
     default:
-      return { ok: true, applied: false, event: name, reason: "event not handled" };
+      // subscription_cancelled: the subscription runs to the end of its period; subscription_expired ends it.
+      return nothing("runs until subscription_expired");
   }
+}
+
+/** Uses up the checkout and makes the subscription the workspace's current one. */
+function bindSubscription(deps: Deps, b: { subscriptionId: string; workspaceId: string; checkoutId: string; event: LemonSqueezyEvent }): void {
+  const now = deps.clock.now();
+  deps.db.update(billingCheckouts).set({ usedAt: now }).where(eq(billingCheckouts.id, b.checkoutId)).run();
+  deps.db
+    .insert(billingSubscriptions)
+    .values({
+      id: b.subscriptionId,
+      workspaceId: b.workspaceId,
+      customerId: idOf(b.event.data?.attributes?.customer_id),
+      variantId: variantOf(b.event)!,
+      checkoutId: b.checkoutId,
+      createdAt: now,
+    })
+    .run();
+  deps.db.update(workspaces).set({ billingSubscriptionId: b.subscriptionId }).where(eq(workspaces.id, b.workspaceId)).run();
 }
