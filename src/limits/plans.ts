@@ -126,11 +126,14 @@ export function bodyCapFor(tier: Tier, format: "plain" | "rich"): number | null 
   return format === "rich" ? tier.richPlain : tier.plainBody;
 }
 
+/** Inbox payloads: senders' webhooks are a few KB, and every stored body is kept for replay. */
+export const INBOX_BODY_CAP = 256 * 1024;
+
 /** Request body caps by surface, rejected at the HTTP boundary before anything parses them. */
 export function bodyCaps(profile: LimitProfileName): { api: number; browser: number; billing: number; inbox: number } {
   return profile === "alternate"
-    ? { api: 3 * MB, browser: 2 * MB, billing: 1 * MB, inbox: 1 * MB }
-    : { api: 4 * MB, browser: 5 * MB, billing: 1 * MB, inbox: 1 * MB };
+    ? { api: 3 * MB, browser: 2 * MB, billing: 1 * MB, inbox: INBOX_BODY_CAP }
+    : { api: 4 * MB, browser: 5 * MB, billing: 1 * MB, inbox: INBOX_BODY_CAP };
 }
 
 /** What "no rate limit" looks like in the X-RateLimit headers of the unlimited profile. */

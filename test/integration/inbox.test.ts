@@ -13,7 +13,10 @@ beforeEach(async () => {
 afterEach(() => h.close());
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const MB = 1024 * 1024;
+const KB = 1024;
+const MB = 1024 * KB;
+/** The inbox body cap: 256 KB. */
+const INBOX_CAP = 256 * KB;
 const DEV_NOTE_CAP = 3 * MB;
 const TOKEN_SHAPE = /^inb_[0-9A-Za-z]{32}$/;
 
@@ -48,6 +51,16 @@ async function deliveries(noteId: string, status?: "pending" | "delivered" | "de
 }
 
 const count = (table: string) => h.deps.db.$client.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n;
+
+/** The workspace's storage as the account shows it. */
+async function storageUsed(t = token): Promise<number> {
+  const res = await h.request("GET", "/api/v1/account", { token: t });
+  expect(res.status).toBe(200);
+  return (await res.json()).usage.storage_bytes;
+}
+
+const TEXT = { "content-type": "text/plain" };
+const DEV_STORAGE = 15 * 1024 * MB;
 
 const githubPush = {
   ref: "refs/heads/main",
@@ -338,28 +351,32 @@ describe("receiving payloads", () => {
     expect((await errorOf(after)).code).toBe("not_found");
   });
 
-  test("a body over 1 MB is 413 payload_too_large and nothing is stored", async () => {
+  test("a 300 KB body is 413 payload_too_large and nothing is stored: inboxes take 256 KB", async () => {
     const id = await stream();
     const inbox = await enableInbox(id);
-    const res = await deliver(inbox.token, new Uint8Array(MB + 1).fill(0x61), { "content-type": "text/plain" });
+    const res = await deliver(inbox.token, new Uint8Array(300 * KB).fill(0x61), { "content-type": "text/plain" });
     expect(res.status).toBe(413);
-    expect((await errorOf(res)).code).toBe("payload_too_large");
-    // Declared too large by Content-Length: refused the same way.
-    const declared = await deliver(inbox.token, new Uint8Array(MB + 1).fill(0x61), { "content-type": "text/plain", "content-length": String(MB + 1) });
+    const err = await errorOf(res);
+    expect(err.code).toBe("payload_too_large");
+    expect(err.message).toContain(String(INBOX_CAP));
+    // One byte over, streamed or declared by Content-Length: refused the same way.
+    const justOver = await deliver(inbox.token, new Uint8Array(INBOX_CAP + 1).fill(0x61), { "content-type": "text/plain" });
+    expect(justOver.status).toBe(413);
+    const declared = await deliver(inbox.token, new Uint8Array(INBOX_CAP + 1).fill(0x61), { "content-type": "text/plain", "content-length": String(INBOX_CAP + 1) });
     expect(declared.status).toBe(413);
     await h.jobs.drain();
     expect(count("inbox_deliveries")).toBe(0);
     expect((await noteOf(id)).plain_body).toBe("started\n");
   });
 
-  test("a body of exactly 1 MB is accepted and becomes a line of at most 1,000 characters", async () => {
+  test("a body of exactly 256 KB is accepted and becomes a line of at most 1,000 characters", async () => {
     const id = await stream();
     const inbox = await enableInbox(id);
-    const res = await deliver(inbox.token, new Uint8Array(MB).fill(0x61), { "content-type": "text/plain" });
+    const res = await deliver(inbox.token, new Uint8Array(INBOX_CAP).fill(0x61), { "content-type": "text/plain" });
     expect(res.status).toBe(202);
     await h.jobs.drain();
     const [d] = await deliveries(id);
-    expect(d).toMatchObject({ status: "delivered", bytes: MB });
+    expect(d).toMatchObject({ status: "delivered", bytes: INBOX_CAP });
     expect([...d.line].length).toBe(1000);
     expect(d.line).toStartWith(`${iso(h.clock.now())} aaaa`);
   });
@@ -554,5 +571,173 @@ describe("inbox housekeeping", () => {
     const res = await h.request("POST", new URL(inbox_url).pathname, { body: "hello", headers: { "content-type": "text/plain" } });
     expect(res.status).toBe(404);
     expect(h.deps.db.$client.query("SELECT count(*) AS n FROM inbox_deliveries").get()).toEqual({ n: 0 });
+  });
+});
+
+describe("inbox bodies count against the workspace's storage", () => {
+  test("thirty 200 KB payloads move the workspace's storage by their size, as GET /account shows", async () => {
+    const id = await stream();
+    const inbox = await enableInbox(id);
+    const before = await storageUsed();
+    const noteBefore = (await noteOf(id)).byte_size as number;
+    for (let i = 0; i < 30; i++) {
+      const res = await deliver(inbox.token, `payload ${i} `.padEnd(200 * KB, "x"), TEXT);
+      expect(res.status).toBe(202);
+    }
+    await h.jobs.drain();
+    // The raw bodies, kept for replay, plus the thirty lines they became.
+    const lines = ((await noteOf(id)).byte_size as number) - noteBefore;
+    expect(lines).toBeGreaterThan(0);
+    expect(await storageUsed()).toBe(before + 30 * 200 * KB + lines);
+    const stored = h.deps.db.$client.query<{ n: number }, []>("SELECT sum(length(body)) AS n FROM inbox_deliveries").get()!.n;
+    expect(stored).toBe(30 * 200 * KB);
+  });
+
+  test("a payload that would pass the workspace's storage cap is 403 cap_exceeded and stores nothing; one that fits is taken", async () => {
+    const id = await stream();
+    const inbox = await enableInbox(id);
+    h.deps.db.$client.run("UPDATE workspaces SET storage_used = ? WHERE id = ?", [DEV_STORAGE - 1000, acct.workspaceId]);
+    const res = await deliver(inbox.token, "y".repeat(1001), TEXT);
+    expect(res.status).toBe(403);
+    const err = await errorOf(res);
+    expect(err.code).toBe("cap_exceeded");
+    expect(err.details).toEqual({ cap: "storage", limit: DEV_STORAGE, used: DEV_STORAGE - 1000 });
+    expect(count("inbox_deliveries")).toBe(0);
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM jobs WHERE queue = 'inbox'").get()).toEqual({ n: 0 });
+    expect(await storageUsed()).toBe(DEV_STORAGE - 1000);
+
+    expect((await deliver(inbox.token, "y".repeat(1000), TEXT)).status).toBe(202);
+    expect(await storageUsed()).toBe(DEV_STORAGE);
+    expect(count("inbox_deliveries")).toBe(1);
+  });
+
+  test("pruning gives the bytes back: a delivered payload's after 7 days, a dead letter's after 30", async () => {
+    const id = await stream();
+    const realSize = (await noteOf(id)).byte_size as number;
+    const inbox = await enableInbox(id);
+    const before = await storageUsed();
+
+    expect((await deliver(inbox.token, "d".repeat(10 * KB), TEXT)).status).toBe(202);
+    await h.jobs.drain();
+    const line = ((await noteOf(id)).byte_size as number) - realSize;
+    expect(await storageUsed()).toBe(before + 10 * KB + line);
+
+    // A second payload that never fits: retried, then dead-lettered, its body still counted.
+    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [DEV_NOTE_CAP, id]);
+    expect((await deliver(inbox.token, "e".repeat(20 * KB), TEXT)).status).toBe(202);
+    for (let i = 0; i < 20 && (await deliveries(id, "dead")).length === 0; i++) {
+      await h.jobs.drain();
+      h.clock.advance(7 * 3_600_000);
+    }
+    expect(await deliveries(id, "dead")).toHaveLength(1);
+    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [realSize + line, id]);
+    expect(await storageUsed()).toBe(before + 10 * KB + 20 * KB + line);
+
+    h.clock.advance(8 * 86_400_000);
+    await runAllTasks(h.deps);
+    expect(count("inbox_deliveries")).toBe(1);
+    expect(await storageUsed()).toBe(before + 20 * KB + line);
+
+    h.clock.advance(30 * 86_400_000);
+    await runAllTasks(h.deps);
+    expect(count("inbox_deliveries")).toBe(0);
+    expect(await storageUsed()).toBe(before + line);
+  });
+
+  test("deleting the stream gives back its inbox bodies' bytes with its own", async () => {
+    const before = await storageUsed();
+    const id = await stream();
+    const inbox = await enableInbox(id);
+    expect((await deliver(inbox.token, "f".repeat(50 * KB), TEXT)).status).toBe(202);
+    expect((await deliver(inbox.token, "g".repeat(30 * KB), TEXT)).status).toBe(202);
+    await h.jobs.drain();
+    expect(await storageUsed()).toBeGreaterThan(before + 80 * KB);
+    expect((await h.request("DELETE", `/api/v1/notes/${id}`, { token })).status).toBe(200);
+    expect(count("inbox_deliveries")).toBe(0);
+    expect(await storageUsed()).toBe(before);
+  });
+});
+
+describe("the per-workspace inbox rate", () => {
+  test("a workspace's inboxes take 600 payloads a minute between them: the 601st is 429 with Retry-After; other workspaces are unaffected", async () => {
+    const inboxes: string[] = [];
+    for (let i = 0; i < 6; i++) inboxes.push((await enableInbox(await stream(`in-${i}.log`))).token);
+    // Five inboxes at 120 each: every one within its own limit, together at the workspace's.
+    for (let n = 0; n < 600; n++) {
+      const res = await deliver(inboxes[n % 5]!, `p${n}`, TEXT);
+      if (res.status !== 202) throw new Error(`payload ${n} answered ${res.status}`);
+    }
+    const limited = await deliver(inboxes[5]!, "one too many", TEXT);
+    expect(limited.status).toBe(429);
+    const err = await errorOf(limited);
+    expect(err.code).toBe("rate_limited");
+    expect(err.message).toContain("600");
+    expect(limited.headers.get("retry-after")).toBe("60");
+
+    // Another workspace's inbox has its own budget.
+    const other = await h.account("dev");
+    const otherToken = await h.token(other, ["read", "write"]);
+    const created = await h.request("POST", "/api/v1/notes/by-filename/theirs.log/append", { token: otherToken, body: { text: "x" } });
+    const theirs = await (await h.request("POST", `/api/v1/notes/${(await created.json()).id}/inbox`, { token: otherToken })).json();
+    expect((await deliver(theirs.token, "elsewhere", TEXT)).status).toBe(202);
+
+    h.clock.advance(20_000);
+    const still = await deliver(inboxes[5]!, "still too many", TEXT);
+    expect(still.status).toBe(429);
+    expect(still.headers.get("retry-after")).toBe("40");
+    h.clock.advance(40_000);
+    expect((await deliver(inboxes[5]!, "next minute", TEXT)).status).toBe(202);
+    expect(count("inbox_deliveries")).toBe(600 + 1 + 1);
+  });
+});
+
+describe("payloads that cannot be summarised as they are", () => {
+  test("a payload nested 131,072 levels deep (the deepest 256 KB holds) is delivered as one line at the first attempt, and the next payload right after it", async () => {
+    const id = await stream();
+    const inbox = await enableInbox(id);
+    const deep = "[".repeat(INBOX_CAP / 2) + "]".repeat(INBOX_CAP / 2);
+    const t1 = h.clock.now();
+    expect((await deliver(inbox.token, deep)).status).toBe(202);
+    h.clock.advance(1_000);
+    const t2 = h.clock.now();
+    expect((await deliver(inbox.token, "after the deep one", TEXT)).status).toBe(202);
+    // No time passes: a retry would not be due, so both must succeed at their first attempt.
+    await h.jobs.drain();
+    expect((await noteOf(id)).plain_body).toBe(
+      `started\n${iso(t1)} JSON payload nested deeper than 64 levels, ${INBOX_CAP} bytes\n${iso(t2)} after the deep one\n`,
+    );
+    const ds = await deliveries(id);
+    expect(ds.map((d) => [d.status, d.attempts, d.last_error])).toEqual([
+      ["delivered", 1, null],
+      ["delivered", 1, null],
+    ]);
+  });
+
+  test("a payload whose handling throws unexpectedly is dead-lettered at its first attempt with the error, and the inbox goes on", async () => {
+    const id = await stream();
+    const realSize = (await noteOf(id)).byte_size as number;
+    const inbox = await enableInbox(id);
+    // A full note holds the inbox's queue, so the second payload can be damaged before its turn.
+    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [DEV_NOTE_CAP, id]);
+    const t1 = h.clock.now();
+    expect((await deliver(inbox.token, "first", TEXT)).status).toBe(202);
+    const { id: broken } = await (await deliver(inbox.token, "second", TEXT)).json();
+    await h.jobs.drain();
+    // Its stored headers no longer parse: no retry can ever read them.
+    h.deps.db.$client.run("UPDATE inbox_deliveries SET headers = '{not json' WHERE id = ?", [broken]);
+    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [realSize, id]);
+    h.clock.advance(10_000);
+    const t3 = h.clock.now();
+    expect((await deliver(inbox.token, "third", TEXT)).status).toBe(202);
+    await h.jobs.drain();
+
+    expect((await noteOf(id)).plain_body).toBe(`started\n${iso(t1)} first\n${iso(t3)} third\n`);
+    const [dead] = await deliveries(id, "dead");
+    expect(dead).toMatchObject({ id: broken, status: "dead", attempts: 1, line: null });
+    expect(dead.last_error).toContain("could not turn the payload into a line");
+    const job = h.deps.db.$client
+      .query<{ status: string; attempts: number }, [string]>("SELECT status, attempts FROM jobs WHERE queue = 'inbox' AND payload LIKE '%' || ? || '%'")
+      .get(broken);
+    expect(job).toEqual({ status: "failed", attempts: 1 });
   });
 });

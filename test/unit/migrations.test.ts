@@ -32,3 +32,28 @@ test("migrate creates the schema once and is idempotent; pragmas are set", () =>
   const again = new Database(join(dir, "notestream.db"));
   expect(again.query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 0 });
 });
+
+test("migration 0008 counts inbox bodies stored before this release in their workspace's storage", async () => {
+  const { harness } = await import("../helpers/harness");
+  const h = harness();
+  try {
+    const a = await h.account("dev");
+    const b = await h.account("dev");
+    const sqlite = h.deps.db.$client;
+    const streamOf = async (owner: typeof a) =>
+      (await (await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token: await h.token(owner), body: { text: "x" } })).json()).id as string;
+    const [noteA, noteB] = [await streamOf(a), await streamOf(b)];
+    // As an older release stored them: bodies on disk, nothing counted.
+    const deliver = (id: string, note: string, bytes: number) =>
+      sqlite.run("INSERT INTO inbox_deliveries (id, note_id, received_at, headers, body) VALUES (?, ?, 0, '{}', ?)", [id, note, Buffer.alloc(bytes, 120)]);
+    deliver("ibx_1", noteA, 1000);
+    deliver("ibx_2", noteA, 234);
+    deliver("ibx_3", noteB, 5);
+    const used = (ws: string) => (sqlite.query("SELECT storage_used AS n FROM workspaces WHERE id = ?").get(ws) as { n: number }).n;
+    const before = [used(a.workspaceId), used(b.workspaceId)];
+    sqlite.exec(readFileSync(join(root, "migrations/0008_inbox_bodies_in_storage.sql"), "utf8"));
+    expect([used(a.workspaceId) - before[0]!, used(b.workspaceId) - before[1]!]).toEqual([1234, 5]);
+  } finally {
+    await h.close();
+  }
+});

@@ -524,6 +524,40 @@ describe("text and odd bodies", () => {
   });
 });
 
+describe("deeply nested JSON", () => {
+  const deepArray = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+  /** An object whose `title` sits at the top and whose `x` holds arrays nested to `depth` levels in all. */
+  const titled = (depth: number) => `{"title":"Deploy finished","x":${deepArray(depth - 1)}}`;
+
+  test("a 500,000-deep array is not parsed but described in one line, at once", () => {
+    const body = deepArray(500_000);
+    const t = performance.now();
+    const s = summarise("application/json", { "content-type": "application/json" }, enc(body));
+    expect(performance.now() - t).toBeLessThan(200);
+    expect(s).toBe("JSON payload nested deeper than 64 levels, 1000000 bytes");
+    expectCleanLine(s);
+  });
+
+  test("without a JSON content type, a body that looks like JSON is judged the same way", () => {
+    expect(summarise("text/plain", { "content-type": "text/plain" }, enc(deepArray(100_000)))).toBe(
+      "JSON payload nested deeper than 64 levels, 200000 bytes",
+    );
+    expect(summarise(null, {}, enc("{".repeat(300_000)))).toBe("JSON payload nested deeper than 64 levels, 300000 bytes");
+  });
+
+  test("64 levels are still read as JSON; 65 are described instead", () => {
+    expect(summariseJson(JSON.parse(titled(64)))).toBe("Deploy finished");
+    expect(summarise("application/json", {}, enc(titled(64)))).toBe("Deploy finished");
+    expect(summarise("application/json", {}, enc(titled(65)))).toBe(`JSON payload nested deeper than 64 levels, ${titled(65).length} bytes`);
+  });
+
+  test("a form field carrying deeply nested JSON is described, not parsed", () => {
+    const type = "application/x-www-form-urlencoded";
+    const body = new URLSearchParams({ payload: deepArray(200_000) }).toString();
+    expect(summarise(type, { "content-type": type }, enc(body))).toBe(`JSON payload nested deeper than 64 levels, ${body.length} bytes`);
+  });
+});
+
 describe("inboxLine", () => {
   test("is the ISO timestamp, a space and the summary", () => {
     expect(inboxLine(TS, "GitHub push to a/b main by c: 1 commit")).toBe(`${TS} GitHub push to a/b main by c: 1 commit`);

@@ -14,12 +14,16 @@ import { visibleNote } from "../notes/repo";
 import { writableWorkspace } from "../notes/service";
 import { appendTo } from "../streams/service";
 import { requireScope, requireUnpinned } from "../tokens/service";
+import { assertStorage } from "../workspaces/caps";
+import { addStorage, getWorkspace, tierOf } from "../workspaces/repo";
 import { inboxLine, summarise } from "./summarise";
 
 export const INBOX_QUEUE = "inbox";
 export const INBOX_TOKEN_PREFIX = "inb_";
 /** Payloads a minute one inbox accepts. */
 export const INBOX_PER_MINUTE = 120;
+/** Payloads a minute all of one workspace's inboxes accept together: more inboxes buy no more room. */
+export const INBOX_WORKSPACE_PER_MINUTE = 600;
 /** Request headers kept with a payload: enough to tell the sender, never credentials. */
 const KEPT_HEADERS = ["content-type", "user-agent", "x-github-event", "x-gitlab-event", "sentry-hook-resource", "x-event-key"];
 
@@ -47,18 +51,47 @@ export async function disableInbox({ ctx, noteId }: { ctx: Ctx; noteId: string }
   });
 }
 
+/** The live (not trashed) stream an inbox token opens, if any. */
+function inboxNote(deps: Deps, hash: string): { id: string; workspaceId: string } | undefined {
+  return deps.db
+    .select({ id: notes.id, workspaceId: notes.workspaceId })
+    .from(notes)
+    .where(and(eq(notes.inboxTokenHash, hash), isNull(notes.trashedAt)))
+    .get();
+}
+
+/** Counts one payload against `key`; the 429 to answer when it is over `limit`, else null. */
+function overRate(deps: Deps, key: string, limit: number, message: string): AppError | null {
+  const d = deps.limiter.consume(key, limit, "anonymous");
+  if (d.allowed) return null;
+  return new AppError("rate_limited", message, undefined, {
+    "retry-after": String(Math.max(1, Math.ceil(d.reset - deps.clock.now() / 1000))),
+  });
+}
+
 /**
  * POST /h/{token}: stores the raw request durably, then answers. A job turns it into a line,
- * so a momentary failure never loses a payload.
+ * so a momentary failure never loses a payload. The stored body counts as the workspace's
+ * storage until it is pruned, so a payload that would pass the cap is refused before it is kept.
  */
 export async function receive(deps: Deps, token: string, request: Request): Promise<{ ok: true; id: string }> {
   if (!token.startsWith(INBOX_TOKEN_PREFIX)) throw new NotFound("inbox");
   const hash = sha256Hex(token);
-  const limit = deps.limiter.consume(`inbox:${hash}`, INBOX_PER_MINUTE, "anonymous");
-  if (!limit.allowed) {
-    throw new AppError("rate_limited", `this inbox accepts ${INBOX_PER_MINUTE} payloads a minute`, undefined, {
-      "retry-after": String(Math.max(1, Math.ceil(limit.reset - deps.clock.now() / 1000))),
-    });
+  const inboxKey = `inbox:${hash}`;
+  const perInbox = overRate(deps, inboxKey, INBOX_PER_MINUTE, `this inbox accepts ${INBOX_PER_MINUTE} payloads a minute`);
+  if (perInbox) throw perInbox;
+  const target = inboxNote(deps, hash);
+  if (!target) throw new NotFound("inbox");
+  const perWorkspace = overRate(
+    deps,
+    `inbox-ws:${target.workspaceId}`,
+    INBOX_WORKSPACE_PER_MINUTE,
+    `this workspace's inboxes accept ${INBOX_WORKSPACE_PER_MINUTE} payloads a minute between them`,
+  );
+  if (perWorkspace) {
+    // Refused for the workspace: this inbox's own minute is not spent on it.
+    deps.limiter.refund(inboxKey);
+    throw perWorkspace;
   }
   const body = Buffer.from(await request.arrayBuffer());
   const headers: Record<string, string> = {};
@@ -67,17 +100,17 @@ export async function receive(deps: Deps, token: string, request: Request): Prom
     if (v !== null) headers[name] = v.slice(0, 500);
   }
   return deps.writer.write(() => {
-    const note = deps.db
-      .select({ id: notes.id })
-      .from(notes)
-      .where(and(eq(notes.inboxTokenHash, hash), isNull(notes.trashedAt)))
-      .get();
+    // Again inside the write: the inbox may have been rotated or trashed while the body arrived.
+    const note = inboxNote(deps, hash);
     if (!note) throw new NotFound("inbox");
+    const ws = getWorkspace(deps, note.workspaceId);
+    assertStorage(ws, tierOf(deps, ws), body.length);
     const id = newId("ibx");
     deps.db
       .insert(inboxDeliveries)
       .values({ id, noteId: note.id, receivedAt: deps.clock.now(), contentType: headers["content-type"] ?? null, headers: JSON.stringify(headers), body })
       .run();
+    addStorage(deps, ws.id, body.length);
     enqueue(deps, INBOX_QUEUE, { deliveryId: id }, { serialKey: `inbox:${note.id}` });
     return { ok: true as const, id };
   });
@@ -114,6 +147,28 @@ function processDelivery(deps: Deps, job: JobRow): JobOutcome {
   deps.db.update(inboxDeliveries).set({ attempts: d.attempts + 1 }).where(eq(inboxDeliveries.id, d.id)).run();
   const note = deps.db.select().from(notes).where(eq(notes.id, d.noteId)).get();
   if (!note || note.trashedAt !== null) return { fail: "the note no longer exists" };
+  const sqlite = deps.db.$client;
+  sqlite.run("SAVEPOINT inbox_delivery");
+  try {
+    const outcome = deliverLine(deps, d, note);
+    sqlite.run("RELEASE inbox_delivery");
+    return outcome;
+  } catch (e) {
+    sqlite.run("ROLLBACK TO inbox_delivery");
+    sqlite.run("RELEASE inbox_delivery");
+    // The append's lines and counters wait in memory until the batch commits: undone with the rows.
+    deps.writer.pending.rollback();
+    // The causes that pass (a full note, a read-only account) come back as a retry; an exception
+    // is a fault the same stored bytes would meet at every retry, for hours, while the inbox's
+    // later payloads wait behind it (one note's jobs run in order). Dead-letter it now, with the
+    // reason; a replay tries again once the cause is gone.
+    return { fail: `could not turn the payload into a line: ${String((e as Error)?.message ?? e)}` };
+  }
+}
+
+type DeliveryRow = typeof inboxDeliveries.$inferSelect;
+
+function deliverLine(deps: Deps, d: DeliveryRow, note: typeof notes.$inferSelect): JobOutcome {
   const line = inboxLine(iso(d.receivedAt), summarise(d.contentType, JSON.parse(d.headers), d.body)) + "\n";
   try {
     appendTo({ deps, principal: inboxPrincipal(note) }, note, line);
@@ -175,16 +230,28 @@ export function listInboxDeliveries({
   };
 }
 
-/** Re-queues a dead-lettered payload (one click in the dead-letter view). */
-/** Delivered payloads are kept 7 days, dead letters 30 days, then their raw bodies go. */
+/**
+ * Delivered payloads are kept 7 days, dead letters 30 days, then their raw bodies go, and with
+ * them the storage they were counted for.
+ */
 export function pruneInboxDeliveries(deps: Deps): number {
   const now = deps.clock.now();
-  return deps.db.$client.run(
-    "DELETE FROM inbox_deliveries WHERE (status = 'delivered' AND delivered_at < ?) OR (status = 'dead' AND received_at < ?)",
-    [now - 7 * 86_400_000, now - 30 * 86_400_000],
-  ).changes;
+  const cutoffs: [number, number] = [now - 7 * 86_400_000, now - 30 * 86_400_000];
+  const expired =
+    "(inbox_deliveries.status = 'delivered' AND inbox_deliveries.delivered_at < ?1) OR (inbox_deliveries.status = 'dead' AND inbox_deliveries.received_at < ?2)";
+  const sqlite = deps.db.$client;
+  const freed = sqlite
+    .query<{ workspace_id: string; bytes: number }, [number, number]>(
+      `SELECT notes.workspace_id, sum(length(inbox_deliveries.body)) AS bytes
+       FROM inbox_deliveries JOIN notes ON notes.id = inbox_deliveries.note_id
+       WHERE ${expired} GROUP BY notes.workspace_id`,
+    )
+    .all(...cutoffs);
+  for (const f of freed) addStorage(deps, f.workspace_id, -f.bytes);
+  return sqlite.run(`DELETE FROM inbox_deliveries WHERE ${expired}`, cutoffs).changes;
 }
 
+/** Re-queues a dead-lettered payload (one click in the dead-letter view). */
 export async function replayDelivery({ ctx, noteId, deliveryId }: { ctx: Ctx; noteId: string; deliveryId: string }) {
   requireScope(ctx, "write");
   return commit(ctx, 200, () => {

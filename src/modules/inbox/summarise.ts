@@ -1,3 +1,5 @@
+import { jsonDepthExceeds } from "../../lib/json-depth";
+
 /** Turns a third-party webhook payload into one readable line of at most `max` characters. */
 
 export const MAX_LINE_CHARS = 1000;
@@ -92,28 +94,37 @@ function generic(b: Json): string | null {
   return title && body ? `${title}: ${body}` : title || body;
 }
 
+/** Deeper JSON is described, not parsed: no sender's real payload comes near it. */
+export const MAX_JSON_DEPTH = 64;
+
+const TOO_DEEP = Symbol("too deep");
+
+/**
+ * JSON.parse itself copes with any depth, but walking its result (JSON.stringify, the senders'
+ * readers) recurses, and overflows the stack on a value nested some ten thousand levels deep.
+ */
+function parseShallow(text: string): unknown {
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) return TOO_DEEP;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Picks the sender by its headers or the payload's shape; falls back to compact JSON or the text. */
 export function summarise(contentType: string | null, headers: Record<string, string>, raw: Uint8Array): string {
   const text = new TextDecoder().decode(raw);
   let parsed: unknown;
   const looksJson = /json/i.test(contentType ?? "") || /^\s*[[{]/.test(text);
-  if (looksJson) {
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-  }
+  if (looksJson) parsed = parseShallow(text);
   if (parsed === undefined && /x-www-form-urlencoded/i.test(contentType ?? "")) {
     const form = new URLSearchParams(text);
     const payload = form.get("payload"); // Slack-style and some others wrap JSON in a form field
-    if (payload) {
-      try {
-        parsed = JSON.parse(payload);
-      } catch {}
-    }
+    if (payload) parsed = parseShallow(payload);
     if (parsed === undefined) parsed = Object.fromEntries(form);
   }
+  if (parsed === TOO_DEEP) return `JSON payload nested deeper than ${MAX_JSON_DEPTH} levels, ${raw.length} bytes`;
   let summary: string | null = null;
   if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
     const b = parsed as Json;

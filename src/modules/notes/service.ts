@@ -8,6 +8,7 @@ import { byteLength, hasLoneSurrogate, stripControl, titleProblem } from "../../
 import { assertFolderInWorkspace } from "../folders/repo";
 import { webhookChanges } from "../webhooks/service";
 import { deadmanChanges } from "../deadman/service";
+import { inboxBodyBytes } from "../inbox/storage";
 import { captureBeforeSave } from "../snapshots/capture";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
@@ -203,9 +204,11 @@ export async function deleteNote({ ctx, id }: { ctx: Ctx; id: string }): Promise
   return commit(ctx, 200, () => {
     const note = visibleNote(ctx, id);
     writableWorkspace(ctx);
-    // Chunks and snapshots go with it (ON DELETE CASCADE); the slot and the bytes are freed.
+    // Chunks, snapshots and inbox payloads go with it (ON DELETE CASCADE); the slot and the
+    // bytes, the payloads' counted bodies among them, are freed.
+    const inboxBytes = inboxBodyBytes(deps, note.id);
     deps.db.delete(notes).where(eq(notes.id, note.id)).run();
-    addStorage(deps, note.workspaceId, -note.byteSize);
+    addStorage(deps, note.workspaceId, -(note.byteSize + inboxBytes));
     return { id: note.id, deleted: true as const };
   });
 }
