@@ -5,6 +5,8 @@ import { jsonString } from "../lib/text";
 import { pathOf } from "../lib/url";
 import { randomBase62 } from "../lib/random";
 import { logLine } from "./log";
+import { isJsonContentType } from "./plugins/json-body";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../lib/json-depth";
 
 // Request ids: a random prefix per process and a counter, unique without a random draw per
 // request. The counter starts at 36^7, so it has eight base-36 digits without padding (for
@@ -32,7 +34,7 @@ import {
   type IdempotencyClaim,
 } from "../modules/idempotency/service";
 import { matchAppend } from "../modules/streams/fast-path";
-import { bearerSecret, cachedPrincipal, lookupPrincipal } from "../modules/tokens/service";
+import { bearerSecret, cachedPrincipal, lookupPrincipal, unauthorized } from "../modules/tokens/service";
 import { AppError, errorResponse } from "./errors";
 import { rateHeaders, tokenRateKey, type Bucket, type RateDecision } from "./rate-limit";
 
@@ -52,6 +54,8 @@ export function requestState(request: Request): RequestState | undefined {
 }
 
 const API = "/api/v1/";
+/** The only /api/v1 paths answered without a token. */
+const PUBLIC_API = new Set(["/api/v1/openapi.json", "/api/v1/docs"]);
 const APPEND_PATH = /^\/api\/v1\/notes\/(?:by-filename\/[^/]+|[^/]+)\/append$/;
 
 export function bucketOf(method: string, path: string): Exclude<Bucket, "anonymous"> {
@@ -90,6 +94,12 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     const who = identify(request.headers.get("authorization"), ip);
     if ("error" in who) return withHeaders(toResponse(who.error), apiHeaders(who.decision, deps.clock.now(), id));
     const principal = "principal" in who ? who.principal : undefined;
+    // Without a token nothing of the request is read, let alone parsed: only the API's own
+    // description is public.
+    if (!principal && !PUBLIC_API.has(path)) {
+      const anonymous = (who as { anonymous: RateDecision }).anonymous;
+      return withHeaders(toResponse(unauthorized("missing Authorization: Bearer <token> header")), apiHeaders(anonymous, deps.clock.now(), id));
+    }
     const append = principal ? matchAppend(method, path) : null;
     let decision: RateDecision;
     if (principal) {
@@ -131,10 +141,11 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
     let response: Response;
     try {
       request = await limitBody(request, caps.api);
+      const text = await refuseDeepJson(request);
       const key = request.headers.get("idempotency-key");
       if (key !== null && principal && idempotencyMethod(method)) {
         validateKey(key);
-        const body = request.body ? new Uint8Array(await request.clone().arrayBuffer()) : "";
+        const body = text ?? (request.body ? new Uint8Array(await request.clone().arrayBuffer()) : "");
         const r = claimKey(deps, running, { tokenId: principal.tokenId, workspaceId: principal.workspaceId, key, method, path, body });
         if ("replay" in r) return withHeaders(replayResponse(r.replay.status, r.replay.body), headers);
         claim = r.claim;
@@ -248,13 +259,19 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
 
   async function handleOther(request: Request, path: string, ipOf: () => string, id: string): Promise<Response> {
     if (path.startsWith("/webhooks/")) {
-      return limited(`billing:${ipOf()}`, BILLING_WEBHOOK_PER_MINUTE, async () => app.handle(await limitBody(request, caps.billing)));
+      return limited(`billing:${ipOf()}`, BILLING_WEBHOOK_PER_MINUTE, async () => {
+        const limitedRequest = await limitBody(request, caps.billing);
+        await refuseDeepJson(limitedRequest);
+        return app.handle(limitedRequest);
+      });
     } else if (path === "/up/deep") {
       return limited(`deep:${ipOf()}`, HEALTH_PER_MINUTE, () => app.handle(request));
     } else if (path.startsWith("/h/")) {
       return app.handle(await limitBody(request, caps.inbox));
     }
+    // Pages' JSON saves, MCP and OAuth registration: every JSON body the app parses.
     const limitedRequest = await limitBody(request, caps.browser);
+    await refuseDeepJson(limitedRequest);
     states.set(limitedRequest, { headers: { "x-request-id": id }, ip: ipOf() });
     return app.handle(limitedRequest);
   }
@@ -359,6 +376,20 @@ export function limitBody(request: Request, cap: number): Request | Promise<Requ
   }
   if (request.body === null) return request;
   return readCapped(request, cap);
+}
+
+/**
+ * A JSON body nested deeper than MAX_JSON_DEPTH is refused before anything parses it: one linear
+ * scan, where parsing, validating or printing such a value recursively would block the event loop
+ * or overflow the stack. Returns the body's text when it read it (null for no JSON body).
+ */
+async function refuseDeepJson(request: Request): Promise<string | null> {
+  if (request.body === null || !isJsonContentType(request)) return null;
+  const text = await request.clone().text();
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+    throw new AppError("bad_request", `JSON nested deeper than ${MAX_JSON_DEPTH} levels is refused`);
+  }
+  return text;
 }
 
 function tooLarge(cap: number): AppError {

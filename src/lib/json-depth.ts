@@ -1,3 +1,9 @@
+/**
+ * How deep a JSON body may nest, everywhere a body is parsed: far beyond any real request, far
+ * below what a recursive walk (validation, stringify, summarising) can take.
+ */
+export const MAX_JSON_DEPTH = 64;
+
 const QUOTE = 0x22; // "
 const BACKSLASH = 0x5c; // \
 const OPEN_ARRAY = 0x5b; // [

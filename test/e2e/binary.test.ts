@@ -378,6 +378,31 @@ describe("serve over HTTP", () => {
     }
   });
 
+  test("a JSON body nested 100,000 levels deep is refused at once, with or without a token, while /up keeps answering", async () => {
+    const dataDir = tempDir("data");
+    const { token } = provision(dataDir);
+    const server = await startServer(dataDir);
+    try {
+      const hostile = `{"note":{"title":"x","folder_id":${"[".repeat(100_000)}"x"${"]".repeat(100_000)}}}`;
+      const post = (headers: Record<string, string>) =>
+        withTimeout(fetch(`${server.base}/api/v1/notes`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: hostile }), FETCH_TIMEOUT_MS, "a refusal");
+      // Hostile requests in flight, and a health check beside them: it must not wait behind them.
+      const started = performance.now();
+      const attacks = [post({}), post({ authorization: `Bearer ${token}` }), post({}), post({ authorization: `Bearer ${token}` })];
+      const up = await withTimeout(fetch(`${server.base}/up`), FETCH_TIMEOUT_MS, "/up");
+      const upMs = performance.now() - started;
+      expect(up.status).toBe(200);
+      const answers = await Promise.all(attacks);
+      expect(answers.map((a) => a.status)).toEqual([401, 400, 401, 400]);
+      expect(((await answers[1]!.json()) as { error: { code: string } }).error.code).toBe("bad_request");
+      expect(performance.now() - started).toBeLessThan(3_000);
+      expect(upMs).toBeLessThan(3_000);
+      expect(server.stderr()).not.toContain("Maximum call stack");
+    } finally {
+      await server.stop("SIGTERM");
+    }
+  });
+
   test("kill -9 with a webhook and an inbox: every acknowledged append is delivered after restart, every 202'd payload lands", async () => {
     const dataDir = tempDir("data");
     const { token } = provision(dataDir);

@@ -3,6 +3,7 @@ import type { Ctx } from "../../deps";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { isJsonContentType, JSON_BODY_REQUIRED } from "../../http/plugins/json-body";
 import type { Reply } from "../../db/commit";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../lib/json-depth";
 import { AppendBody, type AppendResponse } from "./model";
 import { appendByFilename, appendById } from "./service";
 
@@ -36,6 +37,7 @@ function readJson(request: Request): Promise<unknown> {
 }
 
 function parseJson(text: string): unknown {
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) throw new AppError("bad_request", `JSON nested deeper than ${MAX_JSON_DEPTH} levels is refused`);
   try {
     return JSON.parse(text);
   } catch {

@@ -116,7 +116,8 @@ export function listTokens(deps: Deps, accountId: string) {
   return deps.db.select().from(tokens).where(eq(tokens.accountId, accountId)).all();
 }
 
-const unauthorized = (message: string) =>
+/** 401 with the WWW-Authenticate challenge RFC 6750 asks for. */
+export const unauthorized = (message: string) =>
   new AppError("unauthorized", message, undefined, { "www-authenticate": 'Bearer realm="notestream"' });
 
 /** The secret inside an `Authorization: Bearer nst_…` header, or a 401 saying what is wrong. */
