@@ -6,6 +6,7 @@ import {
   accountSetPlan,
   accountShow,
   accountTrial,
+  billingBind,
   billingCheckout,
   tokenList,
   tokenRevoke,
@@ -28,6 +29,8 @@ Usage:
   notestream account lapse --email E [--team ID]          make the account read-only (as a lapsed subscription)
   notestream account show --email E [--team ID]           plan and state as JSON
   notestream billing checkout --email E --plan P [--team ID]   print a Lemon Squeezy checkout link for the workspace
+  notestream billing bind --email E --subscription ID --variant ID [--customer ID] [--team ID]
+                                                          bind a subscription created before checkouts were bound
   notestream team create --owner E --name N
   notestream team add --team ID --email E
   notestream token create --email E --scope read,write,append [--team ID] [--note ID]
@@ -49,6 +52,7 @@ const COMMANDS: Record<string, (deps: ReturnType<typeof createDeps>, argv: strin
   "account lapse": accountLapse,
   "account show": accountShow,
   "billing checkout": billingCheckout,
+  "billing bind": billingBind,
   "token list": tokenList,
   "token revoke": tokenRevoke,
   "team create": teamCreate,

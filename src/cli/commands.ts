@@ -5,7 +5,7 @@ import { hashPassword, passwordProblem } from "../modules/accounts/password";
 import { AccountError, createAccount, findAccountByEmail, personalWorkspaceId } from "../modules/accounts/service";
 import { addTeamMember, createTeam, isMember, TeamError } from "../modules/teams/service";
 import { lapse, LifecycleError, startTrial, subscribe } from "../modules/accounts/lifecycle";
-import { BillingError, CHECKOUT_TTL_DAYS, startCheckout } from "../modules/billing/service";
+import { BillingError, bindExistingSubscription, CHECKOUT_TTL_DAYS, startCheckout } from "../modules/billing/service";
 import {
   listTokens,
   MAX_EXPIRY_DAYS,
@@ -84,6 +84,22 @@ export async function billingCheckout(deps: Deps, argv: string[], io: Output): P
   const url = await deps.writer.write(() => startCheckout(deps, targetWorkspace(deps, f.email!, f.team).workspaceId, plan));
   io.info(`checkout for ${f.email}${f.team ? ` (team ${f.team})` : ""} on plan ${plan}: usable once, for ${CHECKOUT_TTL_DAYS} days`);
   io.out(url);
+}
+
+/** Binds a subscription that predates bound checkouts, so its renewals and expiry reach the workspace. */
+export async function billingBind(deps: Deps, argv: string[], io: Output): Promise<void> {
+  const f = flags(
+    argv,
+    { email: { type: "string" }, team: { type: "string" }, subscription: { type: "string" }, variant: { type: "string" }, customer: { type: "string" } },
+    ["email", "subscription", "variant"],
+  );
+  if (!/^\d{1,15}$/.test(f.variant!)) throw new UsageError("--variant must be the store's variant id (a number)");
+  const target = targetWorkspace(deps, f.email!, f.team);
+  const plan = await deps.writer.write(() =>
+    bindExistingSubscription(deps, { workspaceId: target.workspaceId, subscriptionId: f.subscription!, variantId: Number(f.variant), customerId: f.customer }),
+  );
+  io.info(`subscription ${f.subscription} (${plan}) now governs ${f.email}${f.team ? ` (team ${f.team})` : ""}; its later events act on it`);
+  io.out(target.workspaceId);
 }
 
 export async function accountShow(deps: Deps, argv: string[], io: Output): Promise<void> {

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { afterEach, describe, expect, test } from "bun:test";
 import { UsageError } from "../../src/cli/args";
-import { billingCheckout } from "../../src/cli/commands";
+import { billingBind, billingCheckout } from "../../src/cli/commands";
 import { ConfigError, loadConfig } from "../../src/config";
 import type { PlanName } from "../../src/limits/plans";
 import { subscribe } from "../../src/modules/accounts/lifecycle";
@@ -349,6 +349,27 @@ describe("subscription events", () => {
       last_payment_at: Date.parse(JSON.parse(raw).data.attributes.updated_at),
     });
     expect((await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "x" } } })).status).toBe(201);
+  });
+
+  test("a subscription from before bound checkouts is bound by the operator (billing bind); its events then act on that workspace only", async () => {
+    h = billingHarness();
+    const a = await h.account("dev", "early@example.com");
+    const other = await h.account("dev", "other@example.com");
+    const run = async (argv: string[]) => {
+      const out: string[] = [];
+      await billingBind(h.deps, argv, { out: (l) => out.push(l), info: () => {} });
+      return out;
+    };
+    // Unbound, its expiry changes nothing: the state an upgrade leaves old subscribers in.
+    expect(await (await deliver(event("subscription_expired", { subscription: "777", status: "expired" }))).json()).toMatchObject({ applied: false });
+    expect(await run(["--email", "early@example.com", "--subscription", "777", "--variant", String(VARIANT.dev), "--customer", "4242"])).toEqual([a.workspaceId]);
+    expect(bindings()).toEqual([{ id: "777", workspace_id: a.workspaceId, customer_id: "4242", variant_id: VARIANT.dev, checkout_id: "operator:777" }]);
+    expect(await (await deliver(event("subscription_expired", { subscription: "777", status: "expired" }))).json()).toMatchObject({ applied: true });
+    expect(workspace(a.workspaceId).state).toBe("read_only");
+    expect(workspace(other.workspaceId).state).toBe("active");
+    await expect(run(["--email", "other@example.com", "--subscription", "777", "--variant", String(VARIANT.dev)])).rejects.toBeInstanceOf(BillingError);
+    await expect(run(["--email", "other@example.com", "--subscription", "778", "--variant", "1"])).rejects.toBeInstanceOf(BillingError);
+    await expect(run(["--email", "other@example.com", "--subscription", "778", "--variant", "dev"])).rejects.toBeInstanceOf(UsageError);
   });
 
   test("a payment of an unknown subscription changes nothing", async () => {

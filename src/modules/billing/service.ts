@@ -219,6 +219,36 @@ function applyToWorkspace(
   }
 }
 
+/**
+ * Binds a subscription the operator vouches for (one created before checkouts were bound, read off
+ * the store's dashboard) to a workspace, as subscription_created does for a checkout: later events
+ * of that subscription then act on this workspace. Its variant must be one the service sells.
+ */
+export function bindExistingSubscription(deps: Deps, b: { workspaceId: string; subscriptionId: string; variantId: number; customerId?: string }): PlanName {
+  const subscriptionId = idOf(b.subscriptionId);
+  if (subscriptionId === null) throw new BillingError(`subscription id must be the store's number, got "${b.subscriptionId}"`);
+  const plan = deps.config.billingVariants.get(b.variantId);
+  if (!plan) throw new BillingError(`variant ${b.variantId} is not in NOTESTREAM_BILLING_VARIANTS`);
+  const ws = getWorkspace(deps, b.workspaceId);
+  if (deps.db.select({ id: billingSubscriptions.id }).from(billingSubscriptions).where(eq(billingSubscriptions.id, subscriptionId)).get()) {
+    throw new BillingError(`subscription ${subscriptionId} is already bound`);
+  }
+  deps.db
+    .insert(billingSubscriptions)
+    .values({
+      id: subscriptionId,
+      workspaceId: ws.id,
+      customerId: b.customerId === undefined ? null : idOf(b.customerId),
+      variantId: b.variantId,
+      // No checkout started it: the column's uniqueness still holds one binding per subscription.
+      checkoutId: `operator:${subscriptionId}`,
+      createdAt: deps.clock.now(),
+    })
+    .run();
+  deps.db.update(workspaces).set({ billingSubscriptionId: subscriptionId }).where(eq(workspaces.id, ws.id)).run();
+  return plan;
+}
+
 /** Uses up the checkout and makes the subscription the workspace's current one. */
 function bindSubscription(deps: Deps, b: { subscriptionId: string; workspaceId: string; checkoutId: string; event: LemonSqueezyEvent }): void {
   const now = deps.clock.now();
