@@ -1,6 +1,7 @@
 /**
  * The web app in a real browser: Debian's Chromium driven by playwright-core, against the app on
- * a loopback port, with mail through a loopback SMTP server. Also writes the screenshots in
+ * a loopback port, with mail through a loopback SMTP server. The pages' policy forbids eval, so the
+ * tests wait with functions, never strings of script. Also writes the screenshots in
  * docs/screenshots/ that the README shows.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -16,6 +17,9 @@ import { JobRunner } from "../../src/jobs/runner";
 import { createDeps } from "../../src/runtime";
 import { smtpServer } from "../helpers/mail";
 
+/** The page's document, inside functions that run in the browser (the project's types have no DOM). */
+declare const document: { getElementById(id: string): { textContent: string | null } | null; querySelector(q: string): { textContent: string | null } | null };
+
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = join(import.meta.dir, "..", "..", "docs", "screenshots");
 const hasChromium = existsSync(CHROMIUM);
@@ -30,6 +34,7 @@ let page: Page;
 let base = "";
 let dataDir = "";
 let token = "";
+const violations: string[] = [];
 
 beforeAll(async () => {
   if (!hasChromium) return;
@@ -49,6 +54,10 @@ beforeAll(async () => {
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
   page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
+  // The pages' Content-Security-Policy allows no inline script or style: any violation is a bug.
+  page.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
   mkdirSync(SHOTS, { recursive: true });
 }, 60_000);
 
@@ -94,7 +103,7 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
     await page.waitForURL(/\/notes\/note_/);
     await page.fill("#title", "Runbook");
     await page.fill("textarea", "1. Check the queue\n2. Restart the worker\n");
-    await page.waitForFunction('document.getElementById("save-status")?.textContent?.startsWith("Saved")', undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => document.getElementById("save-status")?.textContent?.startsWith("Saved"), undefined, { timeout: 10_000 });
     await page.reload();
     expect(await page.inputValue("#title")).toBe("Runbook");
     expect(await page.inputValue("textarea")).toBe("1. Check the queue\n2. Restart the worker\n");
@@ -131,7 +140,7 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
     await page.waitForURL(/\/notes\/note_/);
     expect(await page.textContent("pre.stream")).toContain("first line from curl");
     for (const line of ["deploy 4f2a1c ok", "payment received: 42.00 EUR"]) expect((await apiPost("/api/v1/notes/by-filename/live.log/append", { text: line })).status).toBe(200);
-    await page.waitForFunction('document.querySelector("pre.stream")?.textContent?.includes("payment received")', undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelector("pre.stream")?.textContent?.includes("payment received"), undefined, { timeout: 10_000 });
     expect(await page.textContent("pre.stream")).toContain("deploy 4f2a1c ok\npayment received: 42.00 EUR");
     await shot("stream");
   }, 30_000);
@@ -159,7 +168,7 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
     await page.click('button:has-text("Replay")');
     await page.waitForURL(/ok=/);
     await page.goto(`${base}/notes/${noteId}`);
-    await page.waitForFunction('document.querySelector("pre.stream")?.textContent?.includes("replayed payload")', undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelector("pre.stream")?.textContent?.includes("replayed payload"), undefined, { timeout: 10_000 });
     expect(await page.textContent("pre.stream")).toContain("Disk almost full: 92% on db-1");
   }, 30_000);
 
@@ -167,5 +176,49 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
     await page.goto(`${base}/notes`);
     expect(await page.textContent(".notes")).toContain("Runbook");
     await shot("notes");
+  });
+
+  test("an MCP client's consent in the browser: Allow redirects the code to the client's loopback port despite the form policy", async () => {
+    const received: URL[] = [];
+    const receiver = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r) => (received.push(new URL(r.url)), new Response("done")) });
+    try {
+      const redirect = `http://127.0.0.1:${receiver.port}/callback`;
+      const reg = await fetch(`${base}/oauth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ redirect_uris: [redirect], client_name: "Browser Agent", token_endpoint_auth_method: "none" }),
+      });
+      expect(reg.status).toBe(201);
+      const { client_id } = (await reg.json()) as { client_id: string };
+      const verifier = "v".repeat(50);
+      const challenge = new Bun.CryptoHasher("sha256").update(verifier).digest("base64url");
+      const u = new URL(`${base}/oauth/authorize`);
+      for (const [k, v] of Object.entries({ response_type: "code", client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: "S256", state: "s1" })) u.searchParams.set(k, v);
+      await page.goto(u.toString());
+      expect(await page.textContent("h1")).toContain("unverified");
+      await page.click('button[value="allow"]');
+      await page.waitForURL(/\/callback\?/);
+      expect(received.length).toBe(1);
+      expect(received[0]!.searchParams.get("state")).toBe("s1");
+      expect(received[0]!.searchParams.get("code")).toBeTruthy();
+    } finally {
+      receiver.stop(true);
+    }
+  }, 30_000);
+
+  test("every page ran under its Content-Security-Policy without a violation, and a note's Delete asks first", async () => {
+    for (const path of ["/settings", "/settings/tokens", "/notes"]) await page.goto(`${base}${path}`);
+    expect(violations).toEqual([]);
+    await page.click(".notes a");
+    const asked: string[] = [];
+    page.once("dialog", (d) => {
+      asked.push(d.message());
+      void d.dismiss();
+    });
+    const url = page.url();
+    await page.click("form[data-confirm] button");
+    expect(asked).toEqual(["Delete this note for good?"]);
+    expect(page.url()).toBe(url);
+    expect(violations).toEqual([]);
   });
 });

@@ -19,7 +19,7 @@ const json = { "content-type": "application/json" };
 
 async function expectDepthRefused(res: Response) {
   expect(res.status).toBe(400);
-  const body = await res.json();
+  const body = (await res.json()) as { error: { code: string; message: string } };
   expect(body.error.code).toBe("bad_request");
   expect(body.error.message).toContain(`deeper than ${MAX_JSON_DEPTH} levels`);
 }
@@ -37,7 +37,7 @@ test("without a token the API answers 401 and never reads the body", async () =>
   }, { highWaterMark: 0 });
   const res = await handle(new Request("http://notestream.test/api/v1/notes", { method: "POST", headers: json, body }), "203.0.113.9");
   expect(res.status).toBe(401);
-  expect((await res.json()).error.code).toBe("unauthorized");
+  expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
   expect(pulled).toBe(false);
   // The API's description stays public.
   expect((await h.request("GET", "/api/v1/openapi.json")).status).toBe(200);
@@ -61,7 +61,7 @@ test("a body nested 100,000 levels deep is 400 on every API write, at once, and 
   // 64 levels are a shape problem, not a depth one: validation answers, naming the field.
   const deepest = await send("POST", "/api/v1/notes", hostileNote(MAX_JSON_DEPTH - 2));
   expect(deepest.status).toBe(422);
-  expect((await deepest.json()).error.details[0].field).toBe("note.folder_id");
+  expect(((await deepest.json()) as { error: { details: { field: string }[] } }).error.details[0]!.field).toBe("note.folder_id");
 });
 
 test("a refused value is never printed back: a 3 MB wrong-typed field gets a short error", async () => {

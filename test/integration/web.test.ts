@@ -1,4 +1,9 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { buildHandler } from "../../src/app";
+import { oauthClients } from "../../src/db/schema";
+import { issueTokens } from "../../src/mcp/oauth/tokens";
 import { harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
@@ -198,7 +203,7 @@ describe("password reset and e-mail change", () => {
     const b = new Browser();
     await signUpAndIn(b, "old@example.com");
     const csrf = b.csrfOf((await b.get("/settings")).text);
-    await b.post("/settings/email", { _csrf: csrf, email: "new@example.com" });
+    await b.post("/settings/email", { _csrf: csrf, email: "new@example.com", password: "Str0ng!pass" });
     await h.jobs.drain();
     const mail = sent.find((m) => m.to === "new@example.com")!;
     const link = /(\/settings\/email\/confirm\?token=\w+)/.exec(mail.text)![1]!;
@@ -240,5 +245,328 @@ describe("rich-text notes", () => {
     expect(new Uint8Array(await docx.arrayBuffer()).slice(0, 2)).toEqual(new Uint8Array([0x50, 0x4b]));
     const pdf = await h.request("GET", `${path}/download/pdf`, { headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join("; ") } });
     expect(new TextDecoder().decode(new Uint8Array(await pdf.arrayBuffer()).slice(0, 5))).toBe("%PDF-");
+  });
+});
+
+const cookieOf = (b: Browser) => [...b.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+
+function idsOf(email: string): { accountId: string; workspaceId: string } {
+  const account = h.deps.db.$client.query("SELECT id FROM accounts WHERE email = ?").get(email) as { id: string };
+  const ws = h.deps.db.$client.query("SELECT id FROM workspaces WHERE owner_id = ? AND kind = 'personal'").get(account.id) as { id: string };
+  return { accountId: account.id, workspaceId: ws.id };
+}
+
+/** The HTTP status /mcp answers an initialize with, for this Bearer token. */
+async function mcpStatus(token: string): Promise<number> {
+  const res = await h.request("POST", "/mcp", {
+    token,
+    headers: { accept: "application/json, text/event-stream" },
+    body: { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } },
+  });
+  await res.text();
+  return res.status;
+}
+
+/** The SDK's own MCP client, talking to the app in-process. */
+async function mcpClient(token: string): Promise<Client> {
+  const handle = buildHandler(h.deps);
+  const client = new Client({ name: "test-agent", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${ORIGIN}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+      fetch: async (url, init) => handle(new Request(String(url), init), "127.0.0.1"),
+    }),
+  );
+  return client;
+}
+
+describe("the sign-in redirect", () => {
+  test("next= leads only to a page of this service, however it is spelled", async () => {
+    await signUpAndIn(new Browser("198.51.100.60"), "walker@example.com");
+    const hostile = [
+      "/\\evil.example/x",
+      "//evil.example",
+      "/\t/evil.example",
+      "https://evil.example",
+      "javascript:alert(1)",
+      "/%5Cevil.example",
+      "/.//evil.example",
+      "http://notestream.test.evil.example/",
+    ];
+    const signInWith = async (next: string, n: number) => {
+      // A fresh address and a fresh per-e-mail window for each: only the redirect is under test.
+      h.clock.advance(20 * 60_000);
+      return new Browser(`198.51.100.${70 + n}`).submit("/signin", "/signin", { email: "walker@example.com", password: "Str0ng!pass", next });
+    };
+    for (const [i, next] of hostile.entries()) {
+      const r = await signInWith(next, i);
+      expect(r.status).toBe(303);
+      // What a browser does with the Location header: resolve it against the page's URL.
+      expect({ next, origin: new URL(r.location, ORIGIN).origin }).toEqual({ next, origin: ORIGIN });
+      expect(r.location).toMatch(/^\/(?![\\/])/);
+    }
+    expect((await signInWith("/notes/note_x?q=a#top", 20)).location).toBe("/notes/note_x?q=a#top");
+    expect((await signInWith(`${ORIGIN}/settings/tokens`, 21)).location).toBe("/settings/tokens");
+  });
+});
+
+describe("per-e-mail limits", () => {
+  test("sign-in: spaces and capitals do not open a fresh per-e-mail budget", async () => {
+    for (let i = 0; i < 5; i++) {
+      expect((await new Browser(`192.0.2.${i + 1}`).submit("/signin", "/signin", { email: "alice@example.com", password: "Wrong1!pass" })).status).toBe(400);
+    }
+    let n = 10;
+    for (const email of [" alice@example.com", "ALICE@example.com ", "Alice@Example.COM", "\talice@example.com\n"]) {
+      const r = await new Browser(`192.0.2.${n++}`).submit("/signin", "/signin", { email, password: "Wrong1!pass" });
+      expect({ email, status: r.status }).toEqual({ email, status: 429 });
+    }
+  });
+
+  test("sign-in: only failed attempts use up the per-e-mail budget", async () => {
+    await signUpAndIn(new Browser("192.0.2.50"), "regular@example.com");
+    const attempt = (i: number, password: string) => new Browser(`192.0.2.${60 + i}`).submit("/signin", "/signin", { email: "regular@example.com", password });
+    for (let i = 0; i < 6; i++) expect((await attempt(i, "Str0ng!pass")).location).toBe("/notes");
+    for (let i = 10; i < 15; i++) expect((await attempt(i, "Wrong1!pass")).status).toBe(400);
+    expect((await attempt(20, "Wrong1!pass")).status).toBe(429);
+    // Once the failures spent it, the right password waits too: guessing cannot go on beside it.
+    expect((await attempt(21, "Str0ng!pass")).status).toBe(429);
+  });
+
+  test("reset and resend: one budget per address, however it is written (no mail bombing)", async () => {
+    await signUpAndIn(new Browser("192.0.2.80"), "bombed@example.com");
+    await new Browser("192.0.2.81").submit("/signup", "/signup", { email: "unconfirmed@example.com", password: "Str0ng!pass", age_confirmed: "yes" });
+    const spellings = (e: string) => [e, ` ${e.toUpperCase()}`, `${e.replace("example", "EXAMPLE")} `, e[0]!.toUpperCase() + e.slice(1)];
+    let n = 0;
+    for (let i = 0; i < 8; i++) await new Browser(`203.0.113.${++n}`).submit("/reset", "/reset", { email: spellings("bombed@example.com")[i % 4]! });
+    for (let i = 0; i < 8; i++) await new Browser(`203.0.113.${++n}`).submit("/confirm/resend", "/confirm/resend", { email: spellings("unconfirmed@example.com")[i % 4]! });
+    await h.jobs.drain();
+    expect(sent.filter((m) => m.to === "bombed@example.com" && m.subject.includes("reset")).length).toBe(5);
+    // The sign-up's own mail, then five resends.
+    expect(sent.filter((m) => m.to === "unconfirmed@example.com" && m.subject.includes("confirm")).length).toBe(1 + 5);
+  });
+
+  test("e-mail change: one budget per target address, however it is written", async () => {
+    const targets = ["victim@example.com", " VICTIM@example.com", "victim@Example.com "];
+    for (const [i, who] of ["a1@example.com", "a2@example.com"].entries()) {
+      const b = new Browser(`192.0.2.${90 + i}`);
+      await signUpAndIn(b, who);
+      const csrf = b.csrfOf((await b.get("/settings")).text);
+      for (const email of targets) await b.post("/settings/email", { _csrf: csrf, email, password: "Str0ng!pass" });
+    }
+    await h.jobs.drain();
+    expect(sent.filter((m) => m.to === "victim@example.com").length).toBe(3);
+  });
+});
+
+describe("account discovery", () => {
+  test("sign-up with a taken address answers exactly as a new one, and mails the owner instead", async () => {
+    const b = new Browser("198.51.100.120");
+    const signUp = async (password: string) => {
+      const r = await b.submit("/signup", "/signup", { email: "owner@example.com", password, age_confirmed: "yes" });
+      return { status: r.status, location: r.location, text: r.text, page: (await b.get(r.location)).text };
+    };
+    const fresh = await signUp("Str0ng!pass");
+    expect(fresh.status).toBe(303);
+    const unconfirmed = await signUp("0ther!Pass");
+    expect(unconfirmed).toEqual(fresh);
+    await h.jobs.drain();
+    await b.get(/(\/confirm\?token=\w+)/.exec(sent.find((m) => m.to === "owner@example.com")!.text)![1]!);
+    const confirmed = await signUp("Th1rd!Pass");
+    expect(confirmed).toEqual(fresh);
+
+    await h.jobs.drain();
+    const mails = sent.filter((m) => m.to === "owner@example.com");
+    expect(mails.length).toBe(3);
+    for (const m of mails.slice(1)) {
+      expect(m.subject).toContain("sign up");
+      expect(m.text).toContain("http://notestream.test/reset");
+      expect(m.text).not.toContain("token=");
+    }
+    // Nothing else changed: one account, with the first password.
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM accounts").get()).toEqual({ n: 1 });
+    expect((await b.submit("/signin", "/signin", { email: "owner@example.com", password: "0ther!Pass" })).status).toBe(400);
+    expect((await b.submit("/signin", "/signin", { email: "owner@example.com", password: "Str0ng!pass" })).location).toBe("/notes");
+  });
+
+  test("sign-up mails an address at most 5 times an hour, however it is written", async () => {
+    await signUpAndIn(new Browser("198.51.100.125"), "popular@example.com");
+    const attempt = (email: string, n: number) => new Browser(`198.51.100.${200 + n}`).submit("/signup", "/signup", { email, password: "Str0ng!pass", age_confirmed: "yes" });
+    // Four more after the first: five valid sign-ups for the address this hour.
+    for (let i = 0; i < 4; i++) expect((await attempt(i % 2 ? " POPULAR@example.com" : "popular@example.com", i)).status).toBe(303);
+    expect((await attempt("Popular@Example.com", 20)).status).toBe(429);
+    await h.jobs.drain();
+    // The first sign-up's confirmation, then four notices.
+    expect(sent.filter((m) => m.to === "popular@example.com").length).toBe(1 + 4);
+  });
+
+  test("sign-in with an unknown address runs the same password check as with a known one", async () => {
+    await signUpAndIn(new Browser("198.51.100.130"), "known@example.com");
+    await h.account("free", "no-password@example.com");
+    const realHash = (h.deps.db.$client.query("SELECT password_hash FROM accounts WHERE email = 'known@example.com'").get() as { password_hash: string }).password_hash;
+    const verify = spyOn(Bun.password, "verify");
+    try {
+      const attempt = (email: string, n: number) => new Browser(`198.51.100.${131 + n}`).submit("/signin", "/signin", { email, password: "Str0ng!pass1" });
+      const known = await attempt("known@example.com", 0);
+      const unknown = await attempt("nobody@example.com", 1);
+      const noPassword = await attempt("no-password@example.com", 2);
+      expect(verify).toHaveBeenCalledTimes(3);
+      // The same algorithm and cost as a real hash, so the answer takes as long.
+      const params = (hash: string) => hash.split("$").slice(0, 4);
+      for (const call of verify.mock.calls) expect(params(call[1] as string)).toEqual(params(realHash));
+      expect([unknown.status, unknown.text]).toEqual([known.status, known.text]);
+      expect([noPassword.status, noPassword.text]).toEqual([known.status, known.text]);
+    } finally {
+      verify.mockRestore();
+    }
+  });
+});
+
+describe("odd input on pages", () => {
+  test("a page number that is not a sane positive whole number shows the first page, not an error", async () => {
+    const b = new Browser();
+    await signUpAndIn(b, "pager@example.com");
+    for (const p of ["1e400", "Infinity", "-3", "0", "2.5", "abc", "99999999999999999999", "0x10", "", "1,2"]) {
+      const r = await b.get(`/notes?page=${encodeURIComponent(p)}`);
+      expect({ p, status: r.status }).toEqual({ p, status: 200 });
+      expect(r.text).toContain("<h3>Folders</h3>");
+    }
+    // The live tail's position is read the same way.
+    const stream = idsOf("pager@example.com");
+    h.deps.db.$client.run("UPDATE workspaces SET plan = 'dev' WHERE id = ?", [stream.workspaceId]);
+    const note = await (await h.request("POST", "/api/v1/notes/by-filename/t.log/append", { token: await h.token(stream), body: { text: "a" } })).json();
+    for (const after of ["1e400", "-1", "x"]) expect(JSON.parse((await b.get(`/notes/${note.id}/tail?after=${after}`)).text)).toMatchObject({ text: "a\n", after: 1 });
+  });
+
+  test("a save whose fields are not strings is refused with 422 in the error envelope, and changes nothing", async () => {
+    const b = new Browser();
+    await signUpAndIn(b, "typist@example.com");
+    const listCsrf = b.csrfOf((await b.get("/notes")).text);
+    const plain = (await b.post("/notes/new", { _csrf: listCsrf, format: "plain" })).location;
+    const rich = (await b.post("/notes/new", { _csrf: listCsrf, format: "rich" })).location;
+    const csrf = b.csrfOf((await b.get(plain)).text);
+    const save = (path: string, body: unknown) => h.request("POST", `${path}/save`, { headers: { cookie: cookieOf(b), "x-csrf-token": csrf, origin: ORIGIN }, body });
+    const cases: [string, unknown, string][] = [
+      [rich, { title: ["a"] }, "title"],
+      [rich, { html: { a: 1 } }, "html"],
+      [rich, { html: ["<p>a</p>"] }, "html"],
+      [plain, { title: ["a"] }, "title"],
+      [plain, { plain_body: { a: 1 } }, "plain_body"],
+      [plain, { plain_body: 5 }, "plain_body"],
+      [plain, ["a"], "body"],
+      [plain, { title: "a".repeat(401) }, "title"],
+    ];
+    for (const [path, body, field] of cases) {
+      const r = await save(path, body);
+      const json = await r.json();
+      expect({ body, status: r.status, code: json.error?.code }).toEqual({ body, status: 422, code: "validation_failed" });
+      expect(json.error.details.map((d: { field: string }) => d.field)).toContain(field);
+    }
+    // A form post with a field given twice goes back to the note with the message.
+    const twice = await h.request("POST", `${plain}/save`, {
+      headers: { cookie: cookieOf(b), origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams([["_csrf", csrf], ["title", "a"], ["title", "b"], ["plain_body", "x"]]).toString(),
+    });
+    expect(twice.status).toBe(303);
+    expect(twice.headers.get("location")).toContain("error=");
+    expect(h.deps.db.$client.query("SELECT DISTINCT title FROM notes").all()).toEqual([{ title: "Untitled" }]);
+    // Strings still save.
+    expect((await save(rich, { title: "Fine", html: "<p>ok</p>" })).status).toBe(200);
+    expect((await save(plain, { title: "Fine", plain_body: "ok" })).status).toBe(200);
+  });
+});
+
+describe("credentials after a takeover", () => {
+  test("an e-mail change needs the current password, and refused attempts count against its limit", async () => {
+    const b = new Browser();
+    await signUpAndIn(b, "careful@example.com");
+    const settings = (await b.get("/settings")).text;
+    expect(settings).toMatch(/<form method="post" action="\/settings\/email"[^]*?type="password" name="password"/);
+    const csrf = b.csrfOf(settings);
+    const change = (email: string, password?: string) => b.post("/settings/email", { _csrf: csrf, email, ...(password === undefined ? {} : { password }) });
+    expect(decodeURIComponent((await change("n1@example.com")).location)).toContain("error=");
+    expect(decodeURIComponent((await change("n2@example.com", "Wrong1!pass")).location)).toContain("error=");
+    expect(decodeURIComponent((await change("n3@example.com", "Str0ng!pass")).location)).toContain("ok=");
+    // Three a day per account, the refused ones included.
+    expect(decodeURIComponent((await change("n4@example.com", "Str0ng!pass")).location)).toContain("Too many attempts");
+    await h.jobs.drain();
+    expect(sent.filter((m) => m.subject.includes("new e-mail")).map((m) => m.to)).toEqual(["n3@example.com"]);
+  });
+
+  test("confirming an e-mail change signs the account's other browsers out", async () => {
+    const mine = new Browser("198.51.100.140");
+    await signUpAndIn(mine, "moving@example.com");
+    const other = new Browser("198.51.100.141");
+    expect((await other.submit("/signin", "/signin", { email: "moving@example.com", password: "Str0ng!pass" })).location).toBe("/notes");
+    expect((await other.get("/settings")).status).toBe(200);
+    await mine.post("/settings/email", { _csrf: mine.csrfOf((await mine.get("/settings")).text), email: "moved@example.com", password: "Str0ng!pass" });
+    await h.jobs.drain();
+    await mine.get(/(\/settings\/email\/confirm\?token=\w+)/.exec(sent.find((m) => m.to === "moved@example.com")!.text)![1]!);
+    expect((await other.get("/settings")).headers.get("location")).toStartWith("/signin");
+    const still = await mine.get("/settings");
+    expect(still.status).toBe(200);
+    expect(still.text).toContain("moved@example.com");
+  });
+
+  test("after a password reset, one click revokes every API token and AI-client grant", async () => {
+    await signUpAndIn(new Browser("198.51.100.150"), "taken-over@example.com");
+    const ids = idsOf("taken-over@example.com");
+    h.deps.db.$client.run("UPDATE workspaces SET plan = 'dev' WHERE id = ?", [ids.workspaceId]);
+    const apiToken = await h.token(ids, ["read", "write"]);
+    const grant = await h.deps.writer.write(() => {
+      h.deps.db.insert(oauthClients).values({ clientId: "client_x", clientName: "Agent", redirectUris: "[]", metadata: "{}", createdAt: h.clock.now() }).run();
+      return issueTokens(h.deps, { clientId: "client_x", ...ids, scope: "notes:read notes:write" });
+    });
+    expect((await h.request("GET", "/api/v1/notes", { token: apiToken })).status).toBe(200);
+    expect(await mcpStatus(grant.access_token)).toBe(200);
+
+    const owner = new Browser("198.51.100.151");
+    await owner.submit("/reset", "/reset", { email: "taken-over@example.com" });
+    await h.jobs.drain();
+    const token = /token=(\w+)/.exec(sent.find((m) => m.subject.includes("reset"))!.text)![1]!;
+    const done = await owner.submit(`/reset/confirm?token=${token}`, "/reset/confirm", { token, password: "N3w!password" });
+    const page = await owner.get(done.location);
+    expect(page.text).toContain("Your password is changed");
+    expect(page.text).toContain('<form method="post" action="/settings/access/revoke">');
+    const revoked = await owner.post("/settings/access/revoke", { _csrf: owner.csrfOf(page.text) });
+    expect(revoked.status).toBe(303);
+    expect(decodeURIComponent(revoked.location)).toContain("ok=");
+
+    expect((await h.request("GET", "/api/v1/notes", { token: apiToken })).status).toBe(401);
+    expect(await mcpStatus(grant.access_token)).toBe(401);
+    const refresh = await h.request("POST", "/oauth/token", {
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: grant.refresh_token, client_id: "client_x" }).toString(),
+    });
+    expect(refresh.status).toBe(400);
+    // The offer needs the session's CSRF token like every other form.
+    expect((await new Browser("198.51.100.152").post("/settings/access/revoke", {})).status).toBe(403);
+  });
+
+  test("only tokens with the write scope see a stream's webhook secret, over REST and MCP", async () => {
+    const a = await h.account("dev");
+    const writer = await h.token(a, ["read", "write"]);
+    const note = await (await h.request("POST", "/api/v1/notes/by-filename/hooked.log/append", { token: writer, body: { text: "x" } })).json();
+    h.deps.db.$client.run("UPDATE notes SET webhook_url = 'https://hooks.example.com/x', webhook_status = 'enabled', webhook_secret = 'whsec_c2VjcmV0' WHERE id = ?", [note.id]);
+    const reader = await h.token(a, ["read"]);
+    const pinnedReader = await h.token(a, ["read", "append"], { noteId: note.id });
+    for (const token of [reader, pinnedReader]) {
+      const one = await (await h.request("GET", `/api/v1/notes/${note.id}`, { token })).json();
+      expect(one).toMatchObject({ webhook_url: "https://hooks.example.com/x", webhook_secret: null });
+      expect((await (await h.request("GET", "/api/v1/notes/by-filename/hooked.log", { token })).json()).webhook_secret).toBeNull();
+      expect((await (await h.request("GET", "/api/v1/notes", { token })).json())[0].webhook_secret).toBeNull();
+    }
+    expect((await (await h.request("GET", `/api/v1/notes/${note.id}`, { token: writer })).json()).webhook_secret).toBe("whsec_c2VjcmV0");
+
+    const readAgent = await mcpClient(reader);
+    const writeAgent = await mcpClient(writer);
+    try {
+      const read = (await readAgent.callTool({ name: "read_note", arguments: { id: note.id } })) as { content: { text: string }[] };
+      expect(JSON.parse(read.content[0]!.text).webhook_secret).toBeNull();
+      const written = (await writeAgent.callTool({ name: "read_note", arguments: { id: note.id } })) as { content: { text: string }[] };
+      expect(JSON.parse(written.content[0]!.text).webhook_secret).toBe("whsec_c2VjcmV0");
+    } finally {
+      await readAgent.close();
+      await writeAgent.close();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, gt, isNull } from "drizzle-orm";
 import type { Deps, Principal, Scope } from "../../deps";
 import { oauthTokens } from "../../db/schema";
 import { AppError } from "../../http/errors";
@@ -64,4 +64,13 @@ export function oauthPrincipal(deps: Deps, secret: string): Principal {
     rate: tier.rate,
     validUntil: row.expiresAt,
   };
+}
+
+/** Ends every grant an account gave any client (access and refresh tokens); returns how many were live. */
+export function revokeAccountGrants(deps: Deps, accountId: string): number {
+  const now = deps.clock.now();
+  const unrevoked = and(eq(oauthTokens.accountId, accountId), isNull(oauthTokens.revokedAt));
+  const live = deps.db.select({ family: oauthTokens.family }).from(oauthTokens).where(and(unrevoked, gt(oauthTokens.expiresAt, now))).all();
+  deps.db.update(oauthTokens).set({ revokedAt: now }).where(unrevoked).run();
+  return new Set(live.map((r) => r.family)).size;
 }

@@ -13,3 +13,14 @@ export function passwordProblem(password: string): string | null {
 export function hashPassword(password: string): Promise<string> {
   return Bun.password.hash(password, { algorithm: "argon2id" });
 }
+
+let dummyHash: Promise<string> | null = null;
+
+/**
+ * A hash of no one's password, made once, on first use, with the same cost as a real one: checked
+ * when an address has no account (or no password), so the answer takes as long as for a real one.
+ */
+export function dummyPasswordHash(): Promise<string> {
+  dummyHash ??= hashPassword(crypto.randomUUID());
+  return dummyHash;
+}

@@ -1,12 +1,12 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, ne } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { accountLinks, accounts } from "../../db/schema";
+import { accountLinks, accounts, sessions } from "../../db/schema";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { randomBase62 } from "../../lib/random";
 import { sha256Hex } from "../../lib/secrets";
 import { charLength, stripControl } from "../../lib/text";
 import { enqueueMail } from "../../mail/queue";
-import { hashPassword, passwordProblem } from "./password";
+import { dummyPasswordHash, hashPassword, passwordProblem } from "./password";
 import { createAccount, findAccountByEmail, isPlausibleEmail, normaliseEmail, type AccountRow } from "./service";
 
 export const MIN_AGE = 16;
@@ -84,18 +84,33 @@ export function signUpProblems(deps: Deps, input: SignUpInput): { field: string;
   return problems;
 }
 
-/** Creates an unconfirmed free account and mails the confirmation link. */
-export async function signUp(deps: Deps, input: SignUpInput, plan: "free" = "free"): Promise<AccountRow> {
+/**
+ * Creates an unconfirmed free account and mails the confirmation link. An address that has an
+ * account already gets a mail saying someone tried, and the caller the same answer as for a new
+ * one (the password is hashed either way, so the time taken matches too): sign-up does not tell
+ * who has an account.
+ */
+export async function signUp(deps: Deps, input: SignUpInput, plan: "free" = "free"): Promise<void> {
   const problems = signUpProblems(deps, input);
   if (problems.length) throw new ValidationFailed(problems);
   const passwordHash = await hashPassword(input.password);
-  return deps.writer.write(() => {
-    if (findAccountByEmail(deps, input.email)) {
-      throw ValidationFailed.field("email", "taken", "An account with this e-mail address exists already; sign in or reset the password.");
-    }
+  await deps.writer.write(() => {
+    const existing = findAccountByEmail(deps, input.email);
+    if (existing) return sendSignUpAttemptNotice(deps, existing);
     const { account } = createAccount(deps, { email: input.email, plan, passwordHash, confirmed: false, ageConfirmed: true });
     sendConfirmation(deps, account);
-    return account;
+  });
+}
+
+/**
+ * No link with a token: if the account was never confirmed, someone else may have made it with a
+ * password they know, so the way in is a reset (which sets a new password and confirms).
+ */
+function sendSignUpAttemptNotice(deps: Deps, account: AccountRow): void {
+  enqueueMail(deps, {
+    to: account.email,
+    subject: "[notestream] someone tried to sign up with your address",
+    text: `Someone (hopefully you) tried to create a notestream account with this address, which has one already. Nothing was changed.\n\nIf it was you, sign in:\n\n  ${appUrl(deps)}/signin\n\nor, if you don't know the password (or never confirmed the address), choose a new one:\n\n  ${appUrl(deps)}/reset\n\nIf it wasn't you, ignore this mail.`,
   });
 }
 
@@ -129,10 +144,14 @@ export async function confirmEmail(deps: Deps, token: string): Promise<AccountRo
   });
 }
 
-/** Checks a password; the same error for an unknown address and a wrong password. */
+/**
+ * Checks a password; the same error, after the same Argon2 work, for an unknown address, an
+ * account without a password and a wrong password.
+ */
 export async function signIn(deps: Deps, email: string, password: string): Promise<AccountRow> {
   const account = findAccountByEmail(deps, email);
-  const ok = account?.passwordHash ? await Bun.password.verify(password, account.passwordHash) : false;
+  const hash = account?.passwordHash ?? (await dummyPasswordHash());
+  const ok = (await Bun.password.verify(password, hash)) && !!account?.passwordHash;
   if (!account || !ok) throw new AppError("unauthorized", "That e-mail address and password don't match an account.");
   if (account.emailConfirmedAt === null) {
     throw new AppError("insufficient_scope", "Confirm your e-mail address first: follow the link we mailed you (or ask for a new one below).");
@@ -167,6 +186,12 @@ export async function resetPassword(deps: Deps, token: string, password: string)
   });
 }
 
+/** The signed-in person proves they know the password before changing what protects the account. */
+export async function checkCurrentPassword(account: AccountRow, password: string): Promise<void> {
+  const ok = !!password && !!account.passwordHash && (await Bun.password.verify(password, account.passwordHash));
+  if (!ok) throw ValidationFailed.field("password", "wrong", "Your current password is needed to change the address, and that was not it.");
+}
+
 export async function requestEmailChange(deps: Deps, account: AccountRow, newEmail: string): Promise<void> {
   const email = normaliseEmail(newEmail);
   if (!isPlausibleEmail(email)) throw ValidationFailed.field("email", "invalid", "Enter a valid e-mail address.");
@@ -182,12 +207,18 @@ export async function requestEmailChange(deps: Deps, account: AccountRow, newEma
   });
 }
 
-export async function confirmEmailChange(deps: Deps, token: string): Promise<AccountRow> {
+/**
+ * Moves the account to the confirmed address and ends its other browser sessions: whoever signed
+ * in under the old address signs in again. `keepSessionHash` is the confirming browser's session.
+ */
+export async function confirmEmailChange(deps: Deps, token: string, keepSessionHash: string | null): Promise<AccountRow> {
   return deps.writer.write(() => {
     const link = takeLink(deps, token, "email_change");
     if (findAccountByEmail(deps, link.newEmail!)) throw ValidationFailed.field("email", "taken", "Another account uses this address now.");
     const now = deps.clock.now();
     deps.db.update(accounts).set({ email: link.newEmail!, emailConfirmedAt: now, updatedAt: now }).where(eq(accounts.id, link.accountId)).run();
+    const mine = eq(sessions.accountId, link.accountId);
+    deps.db.delete(sessions).where(keepSessionHash ? and(mine, ne(sessions.idHash, keepSessionHash)) : mine).run();
     return deps.db.select().from(accounts).where(eq(accounts.id, link.accountId)).get()!;
   });
 }

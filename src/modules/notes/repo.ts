@@ -46,7 +46,12 @@ export function newNoteRow(
   };
 }
 
-export function toRecord(row: NoteMeta, plainBody?: string): NoteRecord {
+/**
+ * A note as the API shows it to this caller. The webhook secret signs what receivers trust, so
+ * only callers that may change the webhook (the write scope) see it; others get null, keeping
+ * the record's shape.
+ */
+export function toRecord(ctx: Ctx, row: NoteMeta, plainBody?: string): NoteRecord {
   return {
     id: row.id,
     kind: row.kind,
@@ -61,7 +66,7 @@ export function toRecord(row: NoteMeta, plainBody?: string): NoteRecord {
     webhook_url: row.webhookUrl,
     webhook_format: row.webhookFormat,
     webhook_status: row.webhookStatus,
-    webhook_secret: row.webhookSecret,
+    webhook_secret: ctx.principal.scopes.has("write") ? row.webhookSecret : null,
     inbox_enabled: row.inboxTokenHash !== null,
     expected_interval_seconds: row.expectedIntervalSeconds,
     alert_email: row.alertEmail,

@@ -93,7 +93,7 @@ export async function createRichNote({ ctx, title, html, folderId }: { ctx: Ctx;
     const row = newNoteRow({ workspaceId: ws.id, kind: "editable", format: "rich", title: cleanedTitle, body: plain, richHtml: safe, byteSize: plainBytes, folderId: folderId ?? null }, deps.clock.now());
     deps.db.insert(notes).values(row).run();
     addStorage(deps, ws.id, plainBytes);
-    return toRecord(row, plain);
+    return toRecord(ctx, row, plain);
   });
 }
 
@@ -123,6 +123,6 @@ export async function updateRichNote({ ctx, id, title, html }: { ctx: Ctx; id: s
       deps.db.update(notes).set(columns).where(eq(notes.id, note.id)).run();
       addStorage(deps, note.workspaceId, delta);
     }
-    return toRecord(next, next.body ?? "");
+    return toRecord(ctx, next, next.body ?? "");
   });
 }

@@ -61,7 +61,7 @@ export async function createNote({ ctx, input }: { ctx: Ctx; input: CreateNoteIn
     const row = newEditableRow(ws.id, title, body, input.folder_id ?? null, deps.clock.now());
     deps.db.insert(notes).values(row).run();
     addStorage(deps, ws.id, size);
-    return toRecord(row, body);
+    return toRecord(ctx, row, body);
   });
 }
 
@@ -109,7 +109,7 @@ export async function bulkCreateNotes({ ctx, inputs }: { ctx: Ctx; inputs: Creat
     const records = checked.map(({ input, title, body }) => {
       const row = newEditableRow(ws.id, title, body, input.folder_id ?? null, now);
       deps.db.insert(notes).values(row).run();
-      return toRecord(row, body);
+      return toRecord(ctx, row, body);
     });
     addStorage(deps, ws.id, total);
     return records;
@@ -123,14 +123,14 @@ function newEditableRow(workspaceId: string, title: string, body: string, folder
 export function getNote({ ctx, id }: { ctx: Ctx; id: string }): NoteRecord {
   requireScope(ctx, "read");
   const row = visibleNote(ctx, id);
-  return toRecord(row, readBody(ctx.deps, row));
+  return toRecord(ctx, row, readBody(ctx.deps, row));
 }
 
 export function getNoteByFilename({ ctx, filename }: { ctx: Ctx; filename: string }): NoteRecord {
   requireScope(ctx, "read");
   const row = findStream(ctx, filename);
   if (!row) throw new AppError("not_found", "note not found");
-  return toRecord(row, readBody(ctx.deps, row));
+  return toRecord(ctx, row, readBody(ctx.deps, row));
 }
 
 export function listNotes({
@@ -144,7 +144,7 @@ export function listNotes({
 }): { items: NoteRecord[]; total: number } {
   requireScope(ctx, "read");
   const { rows, total } = listNoteRows(ctx, filter, page);
-  return { items: rows.map((r) => toRecord(r)), total };
+  return { items: rows.map((r) => toRecord(ctx, r)), total };
 }
 
 export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; input: UpdateNoteInput }): Promise<Reply<NoteRecord>> {
@@ -194,7 +194,7 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
     const { id: _id, ...columns } = next;
     deps.db.update(notes).set(columns).where(eq(notes.id, note.id)).run();
     addStorage(deps, ws.id, delta);
-    return toRecord(next, readBody(deps, next));
+    return toRecord(ctx, next, readBody(deps, next));
   });
 }
 

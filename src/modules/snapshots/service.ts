@@ -86,6 +86,6 @@ export async function restoreSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; n
       .run();
     addStorage(deps, ws.id, delta);
     const restored = { ...note, title: snap.title, body: snap.body, byteSize: snap.byteSize, updatedAt: now, lastWriteAt: now };
-    return noteRecord(restored, snap.body);
+    return noteRecord(ctx, restored, snap.body);
   });
 }

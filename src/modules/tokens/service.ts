@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, count, eq, gt, isNull } from "drizzle-orm";
 import type { Ctx, Deps, Principal, Scope } from "../../deps";
 import { tokens, notes } from "../../db/schema";
 import { AppError, CapExceeded, InsufficientScope } from "../../http/errors";
@@ -211,4 +211,15 @@ export function requireUnpinned(ctx: Ctx, action: string): void {
 export function revokeToken(deps: Deps, tokenId: string): void {
   deps.db.update(tokens).set({ revokedAt: deps.clock.now() }).where(eq(tokens.id, tokenId)).run();
   deps.tokens.clear();
+}
+
+/** Revokes every token an account minted, in any workspace, after a takeover; returns how many were live. */
+export function revokeAccountTokens(deps: Deps, accountId: string): number {
+  const now = deps.clock.now();
+  const unrevoked = and(eq(tokens.accountId, accountId), isNull(tokens.revokedAt));
+  const live = deps.db.select({ n: count() }).from(tokens).where(and(unrevoked, gt(tokens.expiresAt, now))).get()!.n;
+  deps.db.update(tokens).set({ revokedAt: now }).where(unrevoked).run();
+  // Cached principals would keep answering until they expire.
+  deps.tokens.clear();
+  return live;
 }

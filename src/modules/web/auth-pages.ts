@@ -1,8 +1,9 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
-import { AppError } from "../../http/errors";
+import { AppError, ValidationFailed } from "../../http/errors";
 import { randomBase62 } from "../../lib/random";
 import { PASSWORD_SPECIALS } from "../accounts/password";
+import { normaliseEmail } from "../accounts/service";
 import {
   confirmEmail,
   MIN_AGE,
@@ -11,6 +12,7 @@ import {
   resetPassword,
   signIn,
   signUp,
+  signUpProblems,
 } from "../accounts/web-auth";
 import { clientIp, errorMessage, limit, sameOrigin } from "./guard";
 import { html, page } from "./html";
@@ -36,9 +38,23 @@ const refused = () =>
     headers: { "content-type": "text/plain; charset=utf-8" },
   });
 
-
-function safeNext(next: string | undefined): string {
-  return next && next.startsWith("/") && !next.startsWith("//") ? next : "/notes";
+/**
+ * Where sign-in leads: `next` resolved as the browser will resolve it on our page, kept only if
+ * it stays on our origin. A prefix check is not enough: browsers read "/\evil.example" and
+ * "/\t/evil.example" as other hosts.
+ */
+function safeNext(deps: Deps, request: Request, next: string | undefined): string {
+  if (!next) return "/notes";
+  const ours = new URL(deps.config.baseUrl ?? request.url).origin;
+  let url: URL;
+  try {
+    url = new URL(next, ours);
+  } catch {
+    return "/notes";
+  }
+  const path = url.pathname + url.search + url.hash;
+  // "/.//evil.example" resolves to the path "//evil.example", itself another host in a Location.
+  return url.origin === ours && !path.startsWith("//") ? path : "/notes";
 }
 
 const passwordHint = `8 to 128 characters, with an upper- and a lower-case letter, a digit and one of ${PASSWORD_SPECIALS}`;
@@ -63,10 +79,12 @@ export const authPages = (deps: Deps) =>
       if (!publicFormOk(deps, request, b)) return refused();
       try {
         limit(deps, "signInPerIp", clientIp(request));
-        limit(deps, "signInPerEmail", b.email ?? "");
+        // Counted before the check, so parallel guesses cannot all slip under it; given back on success.
+        const perEmail = limit(deps, "signInPerEmail", b.email ?? "");
         const account = await signIn(deps, b.email ?? "", b.password ?? "");
+        perEmail.refund();
         const { secret } = await createSession(deps, account);
-        return redirect(safeNext(b.next), { "set-cookie": sessionCookie(deps, secret, 30 * 86_400) });
+        return redirect(safeNext(deps, request, b.next), { "set-cookie": sessionCookie(deps, secret, 30 * 86_400) });
       } catch (e) {
         const status = e instanceof AppError && e.code === "rate_limited" ? 429 : 400;
         return page(
@@ -106,13 +124,15 @@ export const authPages = (deps: Deps) =>
       if (!publicFormOk(deps, request, b)) return refused();
       try {
         limit(deps, "signUpPerIp", clientIp(request));
-        const account = await signUp(deps, {
-          email: b.email ?? "",
-          password: b.password ?? "",
-          birthDate: b.birth_date || undefined,
-          ageConfirmed: b.age_confirmed === "yes",
-        });
-        return redirect("/signin?ok=" + encodeURIComponent(`Almost there: we sent a confirmation link to ${account.email}.`));
+        const input = { email: b.email ?? "", password: b.password ?? "", birthDate: b.birth_date || undefined, ageConfirmed: b.age_confirmed === "yes" };
+        const problems = signUpProblems(deps, input);
+        if (problems.length) throw new ValidationFailed(problems);
+        // A valid sign-up mails whoever owns the address, so it is limited per address like every
+        // mail; fixing the form's mistakes is not.
+        limit(deps, "signUpPerEmail", input.email);
+        await signUp(deps, input);
+        // The same answer whether the address was new or taken (its owner got a mail instead).
+        return redirect("/signin?ok=" + encodeURIComponent(`Almost there: we sent a confirmation link to ${normaliseEmail(b.email ?? "")}.`));
       } catch (e) {
         const status = e instanceof AppError && e.code === "rate_limited" ? 429 : 422;
         return page(
@@ -173,8 +193,13 @@ export const authPages = (deps: Deps) =>
       const b = body as Body;
       if (!publicFormOk(deps, request, b)) return refused();
       try {
-        await resetPassword(deps, b.token ?? "", b.password ?? "");
-        return back("/signin", "ok", "Your password is changed. Sign in with it.");
+        // The reset ended every session; this browser proved the mailbox and set the password, so
+        // it is signed in, to be offered the end of the tokens and grants too.
+        const account = await resetPassword(deps, b.token ?? "", b.password ?? "");
+        const { secret } = await createSession(deps, account);
+        return redirect("/settings/access?ok=" + encodeURIComponent("Your password is changed, and every other browser is signed out."), {
+          "set-cookie": sessionCookie(deps, secret, 30 * 86_400),
+        });
       } catch (e) {
         return back(`/reset/confirm?token=${encodeURIComponent(b.token ?? "")}`, "error", errorMessage(e));
       }

@@ -1,6 +1,7 @@
 import { requestState } from "../../http/boundary";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { LifecycleError } from "../accounts/lifecycle";
+import { normaliseEmail } from "../accounts/service";
 import { TokenError } from "../tokens/service";
 import type { Deps } from "../../deps";
 import { csrfMatches, loadSession, type WebSession } from "./session";
@@ -19,6 +20,7 @@ export const BROWSER_LIMITS = {
   resetPerEmail: [5, HOUR],
   resendPerIp: [5, HOUR],
   resendPerEmail: [5, HOUR],
+  signUpPerEmail: [5, HOUR],
   emailChangePerAccount: [3, DAY],
   emailChangePerTarget: [3, DAY],
   profilePerAccount: [10, HOUR],
@@ -28,30 +30,47 @@ export const BROWSER_LIMITS = {
 
 export type BrowserLimit = keyof typeof BROWSER_LIMITS;
 
+/**
+ * Limits keyed by an address someone typed: keyed as the account lookup reads it, so " ALICE@x"
+ * and "alice@x" share one budget (and one mailbox cannot be bombed by respelling it).
+ */
+const PER_EMAIL: ReadonlySet<BrowserLimit> = new Set(["signInPerEmail", "signUpPerEmail", "resetPerEmail", "resendPerEmail", "emailChangePerTarget"]);
+
 function waitText(seconds: number): string {
   if (seconds < 90) return `${seconds} seconds`;
   if (seconds < 5400) return `${Math.ceil(seconds / 60)} minutes`;
   return `${Math.ceil(seconds / 3600)} hours`;
 }
 
-/** Counts one attempt; past the limit, a 429 with a message a person can act on. */
-export function limit(deps: Deps, name: BrowserLimit, who: string): void {
+/**
+ * Counts one attempt; past the limit, a 429 with a message a person can act on. `refund` gives
+ * the attempt back, for limits that count only failures.
+ */
+export function limit(deps: Deps, name: BrowserLimit, who: string): { refund: () => void } {
   const [n, windowMs] = BROWSER_LIMITS[name];
-  const d = deps.limiter.consume(`web:${name}:${who.toLowerCase()}`, n, "anonymous", windowMs);
+  const key = `web:${name}:${PER_EMAIL.has(name) ? normaliseEmail(who) : who.toLowerCase()}`;
+  const d = deps.limiter.consume(key, n, "anonymous", windowMs);
   if (!d.allowed) {
     const retry = Math.max(1, Math.ceil(d.reset - deps.clock.now() / 1000));
     throw new AppError("rate_limited", `Too many attempts. Please wait ${waitText(retry)} and try again.`, undefined, { "retry-after": String(retry) });
   }
+  return { refund: () => deps.limiter.refund(key) };
 }
 
 export function clientIp(request: Request): string {
   return requestState(request)?.ip ?? "unknown";
 }
 
-/** Forms are only accepted from our own pages: an Origin header, when sent, must be ours. */
+/**
+ * Forms are only accepted from our own pages: an Origin header, when sent, must be ours. Our pages
+ * send no Referer (Referrer-Policy: no-referrer), so browsers send `Origin: null` with their form
+ * posts; that is accepted only when the browser itself vouches the request came from our origin
+ * (Sec-Fetch-Site, which no page can set). A sandboxed frame elsewhere also sends null, as cross-site.
+ */
 export function sameOrigin(deps: Deps, request: Request): boolean {
   const origin = request.headers.get("origin");
-  if (!origin || origin === "null") return origin === null;
+  if (origin === "null") return request.headers.get("sec-fetch-site") === "same-origin";
+  if (!origin) return true;
   const ours = deps.config.baseUrl ? new URL(deps.config.baseUrl).origin : new URL(request.url).origin;
   return origin === ours || origin === new URL(request.url).origin;
 }

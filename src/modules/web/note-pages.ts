@@ -1,9 +1,12 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
+import { TypeCompiler, ValueErrorType } from "@sinclair/typebox/compiler";
 import { and, asc, count, desc, eq, gt, isNull, like, type SQL } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { folders, noteChunks, notes } from "../../db/schema";
-import { AppError } from "../../http/errors";
+import { AppError, errorResponse, ValidationFailed, type FieldProblem } from "../../http/errors";
 import { iso } from "../../lib/clock";
+import { TITLE_MAX_CHARS } from "../../lib/text";
+import { bodyCaps } from "../../limits/plans";
 import * as folderService from "../folders/service";
 import { readBody, visibleNote, type NoteRow } from "../notes/repo";
 import * as noteService from "../notes/service";
@@ -17,6 +20,46 @@ type Body = Record<string, string | undefined>;
 const PAGE_SIZE = 25;
 /** How much of a long stream the page shows; the rest is a download away. */
 const TAIL_BYTES = 128 * 1024;
+/** 2.5 million notes' worth of pages; a larger number is a typo or a probe. */
+const MAX_PAGE = 100_000;
+
+/**
+ * ?page= as written by our own links: digits only. Number() would also take "1e400" (Infinity,
+ * an OFFSET SQLite refuses), "0x10" and "2.5"; anything but a page number shows the first page.
+ */
+function pageNumber(raw: string | null): number {
+  if (!raw || !/^[1-9][0-9]{0,5}$/.test(raw)) return 1;
+  const n = Number(raw);
+  return n <= MAX_PAGE ? n : 1;
+}
+
+/**
+ * What a save may send: form fields or the editor's JSON, strings only. The lengths bound the
+ * fields by what could arrive at all (a title's 200 characters are up to 400 UTF-16 units); the
+ * plan's note-size caps are the note service's to check.
+ */
+function saveBodyChecker(deps: Deps) {
+  const text = { maxLength: bodyCaps(deps.config.limitProfile).browser };
+  return TypeCompiler.Compile(
+    t.Object({
+      _csrf: t.Optional(t.String({ maxLength: 64 })),
+      title: t.Optional(t.String({ maxLength: 2 * TITLE_MAX_CHARS })),
+      plain_body: t.Optional(t.String(text)),
+      html: t.Optional(t.String(text)),
+    }),
+  );
+}
+
+function saveBodyProblems(checker: ReturnType<typeof saveBodyChecker>, body: unknown): ValidationFailed {
+  const byField = new Map<string, FieldProblem>();
+  for (const e of checker.Errors(body)) {
+    const field = e.path.split("/")[1] || "body";
+    if (byField.has(field)) continue;
+    const code = e.type === ValueErrorType.StringMaxLength ? "too_long" : "invalid_type";
+    byField.set(field, { field, code, message: code === "too_long" ? "is too long" : field === "body" ? "expected an object of fields" : "expected a string" });
+  }
+  return new ValidationFailed([...byField.values()]);
+}
 
 
 function sidebar(deps: Deps, s: WebSession, activeFolder: string | null): Html {
@@ -37,9 +80,9 @@ function sidebar(deps: Deps, s: WebSession, activeFolder: string | null): Html {
   <form method="post" action="/folders" class="row">${csrfField(s)}<input type="text" name="name" placeholder="New folder" maxlength="80" required aria-label="New folder name"><button type="submit">Add</button></form>
   ${
     activeFolder
-      ? html`<details class="small" style="margin-top:10px"><summary>Folder settings</summary>
-      <form method="post" action="/folders/${activeFolder}/rename" class="row" style="margin-top:8px">${csrfField(s)}<input type="text" name="name" maxlength="80" required placeholder="New name"><button>Rename</button></form>
-      <form method="post" action="/folders/${activeFolder}/delete" style="margin-top:8px">${csrfField(s)}<button class="danger">Delete folder (notes stay)</button></form></details>`
+      ? html`<details class="small mt10"><summary>Folder settings</summary>
+      <form method="post" action="/folders/${activeFolder}/rename" class="row mt8">${csrfField(s)}<input type="text" name="name" maxlength="80" required placeholder="New name"><button>Rename</button></form>
+      <form method="post" action="/folders/${activeFolder}/delete" class="mt8">${csrfField(s)}<button class="danger">Delete folder (notes stay)</button></form></details>`
       : ""
   }
 </aside>`;
@@ -83,7 +126,7 @@ function notePage(deps: Deps, s: WebSession, note: NoteRow, url: URL): Response 
     <a class="button" href="/notes/${note.id}/download/txt">TXT</a>
     ${note.format === "rich" ? html`<a class="button" href="/notes/${note.id}/download/docx">DOCX</a><a class="button" href="/notes/${note.id}/download/pdf">PDF</a>` : ""}
     ${note.kind === "stream" ? html`<a class="button" href="/notes/${note.id}/settings">Webhook, inbox, alerts</a>` : ""}
-    <form method="post" action="/notes/${note.id}/delete" onsubmit="return confirm('Delete this note for good?')">${csrfField(s)}<button class="danger">Delete</button></form>
+    <form method="post" action="/notes/${note.id}/delete" data-confirm="Delete this note for good?">${csrfField(s)}<button class="danger">Delete</button></form>
   </div>`;
   let main: Html;
   if (note.kind === "stream") {
@@ -132,7 +175,7 @@ function notePage(deps: Deps, s: WebSession, note: NoteRow, url: URL): Response 
       session: s,
       active: "notes",
       flash: flashFrom(url),
-      body: html`<div class="shell">${sidebar(deps, s, note.folderId)}<div>${actions}<div style="height:12px"></div>${main}${history}</div></div>`,
+      body: html`<div class="shell">${sidebar(deps, s, note.folderId)}<div>${actions}<div class="gap"></div>${main}${history}</div></div>`,
     }),
   );
 }
@@ -140,7 +183,7 @@ function notePage(deps: Deps, s: WebSession, note: NoteRow, url: URL): Response 
 function listPage(deps: Deps, s: WebSession, url: URL): Response {
   const folder = url.searchParams.get("folder");
   const q = url.searchParams.get("q")?.trim() ?? "";
-  const pageNo = Math.max(1, Number(url.searchParams.get("page")) || 1);
+  const pageNo = pageNumber(url.searchParams.get("page"));
   const conds: SQL[] = [eq(notes.workspaceId, s.workspaceId), isNull(notes.trashedAt)];
   if (folder) conds.push(eq(notes.folderId, folder));
   if (q) conds.push(like(notes.title, `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
@@ -163,8 +206,8 @@ function listPage(deps: Deps, s: WebSession, url: URL): Response {
       active: "notes",
       flash: flashFrom(url),
       body: html`<div class="shell">${sidebar(deps, s, folder)}<div>
-  <div class="row spread" style="margin-bottom:14px">
-    <form method="get" action="/notes" class="row" style="flex:1">${folder ? html`<input type="hidden" name="folder" value="${folder}">` : ""}<input type="search" name="q" value="${q}" placeholder="Search titles" aria-label="Search titles"><button>Search</button></form>
+  <div class="row spread mb14">
+    <form method="get" action="/notes" class="row grow">${folder ? html`<input type="hidden" name="folder" value="${folder}">` : ""}<input type="search" name="q" value="${q}" placeholder="Search titles" aria-label="Search titles"><button>Search</button></form>
     <form method="post" action="/notes/new" class="row">${csrfField(s)}${folder ? html`<input type="hidden" name="folder_id" value="${folder}">` : ""}<button class="primary" name="format" value="plain">New note</button><button name="format" value="rich">New rich note</button></form>
   </div>
   <div class="card">
@@ -189,8 +232,9 @@ function webNote(s: WebSession, id: string): NoteRow {
 const notFound = (s: WebSession) =>
   page(layout({ title: "Not found", session: s, body: html`<div class="card"><h1>Not found</h1><p>There is no such note in this account. <a href="/notes">Back to your notes</a></p></div>` }), 404);
 
-export const notePages = (deps: Deps) =>
-  new Elysia()
+export const notePages = (deps: Deps) => {
+  const saveBody = saveBodyChecker(deps);
+  return new Elysia()
     .get("/notes", ({ request }) => {
       const s = requireSession(deps, request);
       return s instanceof Response ? s : listPage(deps, s, new URL(request.url));
@@ -224,7 +268,8 @@ export const notePages = (deps: Deps) =>
       const s = requireSession(deps, request);
       if (s instanceof Response) return new Response(null, { status: 401 });
       const note = webNote(s, params.id);
-      const after = Number(query.after) || 0;
+      // The sequence number the page last saw, digits only (Number() takes "1e400" as Infinity).
+      const after = /^[0-9]{1,15}$/.test(String(query.after ?? "")) ? Number(query.after) : 0;
       const rows = deps.db
         .select({ seq: noteChunks.seq, text: noteChunks.text })
         .from(noteChunks)
@@ -240,14 +285,17 @@ export const notePages = (deps: Deps) =>
       if (s instanceof Response) return s;
       const isForm = !(request.headers.get("content-type") ?? "").includes("json");
       try {
+        if (!saveBody.Check(b)) throw saveBodyProblems(saveBody, b);
         limit(deps, "savesPerAccount", s.account.id);
         const note = webNote(s, params.id);
         if (note.format === "rich") await (await import("../notes/rich")).updateRichNote({ ctx: s.ctx, id: note.id, title: b.title, html: b.html });
         else await noteService.updateNote({ ctx: s.ctx, id: note.id, input: { title: b.title, plain_body: b.plain_body } });
         return isForm ? back(`/notes/${params.id}`, "ok", "Saved.") : Response.json({ ok: true });
       } catch (e) {
-        const status = e instanceof AppError ? e.status : 500;
-        return isForm ? back(`/notes/${params.id}`, "error", errorMessage(e)) : Response.json({ error: { message: errorMessage(e) } }, { status });
+        if (isForm) return back(`/notes/${params.id}`, "error", errorMessage(e));
+        // The editor's script reads error.message; the envelope is the API's.
+        if (e instanceof AppError) return errorResponse(e);
+        return Response.json({ error: { code: "bad_request", message: errorMessage(e) } }, { status: 400 });
       }
     })
     .post("/notes/:id/move", ({ request, params, body }) =>
@@ -315,3 +363,4 @@ export const notePages = (deps: Deps) =>
         return back("/notes", "ok", "Folder deleted; its notes are unfiled.");
       }, `/notes?folder=${params.id}`),
     );
+};

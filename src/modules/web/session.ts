@@ -88,6 +88,12 @@ export function loadSession(deps: Deps, request: Request): WebSession | null {
   };
 }
 
+/** The stored id of this browser's session (whether or not it is still valid), or null. */
+export function sessionIdHash(request: Request): string | null {
+  const secret = cookieValue(request, SESSION_COOKIE);
+  return secret ? sha256Hex(secret) : null;
+}
+
 export async function destroySession(deps: Deps, request: Request): Promise<void> {
   const secret = cookieValue(request, SESSION_COOKIE);
   if (secret) await deps.writer.write(() => deps.db.delete(sessions).where(eq(sessions.idHash, sha256Hex(secret))).run());

@@ -6,21 +6,22 @@ import { AppError, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { pageFrom } from "../../lib/pagination";
 import { startTrial } from "../accounts/lifecycle";
-import { describeAccount } from "../accounts/service";
-import { confirmEmailChange, requestEmailChange, updateProfile } from "../accounts/web-auth";
+import { describeAccount, normaliseEmail } from "../accounts/service";
+import { checkCurrentPassword, confirmEmailChange, requestEmailChange, updateProfile } from "../accounts/web-auth";
 import { listApiErrors } from "../errors/service";
 import { exportFile, requestExport } from "../export/service";
 import { disableInbox, listInboxDeliveries, replayDelivery, rotateInbox } from "../inbox/service";
 import { updateNote } from "../notes/service";
 import { visibleNote } from "../notes/repo";
-import { MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, revokeToken, SCOPES } from "../tokens/service";
+import { MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, revokeAccountTokens, revokeToken, SCOPES } from "../tokens/service";
+import { revokeAccountGrants } from "../../mcp/oauth/tokens";
 import { WEBHOOK_FORMATS, type WebhookFormat } from "../webhooks/formats";
 import { listWebhookAttempts } from "../webhooks/service";
 import { getWorkspace } from "../workspaces/repo";
 import { errorMessage, formAction, limit, requireSession } from "./guard";
 import { html, page, type Html } from "./html";
 import { back, bytes, csrfField, flashFrom, layout, redirect, when } from "./layout";
-import type { WebSession } from "./session";
+import { sessionIdHash, type WebSession } from "./session";
 import type { Scope } from "../../deps";
 
 const str = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? "";
@@ -32,8 +33,8 @@ function origin(deps: Deps, request: Request): string {
 
 function meter(used: number, cap: number | null, label: string, format = (n: number) => String(n)): Html {
   const pct = cap ? Math.min(100, Math.round((used / cap) * 100)) : 0;
-  return html`<div style="margin-bottom:10px"><div class="row spread small"><span>${label}</span><span class="muted">${format(used)} of ${cap === null ? "unlimited" : format(cap)}</span></div>${
-    cap === null ? "" : html`<div class="meter"><i style="width:${pct}%"></i></div>`
+  return html`<div class="mb10"><div class="row spread small"><span>${label}</span><span class="muted">${format(used)} of ${cap === null ? "unlimited" : format(cap)}</span></div>${
+    cap === null ? "" : html`<progress class="meter" value="${Math.min(used, cap)}" max="${cap}" aria-label="${label}">${pct}%</progress>`
   }</div>`;
 }
 
@@ -70,7 +71,7 @@ function tokensPage(deps: Deps, s: WebSession, url: URL, shown?: Html): Response
         account.api_access
           ? html`<form method="post" action="/settings/tokens">${csrfField(s)}
   <label><span>Name</span><input type="text" name="name" maxlength="80" placeholder="e.g. deploy pipeline"></label>
-  <div class="row" style="margin-bottom:12px">${SCOPES.map((sc) => html`<label class="check"><input type="checkbox" name="scope" value="${sc}" ${sc === "append" ? "checked" : ""}> ${sc}</label>`)}</div>
+  <div class="row mb12">${SCOPES.map((sc) => html`<label class="check"><input type="checkbox" name="scope" value="${sc}" ${sc === "append" ? "checked" : ""}> ${sc}</label>`)}</div>
   <p class="muted small">read: list and read notes · write: create, edit, delete, move and append · append: append only</p>
   <label><span>Only this note (optional)</span><select name="note_id"><option value="">Every note</option>${noteOptions(deps, s, false)}</select></label>
   <label><span>Expires in (days, at most ${MAX_EXPIRY_DAYS})</span><input type="number" name="expires_in_days" min="1" max="${MAX_EXPIRY_DAYS}" value="90"></label>
@@ -130,7 +131,7 @@ function accountPage(deps: Deps, s: WebSession, url: URL): Response {
   <form method="post" action="/settings/export">${csrfField(s)}<button>Request an export</button></form>
   ${
     exportsList.length
-      ? html`<table style="margin-top:10px"><tr><th>Requested</th><th>Status</th><th></th></tr>${exportsList.map((e) => {
+      ? html`<table class="mt10"><tr><th>Requested</th><th>Status</th><th></th></tr>${exportsList.map((e) => {
           const live = e.status === "ready" && (e.expiresAt ?? 0) > now;
           return html`<tr><td>${when(iso(e.createdAt))}</td><td>${live ? "ready" : e.status === "ready" ? "expired" : e.status}</td><td>${live ? html`<a href="/exports/${e.id}/download">Download (${bytes(e.sizeBytes)})</a>` : ""}</td></tr>`;
         })}</table>`
@@ -139,10 +140,11 @@ function accountPage(deps: Deps, s: WebSession, url: URL): Response {
 </div>
 <div class="card"><h2>Profile</h2><form method="post" action="/settings/profile">${csrfField(s)}
   <label><span>Name</span><input type="text" name="name" maxlength="80" value="${s.account.name}"></label>
-  <label><span>Bio</span><textarea name="bio" maxlength="500" style="min-height:90px;font-family:inherit">${s.account.bio}</textarea></label>
+  <label><span>Bio</span><textarea name="bio" maxlength="500" class="bio">${s.account.bio}</textarea></label>
   <button>Save profile</button></form></div>
-<div class="card"><h2>E-mail address</h2><p class="small">Now <strong>${s.account.email}</strong>. We send a link to the new address to confirm it.</p>
-  <form method="post" action="/settings/email" class="row">${csrfField(s)}<input type="email" name="email" required placeholder="new@example.com"><button>Change address</button></form></div>
+<div class="card"><h2>E-mail address</h2><p class="small">Now <strong>${s.account.email}</strong>. We send a link to the new address to confirm it; confirming signs your other browsers out.</p>
+  <form method="post" action="/settings/email" class="row">${csrfField(s)}<input type="email" name="email" required placeholder="new@example.com" aria-label="New e-mail address"><input type="password" name="password" required autocomplete="current-password" placeholder="Current password" aria-label="Current password"><button>Change address</button></form></div>
+<div class="card"><h2>API tokens and AI clients</h2><p class="small">If someone else may have had your password, <a href="/settings/access">end every API token and AI-client grant at once</a>.</p></div>
 <div class="card"><h2>API errors</h2>${
         errors.length
           ? html`<table><tr><th>When</th><th>Request</th><th>Status</th><th>Code</th></tr>${errors.map((e) => html`<tr><td>${when(e.at)}</td><td class="mono">${e.method} ${e.path}</td><td>${e.status}</td><td>${e.code}</td></tr>`)}</table>`
@@ -151,6 +153,24 @@ function accountPage(deps: Deps, s: WebSession, url: URL): Response {
     }),
   );
 }
+
+function accessPage(s: WebSession, url: URL): Response {
+  return page(
+    layout({
+      title: "API tokens and AI clients",
+      session: s,
+      active: "settings",
+      flash: flashFrom(url),
+      body: html`<h1>API tokens and AI clients</h1>
+<div class="card"><h2>End them all</h2>
+  <p class="small">A new password signs other browsers out, but API tokens, the browser-extension token and the access you gave AI clients (MCP) keep working. If someone else may have had your password, end them all: scripts and clients then need new ones.</p>
+  <form method="post" action="/settings/access/revoke">${csrfField(s)}<button class="danger">Revoke every API token and AI-client grant</button></form>
+  <p class="muted small">To end one token only, use the <a href="/settings/tokens">API tokens</a> page.</p></div>`,
+    }),
+  );
+}
+
+const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 
 function streamSettingsPage(deps: Deps, s: WebSession, noteId: string, url: URL, shown?: Html): Response {
   const note = visibleNote(s.ctx, noteId);
@@ -204,7 +224,7 @@ function streamSettingsPage(deps: Deps, s: WebSession, noteId: string, url: URL,
 <div class="card"><h2>Alert when it goes quiet ${note.deadmanStatus === "late" ? html`<span class="badge late">late</span>` : note.deadmanStatus === "ok" ? html`<span class="badge ok">watching</span>` : ""}</h2>
   <p class="small">If no line arrives within the interval, we mail once; and once more when lines come back. Last write: ${when(iso(note.lastWriteAt))}.</p>
   <form method="post" action="/notes/${note.id}/deadman">${csrfField(s)}
-    <div class="row"><label style="flex:1"><span>Expect a write at least every</span><input type="number" name="every" min="1" value="${interval ? (interval % 3600 === 0 ? interval / 3600 : Math.round(interval / 60)) : ""}"></label>
+    <div class="row"><label class="grow"><span>Expect a write at least every</span><input type="number" name="every" min="1" value="${interval ? (interval % 3600 === 0 ? interval / 3600 : Math.round(interval / 60)) : ""}"></label>
     <label><span>Unit</span><select name="unit"><option value="hours" ${interval && interval % 3600 === 0 ? "selected" : ""}>hours</option><option value="minutes" ${interval && interval % 3600 !== 0 ? "selected" : ""}>minutes</option></select></label></div>
     <label><span>Send alerts to (empty: your account address)</span><input type="email" name="alert_email" value="${note.alertEmail ?? ""}"></label>
     <div class="row"><button class="primary">Save</button>${interval ? html`<button name="off" value="yes">Turn off</button>` : ""}</div>
@@ -283,20 +303,32 @@ export const settingsPages = (deps: Deps) =>
     )
     .post("/settings/email", ({ request, body }) =>
       formAction(deps, request, body, async (s, b) => {
+        // Counted first, so wrong passwords use up the account's three a day too.
         limit(deps, "emailChangePerAccount", s.account.id);
+        await checkCurrentPassword(s.account, str(b.password));
         limit(deps, "emailChangePerTarget", str(b.email));
         await requestEmailChange(deps, s.account, str(b.email));
-        return back("/settings", "ok", `We sent a confirmation link to ${str(b.email)}.`);
+        return back("/settings", "ok", `We sent a confirmation link to ${normaliseEmail(str(b.email))}.`);
       }, "/settings"),
     )
-    .get("/settings/email/confirm", async ({ query }) => {
+    .get("/settings/email/confirm", async ({ request, query }) => {
       try {
-        const account = await confirmEmailChange(deps, String(query.token ?? ""));
+        const account = await confirmEmailChange(deps, String(query.token ?? ""), sessionIdHash(request));
         return back("/settings", "ok", `Your address is now ${account.email}.`);
       } catch (e) {
         return back("/settings", "error", errorMessage(e));
       }
     })
+    .get("/settings/access", ({ request }) => {
+      const s = requireSession(deps, request);
+      return s instanceof Response ? s : accessPage(s, new URL(request.url));
+    })
+    .post("/settings/access/revoke", ({ request, body }) =>
+      formAction(deps, request, body, async (s) => {
+        const [apiTokens, grants] = await deps.writer.write((): [number, number] => [revokeAccountTokens(deps, s.account.id), revokeAccountGrants(deps, s.account.id)]);
+        return back("/settings/access", "ok", `Revoked ${counted(apiTokens, "API token")} and ${counted(grants, "AI-client grant")}: they answer 401 from now on.`);
+      }, "/settings/access"),
+    )
     .get("/notes/:id/settings", ({ request, params }) => {
       const s = requireSession(deps, request);
       if (s instanceof Response) return s;
