@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "./deps";
 import { createHandler, requestState } from "./http/boundary";
 import { auth } from "./http/plugins/auth";
+import { allowedMethodsIndex } from "./http/allowed-methods";
 import { errorHandler } from "./http/plugins/errors";
 import { jsonBody } from "./http/plugins/json-body";
 import { accountRoutes } from "./modules/accounts/routes";
@@ -50,13 +51,16 @@ export function buildApp(deps: Deps) {
     .use(inboxRoutes(authed))
     .use(exportRoutes(authed));
 
+  // Built from the finished app's routes on first use: a 405 needs to know every route.
+  let routesOf: () => readonly { method: string; path: string }[] = () => [];
+  let allowed: ((path: string) => string[]) | undefined;
   // No response schema uses t.Transform, so skipping Encode changes nothing but its cost.
-  return new Elysia({ encodeSchema: false })
+  const app = new Elysia({ encodeSchema: false })
     .onRequest(({ request, set }) => {
       const state = requestState(request);
       if (state) Object.assign(set.headers, state.headers);
     })
-    .use(errorHandler())
+    .use(errorHandler((path) => (allowed ??= allowedMethodsIndex(routesOf()))(path)))
     .use(jsonBody("/api/v1/"))
     .use(healthRoutes(deps))
     .use(billingRoutes(deps))
@@ -65,6 +69,8 @@ export function buildApp(deps: Deps) {
     .use(mcpRoutes(deps))
     .use(oauthRoutes(deps))
     .use(api);
+  routesOf = () => app.routes;
+  return app;
 }
 
 export type App = ReturnType<typeof buildApp>;

@@ -17,7 +17,7 @@ function nextRequestId(): string {
   return ID_PREFIX + (++idCounter).toString(36);
 }
 import {
-  ANONYMOUS_PER_MINUTE,
+  anonymousPerMinute,
   BILLING_WEBHOOK_PER_MINUTE,
   bodyCaps,
   HEALTH_PER_MINUTE,
@@ -87,6 +87,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
   const running = new Set<string>();
   const log = deps.config.logRequests;
   const hsts = deps.config.baseUrl?.startsWith("https://") ?? false;
+  const anonymousLimit = anonymousPerMinute(deps.config.limitProfile);
 
   /** Every /api/v1 answer carries the request id and the rate-limit headers. */
   function handleApi(request: Request, path: string, ip: () => string, id: string): Response | Promise<Response> {
@@ -194,7 +195,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }) {
       if (cached) return { principal: cached };
     }
     const ip = ipOf();
-    const anon = deps.limiter.consume(`anon:${ip}`, ANONYMOUS_PER_MINUTE, "anonymous");
+    const anon = deps.limiter.consume(`anon:${ip}`, anonymousLimit, "anonymous");
     if (!anon.allowed) return { error: rateLimited(anon), decision: anon };
     if (secret === null) return { anonymous: anon };
     if (secret instanceof AppError) return { error: secret, decision: anon };

@@ -7,6 +7,7 @@ export const codeToStatus = {
   plan_required: 403,
   cap_exceeded: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   idempotency_in_progress: 409,
   payload_too_large: 413,

@@ -98,6 +98,15 @@ export const EXTENSION_APPENDS_PER_MINUTE = 60;
 export const ANONYMOUS_PER_MINUTE = 60;
 
 /**
+ * API requests a minute per address without a valid token. The unlimited profile limits no API
+ * request (a self-hoster choosing it expects none); the browser's sign-in and sign-up forms and
+ * the other per-address guards against abuse keep their limits in every profile.
+ */
+export function anonymousPerMinute(profile: LimitProfileName): number {
+  return profile === "unlimited" ? NO_RATE_LIMIT : ANONYMOUS_PER_MINUTE;
+}
+
+/**
  * The tier a workspace gets in its current state. During the API trial the REST API works
  * whatever the plan, with the trial's allotment; after it the trial's tokens stay readable.
  */

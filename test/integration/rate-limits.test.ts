@@ -94,6 +94,29 @@ describe("per-token buckets", () => {
   });
 });
 
+test("the unlimited profile limits no API request without a token either, but keeps the sign-in form's limit", async () => {
+  h = harness({ profile: "unlimited" });
+  for (let i = 0; i < 200; i++) {
+    const res = await h.request("GET", "/api/v1/notes", { ip: "203.0.113.8" });
+    expect(res.status).toBe(401);
+  }
+  const last = await h.request("GET", "/api/v1/notes", { ip: "203.0.113.8" });
+  expect(last.headers.get("x-ratelimit-bucket")).toBe("anonymous");
+  expect(Number(last.headers.get("x-ratelimit-limit"))).toBeGreaterThan(1_000_000);
+  // The browser's sign-in form still allows 10 a minute per address.
+  const page = await h.request("GET", "/signin", { ip: "203.0.113.8" });
+  const cookie = page.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+  const statuses: number[] = [];
+  for (let i = 0; i < 11; i++) {
+    const form = new URLSearchParams({ _csrf: csrf, email: `x${i}@example.com`, password: "wrong" }).toString();
+    const headers = { "content-type": "application/x-www-form-urlencoded", origin: "http://notestream.test", cookie };
+    statuses.push((await h.request("POST", "/signin", { body: form, ip: "203.0.113.8", headers })).status);
+  }
+  expect(statuses.slice(0, 10).every((s) => s !== 429)).toBe(true);
+  expect(statuses.at(-1)).toBe(429);
+});
+
 describe("anonymous and bad-token requests", () => {
   test("60 per minute per address; the 61st is 429; another address is unaffected", async () => {
     h = harness();

@@ -1,4 +1,5 @@
 import { Elysia, ValidationError } from "elysia";
+import { pathOf } from "../../lib/url";
 import { AppError, type FieldProblem } from "../errors";
 
 /** Turns TypeBox validation errors into validation_failed details: field, code, message. */
@@ -47,8 +48,11 @@ function problemCode(message: string): string {
   return "invalid";
 }
 
-/** The one place an error becomes a response: the envelope of API.md, never a stack trace. */
-export const errorHandler = () => new Elysia().onError({ as: "global" }, ({ code, error, set }) => {
+/**
+ * The one place an error becomes a response: the envelope of API.md, never a stack trace.
+ * `allowedMethods` names the methods a path answers to, so that another method is 405, not 404.
+ */
+export const errorHandler = (allowedMethods: (path: string) => string[] = () => []) => new Elysia().onError({ as: "global" }, ({ code, error, set, request }) => {
   let app: AppError;
   // A parser hook's own AppError reaches here wrapped in Elysia's ParseError.
   const cause = (error as Error | undefined)?.cause;
@@ -66,7 +70,10 @@ export const errorHandler = () => new Elysia().onError({ as: "global" }, ({ code
   } else if (code === "PARSE") {
     app = new AppError("bad_request", "the request body could not be parsed; send JSON with Content-Type: application/json");
   } else if (code === "NOT_FOUND") {
-    app = new AppError("not_found", "no such endpoint");
+    const allow = allowedMethods(pathOf(request.url));
+    app = allow.length
+      ? new AppError("method_not_allowed", `${request.method} is not allowed here; this path answers ${allow.join(", ")}`, undefined, { allow: allow.join(", ") })
+      : new AppError("not_found", "no such endpoint");
   } else {
     console.error(JSON.stringify({ level: "error", msg: "unhandled error", error: String((error as Error)?.stack ?? error) }));
     app = new AppError("internal_error", "something went wrong on our side; the request id identifies it in the log");

@@ -1,0 +1,109 @@
+/**
+ * Issue 23: requests generated from the OpenAPI document and a stdio client found answers that
+ * did not match the documented ones. One test per finding here; the generated sweep is
+ * openapi-fuzz.test.ts.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { harness, type Harness } from "../helpers/harness";
+
+let h: Harness;
+afterEach(() => h.close());
+
+const errorOf = async (res: { json(): Promise<any> }) => ((await res.json()) as { error: { code: string; message: string } }).error;
+
+describe("405 for a known path with another method", () => {
+  test("PUT /notes, DELETE /folders and PUT /notes/{id} answer 405 method_not_allowed with Allow", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "n" } } })).json();
+    for (const [method, path, allow] of [
+      ["PUT", "/api/v1/notes", "GET, HEAD, POST"],
+      ["DELETE", "/api/v1/folders", "GET, HEAD, POST"],
+      ["PUT", `/api/v1/notes/${id}`, "DELETE, GET, HEAD, PATCH"],
+      ["GET", "/api/v1/notes/by-filename/x.log/append", "POST"],
+    ] as const) {
+      const res = await h.request(method, path, { token, body: method === "GET" ? undefined : {} });
+      expect([method, path, res.status]).toEqual([method, path, 405]);
+      expect(res.headers.get("allow")).toBe(allow);
+      expect((await errorOf(res)).code).toBe("method_not_allowed");
+      expect(res.headers.get("x-ratelimit-limit")).not.toBeNull();
+    }
+    // An unknown path is still 404.
+    const missing = await h.request("GET", "/api/v1/nothing-here", { token });
+    expect(missing.status).toBe(404);
+    expect((await errorOf(missing)).code).toBe("not_found");
+  });
+});
+
+describe("authentication comes before validation", () => {
+  test("GET /notes?limit=abc without a token is 401, not 422: an anonymous caller learns no validation rule", async () => {
+    h = harness();
+    for (const path of ["/api/v1/notes?limit=abc", "/api/v1/notes?offset=-1", "/api/v1/folders?limit=0", "/api/v1/notes/x/snapshots?limit=abc"]) {
+      const res = await h.request("GET", path);
+      expect([path, res.status]).toEqual([path, 401]);
+      expect((await errorOf(res)).code).toBe("unauthorized");
+    }
+  });
+});
+
+describe("refusals are never stored under an Idempotency-Key", () => {
+  const key = (k: string) => ({ "idempotency-key": k });
+  const stored = () => (h.deps.db.$client.query("SELECT count(*) AS n FROM idempotency_keys WHERE status IN (401, 403, 429)").get() as { n: number }).n;
+
+  test("the export limit's 429 is answered again with Retry-After, not replayed; an hour later the same key runs", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    for (const k of ["e1", "e2"]) expect((await h.request("POST", "/api/v1/export", { token, headers: key(k) })).status).toBe(202);
+    for (let i = 0; i < 2; i++) {
+      const third = await h.request("POST", "/api/v1/export", { token, headers: key("e3") });
+      expect(third.status).toBe(429);
+      expect(third.headers.get("idempotent-replay")).toBeNull();
+      expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+    expect(stored()).toBe(0);
+    h.clock.advance(61 * 60 * 1000);
+    const later = await h.request("POST", "/api/v1/export", { token, headers: key("e3") });
+    expect(later.status).toBe(202);
+    expect(later.headers.get("idempotent-replay")).toBeNull();
+  });
+
+  test("a token's rate-limit 429 is not stored: after the window the same key runs", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    // Dev: 60 writes a minute.
+    for (let i = 0; i < 60; i++) await h.request("POST", "/api/v1/folders", { token, body: { folder: { name: `f${i}` } } });
+    const limited = await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "late" } }, headers: key("n1") });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).not.toBeNull();
+    h.clock.advance(61_000);
+    const later = await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "late" } }, headers: key("n1") });
+    expect(later.status).toBe(201);
+    expect(later.headers.get("idempotent-replay")).toBeNull();
+    expect(stored()).toBe(0);
+  });
+
+  test("a plan cap's 403 is not stored: once there is room, the same key creates the note", async () => {
+    h = harness();
+    const a = await h.account("dev");
+    const token = await h.token(a);
+    // Fill the notes cap through the database, as if written over time.
+    const caps = (await (await h.request("GET", "/api/v1/account", { token })).json()).caps;
+    const cap = (caps.notes ?? caps.plain_notes) as number;
+    expect(cap).toBeGreaterThan(0);
+    const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "first" } } })).json();
+    h.deps.db.$client.run(
+      `WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+       INSERT INTO notes (id, workspace_id, kind, format, title, byte_size, created_at, updated_at, last_write_at)
+       SELECT 'note_fill' || i, ?1, 'editable', 'plain', 'fill', 0, 0, 0, 0 FROM n`,
+      [a.workspaceId, cap],
+    );
+    const full = await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "one more" } }, headers: key("c1") });
+    expect(full.status).toBe(403);
+    expect((await errorOf(full)).code).toBe("cap_exceeded");
+    expect(stored()).toBe(0);
+    expect((await h.request("DELETE", `/api/v1/notes/${id}`, { token })).status).toBe(200);
+    const room = await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "one more" } }, headers: key("c1") });
+    expect(room.status).toBe(201);
+    expect(room.headers.get("idempotent-replay")).toBeNull();
+  });
+});
