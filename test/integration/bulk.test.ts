@@ -46,6 +46,23 @@ describe("bulk create", () => {
     expect(countNotes()).toBe(0);
   });
 
+  test("an empty or malformed folder id fails the batch with that note's index, never a 500", async () => {
+    h = harness();
+    const token = await h.token(await h.account("dev"));
+    const empty = await bulk(token, [{ title: "a" }, { title: "", plain_body: "", folder_id: "" }]);
+    expect(empty.status).toBe(422);
+    expect((await errorOf(empty)).details).toEqual([{ index: 1, field: "notes.1.folder_id", code: "invalid", message: expect.any(String) }]);
+    const res = await bulk(token, [{ title: "a" }, { title: "", plain_body: "", folder_id: "" }, { title: "c", folder_id: "fold_\u0007" }]);
+    expect(res.status).toBe(422);
+    const err = await errorOf(res);
+    expect(err.code).toBe("validation_failed");
+    expect(err.details).toEqual([
+      { index: 1, field: "notes.1.folder_id", code: "invalid", message: expect.any(String) },
+      { index: 2, field: "notes.2.folder_id", code: "invalid", message: expect.any(String) },
+    ]);
+    expect(countNotes()).toBe(0);
+  });
+
   test("0 or 51 notes are refused", async () => {
     h = harness();
     const token = await h.token(await h.account("dev"));

@@ -114,6 +114,32 @@ describe("editable notes", () => {
     expect((await errorOf(res)).details[0]).toMatchObject({ field: "note.folder_id", code: "not_found" });
   });
 
+  test("a malformed folder id is 422 naming note.folder_id on create and PATCH, never a 500", async () => {
+    const { id } = await (await create({ title: "t" })).json();
+    for (const folder_id of ["", "note_3kTMdAbCdEfGhIjKlMnOp", `fold_${"a".repeat(65)}`, "fold_abc\u0000", "fold_abc def", 42]) {
+      for (const res of [
+        await create({ title: "", plain_body: "", folder_id }),
+        await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { folder_id } } }),
+      ]) {
+        expect(res.status).toBe(422);
+        const err = await errorOf(res);
+        expect(err.code).toBe("validation_failed");
+        expect(err.details[0].field).toBe("note.folder_id");
+      }
+    }
+    expect((await h.request("GET", "/api/v1/notes", { token })).headers.get("x-total-count")).toBe("1");
+  });
+
+  test("a well-formed folder id of no folder is refused like a foreign one", async () => {
+    const missing = "fold_00000000000000000000";
+    const res = await create({ title: "t", folder_id: missing });
+    expect(res.status).toBe(422);
+    expect((await errorOf(res)).details).toEqual([{ field: "note.folder_id", code: "not_found", message: expect.stringContaining(missing) }]);
+    const { id } = await (await create({ title: "t" })).json();
+    const patched = await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { folder_id: missing } } });
+    expect((await errorOf(patched)).details[0]).toMatchObject({ field: "note.folder_id", code: "not_found" });
+  });
+
   test("read by filename finds streams only; an unknown filename is 404", async () => {
     await h.request("POST", "/api/v1/notes/by-filename/a%20b.log/append", { token, body: { text: "x" } });
     expect((await h.request("GET", "/api/v1/notes/by-filename/a%20b.log", { token })).status).toBe(200);
@@ -164,6 +190,24 @@ describe("listing", () => {
     expect(streams.headers.get("link")).toContain("kind=stream");
     const filed = await (await h.request("GET", `/api/v1/notes?folder_id=${folder.id}`, { token })).json();
     expect(filed.map((n: { title: string }) => n.title)).toEqual(["filed"]);
+  });
+});
+
+describe("the folder_id filter", () => {
+  test("a malformed folder id is 422 naming folder_id rather than silently listing every note", async () => {
+    await create({ title: "loose" });
+    for (const q of ["folder_id=", "folder_id=note_x", `folder_id=fold_${"a".repeat(65)}`, "folder_id=fold_%00"]) {
+      const res = await h.request("GET", `/api/v1/notes?${q}`, { token });
+      expect(res.status).toBe(422);
+      expect((await errorOf(res)).details).toEqual([{ field: "folder_id", code: "invalid", message: expect.any(String) }]);
+    }
+  });
+
+  test("a well-formed folder id of no folder lists nothing", async () => {
+    await create({ title: "loose" });
+    const res = await h.request("GET", "/api/v1/notes?folder_id=fold_00000000000000000000", { token });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { listHeaders } from "../../http/list";
+import { listHeaders, PageQuery } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
 import { pageFrom } from "../../lib/pagination";
 import { listApiErrors } from "./service";
@@ -23,7 +23,7 @@ export const errorsRoutes = (auth: AnyAuth) =>
       return items;
     },
     {
-      query: t.Object({ limit: t.Optional(t.Integer({ minimum: 1 })), offset: t.Optional(t.Integer({ minimum: 0 })) }),
+      query: t.Object(PageQuery),
       response: { 200: t.Array(ApiErrorRecord) },
       detail: { tags: ["account"], summary: "This workspace's recent 4xx answers, newest first" },
     },

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { PageQuery } from "../../http/list";
 
 export const FolderRecord = t.Object(
   {
@@ -17,7 +18,4 @@ export const FolderBody = t.Object({
 });
 
 export const FolderIdParams = t.Object({ id: t.String() });
-export const ListFoldersQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1 })),
-  offset: t.Optional(t.Integer({ minimum: 0 })),
-});
+export const ListFoldersQuery = t.Object(PageQuery);

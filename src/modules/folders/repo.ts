@@ -3,8 +3,23 @@ import type { Deps } from "../../deps";
 import { folders } from "../../db/schema";
 import { ValidationFailed } from "../../http/errors";
 
-/** A folder named in a request body must be one of this workspace's. */
-export function assertFolderInWorkspace(deps: Deps, workspaceId: string, folderId: string, field: string): void {
+// Ids are minted as fold_ and 20 base62 characters; the bound is looser so a longer id minted one
+// day still passes, and tight enough that no empty, huge or control-laden string reaches a query.
+const FOLDER_ID = /^fold_[0-9A-Za-z]{1,64}$/;
+
+/** The one rule for a folder id a client sends, in a body, a filter or an MCP call. */
+export function assertFolderIdWellFormed(folderId: string, field: string): void {
+  if (!FOLDER_ID.test(folderId)) throw ValidationFailed.field(field, "invalid", "is not a folder id (fold_ followed by letters and digits)");
+}
+
+/**
+ * A folder named in a write must be one of this workspace's. Only null and undefined mean "no
+ * folder": deciding that here, not by each caller's truthiness test, is what keeps "" from
+ * reaching the foreign key.
+ */
+export function assertFolderInWorkspace(deps: Deps, workspaceId: string, folderId: string | null | undefined, field: string): void {
+  if (folderId === null || folderId === undefined) return;
+  assertFolderIdWellFormed(folderId, field);
   const found = deps.db
     .select({ id: folders.id })
     .from(folders)

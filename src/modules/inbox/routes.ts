@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
-import { listHeaders } from "../../http/list";
+import { listHeaders, PageQuery } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
 import { send } from "../../http/reply";
 import { pageFrom } from "../../lib/pagination";
@@ -55,8 +55,7 @@ export const inboxRoutes = (auth: AnyAuth) =>
         params: NoteIdParams,
         query: t.Object({
           status: t.Optional(t.Union([t.Literal("pending"), t.Literal("delivered"), t.Literal("dead")])),
-          limit: t.Optional(t.Integer({ minimum: 1 })),
-          offset: t.Optional(t.Integer({ minimum: 0 })),
+          ...PageQuery,
         }),
         response: { 200: t.Array(InboxDelivery) },
         ...detail("Payloads received by the inbox, newest first; status=dead is the dead-letter view"),

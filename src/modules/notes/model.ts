@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { PageQuery } from "../../http/list";
 
 const WebhookFormatSchema = t.Union(
   [t.Literal("generic"), t.Literal("slack"), t.Literal("discord"), t.Literal("teams"), t.Literal("google_chat"), t.Literal("mattermost")],
@@ -73,9 +74,8 @@ export const UpdateNoteBody = t.Object({
 export type UpdateNoteInput = (typeof UpdateNoteBody.static)["note"];
 
 export const ListNotesQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, description: "Default 50; values over 200 are clamped to 200" })),
-  offset: t.Optional(t.Integer({ minimum: 0 })),
-  folder_id: t.Optional(t.String()),
+  ...PageQuery,
+  folder_id: t.Optional(t.String({ description: "Only notes in this folder (fold_…)" })),
   kind: t.Optional(t.Union([t.Literal("stream"), t.Literal("editable")])),
 });
 

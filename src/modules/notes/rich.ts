@@ -86,7 +86,7 @@ export async function createRichNote({ ctx, title, html, folderId }: { ctx: Ctx;
   const { deps } = ctx;
   return commit(ctx, 201, () => {
     const ws = writableWorkspace(ctx);
-    if (folderId) assertFolderInWorkspace(deps, ws.id, folderId, "folder_id");
+    assertFolderInWorkspace(deps, ws.id, folderId, "folder_id");
     const { tier, plainBytes } = checkSizes(ctx, safe, plain, 0);
     assertNoteSlots(deps, ws, tier, "rich");
     assertStorage(ws, tier, plainBytes);

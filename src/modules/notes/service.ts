@@ -5,7 +5,7 @@ import { notes } from "../../db/schema";
 import { AppError, NoteLocked, ValidationFailed, type FieldProblem } from "../../http/errors";
 import type { Page } from "../../lib/pagination";
 import { byteLength, hasLoneSurrogate, stripControl, titleProblem } from "../../lib/text";
-import { assertFolderInWorkspace } from "../folders/repo";
+import { assertFolderIdWellFormed, assertFolderInWorkspace } from "../folders/repo";
 import { webhookChanges } from "../webhooks/service";
 import { deadmanChanges } from "../deadman/service";
 import { inboxBodyBytes } from "../inbox/storage";
@@ -53,7 +53,7 @@ export async function createNote({ ctx, input }: { ctx: Ctx; input: CreateNoteIn
   return commit(ctx, 201, () => {
     const ws = writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
-    if (input.folder_id) assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
+    assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
     const size = byteLength(body);
     assertNoteSlots(deps, ws, tier, "plain");
     assertNoteSize(tier, "plain", size, 0);
@@ -88,7 +88,6 @@ export async function bulkCreateNotes({ ctx, inputs }: { ctx: Ctx; inputs: Creat
     if (!tier.bulk) throw new AppError("plan_required", `bulk create is not available on the ${tier.name} plan`);
     const folderProblems: FieldProblem[] = [];
     checked.forEach(({ input }, index) => {
-      if (!input.folder_id) return;
       try {
         assertFolderInWorkspace(deps, ws.id, input.folder_id, `notes.${index}.folder_id`);
       } catch (e) {
@@ -143,6 +142,7 @@ export function listNotes({
   page: Page;
 }): { items: NoteRecord[]; total: number } {
   requireScope(ctx, "read");
+  if (filter.folderId !== undefined) assertFolderIdWellFormed(filter.folderId, "folder_id");
   const { rows, total } = listNoteRows(ctx, filter, page);
   return { items: rows.map((r) => toRecord(ctx, r)), total };
 }
@@ -169,7 +169,7 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
     }
     const ws = writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
-    if (input.folder_id) assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
+    assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
     const now = deps.clock.now();
     const next: NoteRow = { ...note };
     if (input.folder_id !== undefined) next.folderId = input.folder_id;

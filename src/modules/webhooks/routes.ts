@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { listHeaders } from "../../http/list";
+import { listHeaders, PageQuery } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
 import { pageFrom } from "../../lib/pagination";
 import { NoteIdParams } from "../notes/model";
@@ -28,7 +28,7 @@ export const webhookRoutes = (auth: AnyAuth) =>
     },
     {
       params: NoteIdParams,
-      query: t.Object({ limit: t.Optional(t.Integer({ minimum: 1 })), offset: t.Optional(t.Integer({ minimum: 0 })) }),
+      query: t.Object(PageQuery),
       response: { 200: t.Array(Attempt) },
       detail: { tags: ["webhooks"], summary: "Outbound delivery attempts, newest first (X-Webhook-Status tells the webhook's state)" },
     },
