@@ -10,6 +10,25 @@ export class ToolFailure extends Error {
   }
 }
 
+/**
+ * One validation problem as tool-error text: "<argument> <problem>" ("id is required"). The
+ * services' own messages are mostly whole sentences that name the field already ("title must be
+ * at most 200 characters") and are kept as they are; their fields drop the REST body's wrapper
+ * ("note.title" is the tool's "title").
+ */
+export function problemText(field: string, message: string): string {
+  const argument = field.replace(/^(note|folder)\./, "");
+  return /^(is|are|must|expected)\b/.test(message) ? `${argument} ${message}` : message;
+}
+
+/** A validation_failed tool error from REST-style details ({field, message}[]), or null when there are none. */
+export function validationFailure(details: unknown): ToolFailure | null {
+  if (!Array.isArray(details) || details.length === 0) return null;
+  const problems = details.filter((d): d is { field: string; message: string } => typeof d?.field === "string" && typeof d?.message === "string");
+  if (problems.length === 0) return null;
+  return new ToolFailure("validation_failed", problems.map((d) => problemText(d.field, d.message)).join("; "));
+}
+
 /** What a connection may do: it decides which tools a client sees. */
 export interface Capabilities {
   scopes: ReadonlySet<Scope>;

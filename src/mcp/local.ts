@@ -7,7 +7,7 @@ import * as folders from "../modules/folders/service";
 import * as notes from "../modules/notes/service";
 import { appendByFilename } from "../modules/streams/service";
 import { getWorkspace } from "../modules/workspaces/repo";
-import { ToolFailure, type Capabilities, type NotesBackend } from "./backend";
+import { ToolFailure, validationFailure, type Capabilities, type NotesBackend } from "./backend";
 
 type Bucket = "reads" | "writes" | "appends";
 
@@ -34,7 +34,7 @@ export class LocalBackend implements NotesBackend {
     try {
       return await fn();
     } catch (e) {
-      if (e instanceof ValidationFailed) throw new ToolFailure(e.code, (e.details as { field: string; message: string }[]).map((d) => `${d.field}: ${d.message}`).join("; "));
+      if (e instanceof ValidationFailed) throw validationFailure(e.details) ?? new ToolFailure(e.code, e.message);
       if (e instanceof AppError) throw new ToolFailure(e.code, e.message);
       throw e;
     }

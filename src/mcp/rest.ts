@@ -1,5 +1,5 @@
 import type { Scope } from "../deps";
-import { ToolFailure, type Capabilities, type NotesBackend } from "./backend";
+import { ToolFailure, validationFailure, type Capabilities, type NotesBackend } from "./backend";
 
 type Json = Record<string, unknown>;
 
@@ -29,7 +29,8 @@ export class RestBackend implements NotesBackend {
     }
     const data = (await res.json().catch(() => null)) as Json | null;
     if (!res.ok) {
-      const err = (data?.error ?? {}) as { code?: string; message?: string };
+      const err = (data?.error ?? {}) as { code?: string; message?: string; details?: unknown };
+      if (err.code === "validation_failed") throw validationFailure(err.details) ?? new ToolFailure(err.code, err.message ?? `HTTP ${res.status}`);
       throw new ToolFailure(err.code ?? `http_${res.status}`, err.message ?? `HTTP ${res.status}`);
     }
     return { data: data as T, headers: res.headers };

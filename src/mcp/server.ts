@@ -1,7 +1,9 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { CallToolRequestSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import pkg from "../../package.json";
-import { ToolFailure, type Capabilities, type NotesBackend } from "./backend";
+import type { Scope } from "../deps";
+import { ToolFailure, problemText, type Capabilities, type NotesBackend } from "./backend";
 
 const INSTRUCTIONS = `notestream stores plain-text notes. Streams are append-only notes addressed by an exact filename:
 append_note adds a line (creating the stream on the first write) and is the way to record events, digests and
@@ -27,154 +29,225 @@ async function call(fn: () => Promise<unknown>) {
 
 const id = (what: string) => z.string().min(1).describe(what);
 
+type Shape = Record<string, z.ZodType>;
+type Annotations = { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+
+interface Tool {
+  name: string;
+  /** The scope a token needs (`write` covers `append`). */
+  scope: Scope;
+  /** Set on tools that act on the whole workspace, closed to a token pinned to one note: it ends "a pinned token cannot …". */
+  workspaceAction?: string;
+  title: string;
+  description: string;
+  input: Shape;
+  annotations: Annotations;
+  run: (backend: NotesBackend, args: any) => Promise<unknown>;
+}
+
+/** Keeps each tool's `run` typed by its own input schema while the table holds them all. */
+function tool<S extends Shape>(t: Omit<Tool, "input" | "run"> & { input: S; run: (backend: NotesBackend, args: z.infer<z.ZodObject<S>>) => Promise<unknown> }): Tool {
+  return t;
+}
+
+/** The eleven tools: read tools need `read`, write tools `write`, append_note `append` or `write`. */
+const TOOLS: Tool[] = [
+  tool({
+    name: "list_notes",
+    scope: "read",
+    workspaceAction: "list notes",
+    title: "List notes",
+    description: "Lists notes, most recently updated first, without their text (use read_note for that). Returns { notes, total }.",
+    input: {
+      limit: z.number().int().min(1).max(200).optional().describe("How many to return (default 50, at most 200)"),
+      offset: z.number().int().min(0).optional().describe("How many to skip, for paging"),
+      folder_id: z.string().optional().describe("Only notes in this folder (fold_…)"),
+    },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: (b, a) => b.listNotes(a),
+  }),
+  tool({
+    name: "read_note",
+    scope: "read",
+    title: "Read a note",
+    description: "Reads one note with its full plain text (plain_body). Streams return every line appended so far.",
+    input: { id: id("The note's id, note_…") },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: (b, a) => b.readNote(a),
+  }),
+  tool({
+    name: "list_folders",
+    scope: "read",
+    workspaceAction: "list folders",
+    title: "List folders",
+    description: "Lists the account's folders with how many notes each holds. Returns { folders }.",
+    input: {},
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: (b) => b.listFolders(),
+  }),
+  tool({
+    name: "append_note",
+    scope: "append",
+    title: "Append a line to a stream",
+    description:
+      "Appends text to the stream with this exact filename, creating the stream on the first write. A final newline is added; " +
+      "control characters are removed; no timestamp is added (include one in the text if you want it). Use it to record events and summaries.",
+    input: {
+      filename: z.string().min(1).describe("The stream's exact filename, e.g. deploys.log (at most 200 bytes, no slashes)"),
+      text: z.string().min(1).describe("The text to append, usually one line"),
+    },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    run: (b, a) => b.appendNote(a),
+  }),
+  tool({
+    name: "update_note",
+    scope: "write",
+    title: "Update a note",
+    description: "Changes an editable note's title and/or replaces its plain text. Streams can only be retitled (append to them instead). Earlier versions are kept as snapshots.",
+    input: {
+      id: id("The note's id, note_…"),
+      title: z.string().max(200).optional().describe("New title, at most 200 characters"),
+      plain_body: z.string().optional().describe("The complete new text of the note"),
+    },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    run: (b, a) => b.updateNote(a),
+  }),
+  tool({
+    name: "delete_note",
+    scope: "write",
+    title: "Delete a note",
+    description: "Deletes a note and its history for good.",
+    input: { id: id("The note's id, note_…") },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    run: (b, a) => b.deleteNote(a),
+  }),
+  tool({
+    name: "create_note",
+    scope: "write",
+    workspaceAction: "create notes",
+    title: "Create an editable note",
+    description: "Creates an editable plain-text note. For event logs, prefer append_note on a stream. Returns the note with its id.",
+    input: {
+      title: z.string().max(200).describe("Title, at most 200 characters"),
+      plain_body: z.string().describe("The note's text"),
+      folder_id: z.string().optional().describe("Put it in this folder (fold_…)"),
+    },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    run: (b, a) => b.createNote(a),
+  }),
+  tool({
+    name: "move_note",
+    scope: "write",
+    workspaceAction: "move notes between folders",
+    title: "Move a note to a folder",
+    description: "Moves a note into a folder, or out of any folder with folder_id null.",
+    input: { id: id("The note's id, note_…"), folder_id: z.string().nullable().describe("The folder's id (fold_…), or null to unfile") },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    run: (b, a) => b.moveNote(a),
+  }),
+  tool({
+    name: "create_folder",
+    scope: "write",
+    workspaceAction: "manage folders",
+    title: "Create a folder",
+    description: "Creates a folder. Names are 1 to 80 characters and unique in the account regardless of case.",
+    input: { name: z.string().min(1).max(80).describe("Folder name") },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    run: (b, a) => b.createFolder(a),
+  }),
+  tool({
+    name: "rename_folder",
+    scope: "write",
+    workspaceAction: "manage folders",
+    title: "Rename a folder",
+    description: "Renames a folder; the new name must be 1 to 80 characters and unique in the account regardless of case.",
+    input: { id: id("The folder's id, fold_…"), name: z.string().min(1).max(80).describe("New name") },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    run: (b, a) => b.renameFolder(a),
+  }),
+  tool({
+    name: "delete_folder",
+    scope: "write",
+    workspaceAction: "manage folders",
+    title: "Delete a folder",
+    description: "Deletes a folder. Its notes are kept and become unfiled.",
+    input: { id: id("The folder's id, fold_…") },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    run: (b, a) => b.deleteFolder(a),
+  }),
+];
+
+/** Why this connection may not call the tool, in the REST API's words for the same refusal; null when it may. */
+function refusal(t: Tool, caps: Capabilities): ToolFailure | null {
+  const has = caps.scopes.has(t.scope) || (t.scope === "append" && caps.scopes.has("write"));
+  if (!has) return new ToolFailure("insufficient_scope", `this token lacks the ${t.scope} scope`);
+  if (t.workspaceAction && caps.noteId !== null) return new ToolFailure("insufficient_scope", `a token pinned to one note cannot ${t.workspaceAction}`);
+  return null;
+}
+
+/** The type a field is advertised with in tools/list: zod calls an integer given a string "expected number". */
+function advertisedType(schema: z.ZodType | undefined, expected: string): string {
+  let s = schema;
+  while (s instanceof z.ZodOptional || s instanceof z.ZodNullable) s = s.unwrap() as z.ZodType;
+  return (s instanceof z.ZodNumber && s.isInt) || expected === "int" ? "integer" : expected;
+}
+
+/** A zod issue in the REST API's wording ("is required", "expected string", "must be at most 80 characters"). */
+function issueProblem(t: Tool, issue: z.core.$ZodIssue, args: Record<string, unknown>): string {
+  const key = String(issue.path[0] ?? "");
+  switch (issue.code) {
+    case "invalid_type":
+      if (args[key] === undefined) return "is required";
+      return `expected ${advertisedType(t.input[key], issue.expected)}`;
+    case "too_big":
+      return issue.origin === "string" ? `must be at most ${issue.maximum} characters` : `must be at most ${issue.maximum}`;
+    case "too_small":
+      if (issue.origin === "string") return Number(issue.minimum) === 1 ? "must not be empty" : `must be at least ${issue.minimum} characters`;
+      return `must be at least ${issue.minimum}`;
+    default:
+      return "is invalid";
+  }
+}
+
+/** The arguments as the tool's schema reads them, or a validation_failed naming each field once. */
+function parseArguments(t: Tool, raw: Record<string, unknown> | undefined): Record<string, unknown> | ToolFailure {
+  const args = raw ?? {};
+  const parsed = z.object(t.input).safeParse(args);
+  if (parsed.success) return parsed.data;
+  const byField = new Map<string, string>();
+  for (const issue of parsed.error.issues) {
+    const field = issue.path.map(String).join(".") || "arguments";
+    if (!byField.has(field)) byField.set(field, problemText(field, issueProblem(t, issue, args)));
+  }
+  return new ToolFailure("validation_failed", [...byField.values()].join("; "));
+}
+
 /**
  * The eleven tools, over a backend (services for the hosted endpoint, REST for stdio). A
- * connection sees only what its token may do: read tools need `read`, write tools `write`,
- * append_note `append` or `write`; a token pinned to one note sees that note's tools only.
+ * connection lists only what its token may do; a token pinned to one note lists that note's tools
+ * only. Calls are dispatched here rather than by the SDK, whose own dispatch answers a bad argument
+ * with "MCP error -32602: Input validation error: …" and a hidden tool with "not found": API.md
+ * wants every tool error to start with its code, and a refused call to say why.
  */
 export function buildMcpServer(backend: NotesBackend, caps: Capabilities): McpServer {
   const server = new McpServer({ name: "notestream", version: pkg.version }, { instructions: INSTRUCTIONS });
-  const can = (s: "read" | "write" | "append") => caps.scopes.has(s) || (s === "append" && caps.scopes.has("write"));
-  const whole = caps.noteId === null; // workspace-wide tools need an unpinned token
-
-  if (can("read") && whole) {
-    server.registerTool(
-      "list_notes",
-      {
-        title: "List notes",
-        description: "Lists notes, most recently updated first, without their text (use read_note for that). Returns { notes, total }.",
-        inputSchema: {
-          limit: z.number().int().min(1).max(200).optional().describe("How many to return (default 50, at most 200)"),
-          offset: z.number().int().min(0).optional().describe("How many to skip, for paging"),
-          folder_id: z.string().optional().describe("Only notes in this folder (fold_…)"),
-        },
-        annotations: { readOnlyHint: true, openWorldHint: false },
-      },
-      (a) => call(() => backend.listNotes(a)),
-    );
+  const run = async (t: Tool, raw: Record<string, unknown> | undefined) => {
+    const refused = refusal(t, caps);
+    if (refused) return failed(refused);
+    const args = parseArguments(t, raw);
+    if (args instanceof ToolFailure) return failed(args);
+    return call(() => t.run(backend, args));
+  };
+  for (const t of TOOLS) {
+    if (refusal(t, caps)) continue;
+    const { title, description, input: inputSchema, annotations } = t;
+    server.registerTool(t.name, { title, description, inputSchema, annotations }, (a: Record<string, unknown>) => run(t, a));
   }
-  if (can("read")) {
-    server.registerTool(
-      "read_note",
-      {
-        title: "Read a note",
-        description: "Reads one note with its full plain text (plain_body). Streams return every line appended so far.",
-        inputSchema: { id: id("The note's id, note_…") },
-        annotations: { readOnlyHint: true, openWorldHint: false },
-      },
-      (a) => call(() => backend.readNote(a)),
-    );
-  }
-  if (can("read") && whole) {
-    server.registerTool(
-      "list_folders",
-      {
-        title: "List folders",
-        description: "Lists the account's folders with how many notes each holds. Returns { folders }.",
-        inputSchema: {},
-        annotations: { readOnlyHint: true, openWorldHint: false },
-      },
-      () => call(() => backend.listFolders()),
-    );
-  }
-  if (can("append")) {
-    server.registerTool(
-      "append_note",
-      {
-        title: "Append a line to a stream",
-        description:
-          "Appends text to the stream with this exact filename, creating the stream on the first write. A final newline is added; " +
-          "control characters are removed; no timestamp is added (include one in the text if you want it). Use it to record events and summaries.",
-        inputSchema: {
-          filename: z.string().min(1).describe("The stream's exact filename, e.g. deploys.log (at most 200 bytes, no slashes)"),
-          text: z.string().min(1).describe("The text to append, usually one line"),
-        },
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-      },
-      (a) => call(() => backend.appendNote(a)),
-    );
-  }
-  if (can("write")) {
-    server.registerTool(
-      "update_note",
-      {
-        title: "Update a note",
-        description: "Changes an editable note's title and/or replaces its plain text. Streams can only be retitled (append to them instead). Earlier versions are kept as snapshots.",
-        inputSchema: {
-          id: id("The note's id, note_…"),
-          title: z.string().max(200).optional().describe("New title, at most 200 characters"),
-          plain_body: z.string().optional().describe("The complete new text of the note"),
-        },
-        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-      },
-      (a) => call(() => backend.updateNote(a)),
-    );
-    server.registerTool(
-      "delete_note",
-      {
-        title: "Delete a note",
-        description: "Deletes a note and its history for good.",
-        inputSchema: { id: id("The note's id, note_…") },
-        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-      },
-      (a) => call(() => backend.deleteNote(a)),
-    );
-  }
-  if (can("write") && whole) {
-    server.registerTool(
-      "create_note",
-      {
-        title: "Create an editable note",
-        description: "Creates an editable plain-text note. For event logs, prefer append_note on a stream. Returns the note with its id.",
-        inputSchema: {
-          title: z.string().max(200).describe("Title, at most 200 characters"),
-          plain_body: z.string().describe("The note's text"),
-          folder_id: z.string().optional().describe("Put it in this folder (fold_…)"),
-        },
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-      },
-      (a) => call(() => backend.createNote(a)),
-    );
-    server.registerTool(
-      "move_note",
-      {
-        title: "Move a note to a folder",
-        description: "Moves a note into a folder, or out of any folder with folder_id null.",
-        inputSchema: { id: id("The note's id, note_…"), folder_id: z.string().nullable().describe("The folder's id (fold_…), or null to unfile") },
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      },
-      (a) => call(() => backend.moveNote(a)),
-    );
-    server.registerTool(
-      "create_folder",
-      {
-        title: "Create a folder",
-        description: "Creates a folder. Names are 1 to 80 characters and unique in the account regardless of case.",
-        inputSchema: { name: z.string().min(1).max(80).describe("Folder name") },
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-      },
-      (a) => call(() => backend.createFolder(a)),
-    );
-    server.registerTool(
-      "rename_folder",
-      {
-        title: "Rename a folder",
-        description: "Renames a folder; the new name must be 1 to 80 characters and unique in the account regardless of case.",
-        inputSchema: { id: id("The folder's id, fold_…"), name: z.string().min(1).max(80).describe("New name") },
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      },
-      (a) => call(() => backend.renameFolder(a)),
-    );
-    server.registerTool(
-      "delete_folder",
-      {
-        title: "Delete a folder",
-        description: "Deletes a folder. Its notes are kept and become unfiled.",
-        inputSchema: { id: id("The folder's id, fold_…") },
-        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-      },
-      (a) => call(() => backend.deleteFolder(a)),
-    );
-  }
+  server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const t = TOOLS.find((x) => x.name === request.params.name);
+    // No token could call it: a protocol error, as the MCP specification has it for unknown tools.
+    if (!t) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    return run(t, request.params.arguments);
+  });
   return server;
 }

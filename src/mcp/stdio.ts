@@ -1,10 +1,101 @@
+import { PassThrough, type Readable, type Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
 import { RestBackend } from "./rest";
 import { buildMcpServer } from "./server";
 
 /**
+ * The SDK's stdio transport, keeping count of the requests read and not yet answered, so that the
+ * end of input can wait for them: `printf … | notestream mcp` closes stdin right after its last
+ * request, long before a call that goes over HTTP is answered.
+ */
+class DrainingStdioTransport implements Transport {
+  private readonly inner: StdioServerTransport;
+  private readonly unanswered = new Set<RequestId>();
+  private onIdle: (() => void) | null = null;
+  onmessage?: (message: JSONRPCMessage) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+
+  constructor(input: Readable, output: Writable) {
+    this.inner = new StdioServerTransport(input, output);
+  }
+
+  async start(): Promise<void> {
+    this.inner.onmessage = (message: JSONRPCMessage) => {
+      if (isJSONRPCRequest(message)) this.unanswered.add(message.id);
+      // A cancelled request gets no answer at all (the SDK drops it), so it is no longer awaited.
+      if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+        const requestId = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+        if (requestId !== undefined) this.answered(requestId);
+      }
+      this.onmessage?.(message);
+    };
+    this.inner.onerror = (e) => this.onerror?.(e);
+    this.inner.onclose = () => this.onclose?.();
+    await this.inner.start();
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    await this.inner.send(message);
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+      if (message.id !== undefined) this.answered(message.id);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  private answered(id: RequestId): void {
+    this.unanswered.delete(id);
+    if (this.unanswered.size === 0) this.onIdle?.();
+  }
+
+  /** Resolves once every request read so far has had its answer written. */
+  drained(): Promise<void> {
+    if (this.unanswered.size === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.onIdle = resolve));
+  }
+}
+
+/**
+ * Stdin as the transport reads it, ended with a newline when the last line lacks one: the SDK
+ * reads whole lines only, and a final request without its newline would be dropped unanswered.
+ */
+function linesOf(stdin: Readable): PassThrough {
+  const lines = new PassThrough();
+  let last = 0x0a;
+  stdin.on("data", (chunk: Buffer) => {
+    if (chunk.length > 0) last = chunk[chunk.length - 1]!;
+    lines.write(chunk);
+  });
+  stdin.on("end", () => {
+    if (last !== 0x0a) lines.write("\n");
+    lines.end();
+  });
+  stdin.on("error", (e) => lines.destroy(e));
+  return lines;
+}
+
+/** Resolves once everything written to stdout so far has been handed to the OS; rejects when stdout is broken. */
+function flushed(stdout: Writable): Promise<void> {
+  return new Promise((resolve, reject) => stdout.write("", (e) => (e ? reject(e) : resolve())));
+}
+
+/**
  * `notestream mcp`: MCP over stdio for local AI clients, calling a notestream server's REST API
- * (NOTESTREAM_URL) with an API token (NOTESTREAM_TOKEN). Stdout carries the protocol only.
+ * (NOTESTREAM_URL) with an API token (NOTESTREAM_TOKEN). Stdout carries the protocol only. At the
+ * end of input it answers every request already read, then returns; a tool that fails is an
+ * answer like any other, so only a broken stdout makes it fail.
  */
 export async function runStdio(env: Record<string, string | undefined> = process.env): Promise<void> {
   const token = env.NOTESTREAM_TOKEN?.trim();
@@ -15,6 +106,22 @@ export async function runStdio(env: Record<string, string | undefined> = process
     throw new Error(`cannot use the token at ${url}: ${e.message}`);
   });
   const server = buildMcpServer(backend, caps);
-  await server.connect(new StdioServerTransport());
-  await new Promise<void>((resolve) => process.stdin.on("close", () => resolve()));
+  const input = linesOf(process.stdin);
+  const transport = new DrainingStdioTransport(input, process.stdout);
+  // A reader that went away (EPIPE) would leave answers pending forever: that is the process failing.
+  const broken = new Promise<never>((_, reject) => process.stdout.once("error", reject));
+  broken.catch(() => {}); // once the answers are out, a later EPIPE has nothing left to fail
+  await server.connect(transport);
+  await Promise.race([
+    (async () => {
+      await new Promise<void>((resolve) => {
+        input.once("end", resolve);
+        input.once("close", resolve);
+      });
+      await transport.drained();
+      await flushed(process.stdout);
+    })(),
+    broken,
+  ]);
+  await server.close();
 }

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { buildBinary, childEnv, cleanup, cliOk, getNote, provision, startServer, tempDir, type RunningServer } from "../helpers/binary";
+import { buildBinary, childEnv, cleanup, cliOk, getNote, provision, readStream, startServer, tempDir, withTimeout, type RunningServer } from "../helpers/binary";
 import { exerciseAllTools, toolError } from "../helpers/mcp";
 
 let BIN = "";
@@ -40,7 +40,64 @@ async function connect(withToken: string): Promise<Client> {
   return client;
 }
 
+/** Lines written to `notestream mcp` in one write, stdin closed at once, as `printf … | notestream mcp` does. */
+async function pipeInto(withToken: string, input: string): Promise<{ code: number; answers: any[]; stderr: string }> {
+  const proc = Bun.spawn([BIN, "mcp"], {
+    env: childEnv({ NOTESTREAM_URL: server.base, NOTESTREAM_TOKEN: withToken }),
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  proc.stdin.write(input);
+  await proc.stdin.end();
+  const [stdout, stderr, code] = await withTimeout(
+    Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]),
+    20_000,
+    "notestream mcp to exit after its input closed",
+  ).catch((e) => {
+    proc.kill("SIGKILL");
+    throw e;
+  });
+  return { code, answers: stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)), stderr };
+}
+
+const rpc = (id: number | null, method: string, params: unknown = {}) => JSON.stringify({ jsonrpc: "2.0", ...(id === null ? {} : { id }), method, params });
+const INIT = rpc(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "printf", version: "1" } });
+const INITIALIZED = rpc(null, "notifications/initialized");
+const textOfAnswer = (a: any): string => a.result?.content?.[0]?.text ?? "";
+
 describe("notestream mcp (stdio)", () => {
+  test("piped requests are all answered before it exits at the end of input", async () => {
+    const own = provision(dataDir, "pipe@example.com").token;
+    const input = [
+      INIT,
+      INITIALIZED,
+      rpc(2, "tools/call", { name: "append_note", arguments: { filename: "piped.log", text: "first" } }),
+      rpc(3, "tools/call", { name: "append_note", arguments: { filename: "piped.log", text: "second" } }),
+      // A call that fails is an answer like any other, not a failure of the process.
+      rpc(4, "tools/call", { name: "read_note", arguments: { id: "note_missing" } }),
+    ].map((l) => `${l}\n`).join("");
+    const r = await pipeInto(own, input);
+    expect(r.answers.map((a) => a.id).sort()).toEqual([1, 2, 3, 4]);
+    const byId = Object.fromEntries(r.answers.map((a) => [a.id, a]));
+    expect(byId[2].result.isError).toBeUndefined();
+    expect(byId[3].result.isError).toBeUndefined();
+    expect(byId[4].result.isError).toBe(true);
+    expect(textOfAnswer(byId[4])).toStartWith("not_found:");
+    // MCP requests run concurrently: both lines are there, in either order.
+    expect((await readStream(server.base, own, "piped.log")).split("\n").sort()).toEqual(["", "first", "second"]);
+    expect(r.code).toBe(0);
+  }, 30_000);
+
+  test("a last request without a final newline is still answered", async () => {
+    const own = provision(dataDir, "unterminated@example.com").token;
+    const input = `${INIT}\n${INITIALIZED}\n${rpc(2, "tools/call", { name: "append_note", arguments: { filename: "unterminated.log", text: "kept" } })}`;
+    const r = await pipeInto(own, input);
+    expect(r.answers.map((a) => a.id).sort()).toEqual([1, 2]);
+    expect(await readStream(server.base, own, "unterminated.log")).toBe("kept\n");
+    expect(r.code).toBe(0);
+  }, 30_000);
+
   test("every tool, against the REST API of a running server", async () => {
     const client = await connect(token);
     await exerciseAllTools(client, async (filename) => (await getNote(server.base, token, filename)).plain_body);
@@ -51,6 +108,9 @@ describe("notestream mcp (stdio)", () => {
     const client = await connect(readOnly);
     expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["list_folders", "list_notes", "read_note"]);
     expect(await toolError(client, "read_note", { id: "note_missing" })).toStartWith("not_found:");
+    // The same words as over hosted HTTP: the code first, the field or the missing scope named.
+    expect(await toolError(client, "read_note", {})).toBe("validation_failed: id is required");
+    expect(await toolError(client, "append_note", { filename: "x.log", text: "y" })).toBe("insufficient_scope: this token lacks the append scope");
   }, 30_000);
 
   test("without NOTESTREAM_TOKEN it exits with a clear message", () => {

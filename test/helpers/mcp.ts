@@ -75,6 +75,7 @@ export async function exerciseAllTools(client: Client, readBack: (filename: stri
   expect(await tool(client, "delete_folder", { id: folder.id })).toEqual({ id: folder.id, deleted: true });
   expect(await tool(client, "delete_note", { id: note.id })).toEqual({ id: note.id, deleted: true });
   expect(await toolError(client, "read_note", { id: note.id })).toStartWith("not_found:");
-  // Validation is the REST API's: a bad filename is refused the same way.
-  expect(await toolError(client, "append_note", { filename: "a/b", text: "x" })).toStartWith("validation_failed:");
+  // Validation is the REST API's: a bad filename is refused the same way, in the tools' words.
+  expect(await toolError(client, "append_note", { filename: "a/b", text: "x" })).toBe("validation_failed: filename must not contain / or \\");
+  expect(await toolError(client, "append_note", { filename: "x".repeat(201), text: "x" })).toBe("validation_failed: filename must be at most 200 bytes of UTF-8");
 }

@@ -67,6 +67,51 @@ describe("hosted MCP over Streamable HTTP", () => {
     expect((await pinned.listTools()).tools.map((t) => t.name).sort()).toEqual(["append_note", "delete_note", "read_note", "update_note"]);
   });
 
+  test("arguments the tool's schema refuses are validation_failed tool errors naming the field", async () => {
+    h = harness();
+    const base = serve();
+    const client = await connect(base, await h.token(await h.account("dev")));
+    expect(await toolError(client, "read_note", {})).toBe("validation_failed: id is required");
+    expect(await toolError(client, "read_note", { id: 42 })).toBe("validation_failed: id expected string");
+    expect(await toolError(client, "create_note", {})).toBe("validation_failed: title is required; plain_body is required");
+    expect(await toolError(client, "create_folder", { name: "x".repeat(81) })).toBe("validation_failed: name must be at most 80 characters");
+    expect(await toolError(client, "create_folder", { name: "" })).toBe("validation_failed: name must not be empty");
+    expect(await toolError(client, "list_notes", { limit: "10" })).toBe("validation_failed: limit expected integer");
+    expect(await toolError(client, "list_notes", { limit: 201, offset: -1 })).toBe("validation_failed: limit must be at most 200; offset must be at least 0");
+    expect(await toolError(client, "move_note", { id: "note_x" })).toBe("validation_failed: folder_id is required");
+    // The services' own checks read the same way.
+    expect(await toolError(client, "append_note", { filename: "a/b", text: "x" })).toMatch(/^validation_failed: filename [^:]/);
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 0 });
+  });
+
+  test("a tool hidden from a token says why when called by name; an unknown tool is a protocol error", async () => {
+    h = harness();
+    const base = serve();
+    const a = await h.account("dev");
+    const readOnly = await connect(base, await h.token(a, ["read"]));
+    expect(await toolError(readOnly, "append_note", { filename: "x.log", text: "y" })).toBe("insufficient_scope: this token lacks the append scope");
+    expect(await toolError(readOnly, "create_note", { title: "t", plain_body: "b" })).toBe("insufficient_scope: this token lacks the write scope");
+    // The scope is checked first: bad arguments to a refused tool do not reveal its schema.
+    expect(await toolError(readOnly, "create_note", {})).toBe("insufficient_scope: this token lacks the write scope");
+    const appendOnly = await connect(base, await h.token(a, ["append"]));
+    expect(await toolError(appendOnly, "read_note", { id: "note_x" })).toBe("insufficient_scope: this token lacks the read scope");
+    // The dev plan allows three tokens: the pinned one belongs to a second account.
+    const b = await h.account("dev");
+    const full = await h.token(b);
+    const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/pinned.log/append", { token: full, body: { text: "x" } })).json();
+    const pinned = await connect(base, await h.token(b, ["read", "write"], { noteId: id }));
+    expect(await toolError(pinned, "list_notes")).toBe("insufficient_scope: a token pinned to one note cannot list notes");
+    expect(await toolError(pinned, "create_folder", { name: "f" })).toBe("insufficient_scope: a token pinned to one note cannot manage folders");
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 1 });
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM folders WHERE name = 'f'").get()).toEqual({ n: 0 });
+
+    const unknown = await readOnly.callTool({ name: "no_such_tool", arguments: {} }).then(
+      (r) => ({ answered: r }),
+      (e: { code?: number; message?: string }) => ({ code: e.code, message: e.message }),
+    );
+    expect(unknown).toMatchObject({ code: -32602, message: expect.stringContaining("Tool no_such_tool not found") });
+  });
+
   test("a free account reads, but its writes are refused with plan_required", async () => {
     h = harness();
     const base = serve();
