@@ -7,6 +7,7 @@ BUN_VERSION := 1.4.5
 BUN := $(shell command -v bun 2>/dev/null || echo $(CURDIR)/.tools/node_modules/.bin/bun)
 export PATH := $(dir $(BUN)):$(PATH)
 
+# The commands themselves are package.json's scripts (bun run test, …); the targets add the set-up.
 .PHONY: help run test check build bench migration clean install
 
 help: ## List the targets
@@ -26,19 +27,18 @@ run: install ## Start the service (SQLite under ./data, port 8080)
 	$(BUN) src/main.ts serve
 
 test: install ## Run the test suite (installs Debian's chromium for the browser tests when missing)
-	@bash scripts/ensure-chromium.sh
-	$(BUN) test --timeout 20000
+	$(BUN) run test
 
 check: install ## Type-check
-	$(BUN) x tsc --noEmit -p .
+	$(BUN) run check
 
 build: install ## Build the single executable dist/notestream
-	$(BUN) build --compile --bytecode --minify-whitespace --minify-syntax src/main.ts --outfile dist/notestream
+	$(BUN) run build
 
 bench: build ## Measure appends, webhooks, memory and start-up against this machine's limits (wrk)
 	@command -v wrk >/dev/null || { echo "wrk not found: installing it from Debian's packages"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; else sudo apt-get install -y wrk; fi; }
-	$(BUN) bench/run.ts
+	$(BUN) run bench
 
 migration: install ## Generate a migration from the schema: make migration name=add_x
 	@test -n "$(name)" || { echo "usage: make migration name=<what_changed>"; exit 2; }

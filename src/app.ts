@@ -1,7 +1,12 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
-import { createHandler, requestState } from "./http/boundary";
+import { createHandler } from "./http/boundary";
+import { requestState } from "./http/request-state";
+import { recordApiError } from "./modules/errors/service";
+import { appendRoute } from "./modules/streams/append";
+import { authenticate, bearerSecret, cachedPrincipal, lookupPrincipal } from "./modules/tokens/service";
+import { assertWritable, getWorkspace } from "./modules/workspaces/repo";
 import { auth } from "./http/plugins/auth";
 import { allowedMethodsIndex } from "./http/allowed-methods";
 import { errorHandler } from "./http/plugins/errors";
@@ -24,7 +29,7 @@ import pkg from "../package.json";
 
 /** Composes the service from its feature modules. No listen(): see createHandler for the boundary in front. */
 export function buildApp(deps: Deps) {
-  const authed = auth(deps);
+  const authed = auth(deps, (authorization) => authenticate(deps, authorization));
   const api = new Elysia({ prefix: "/api/v1" })
     .use(
       openapi({
@@ -73,9 +78,20 @@ export function buildApp(deps: Deps) {
   return app;
 }
 
-export type App = ReturnType<typeof buildApp>;
-
-/** The app behind its HTTP boundary: what the server and the tests call with each request. */
+/**
+ * The app behind its HTTP boundary: what the server and the tests call with each request. The
+ * boundary is generic; the features it needs (the append route, token lookup, the account state
+ * a replay depends on, the API error log) are handed to it here.
+ */
 export function buildHandler(deps: Deps) {
-  return createHandler(deps, buildApp(deps));
+  return createHandler(deps, buildApp(deps), {
+    fastRoutes: [appendRoute],
+    tokens: {
+      secretOf: bearerSecret,
+      cached: (secret) => cachedPrincipal(deps, secret),
+      lookup: (secret) => lookupPrincipal(deps, secret),
+    },
+    assertReplayable: (principal) => void assertWritable(getWorkspace(deps, principal.workspaceId)),
+    onClientError: ({ principal, ...e }) => recordApiError(deps, { workspaceId: principal.workspaceId, tokenId: principal.tokenId, ...e }),
+  });
 }

@@ -5,7 +5,8 @@ import type { RateLimiter } from "./http/rate-limit";
 import type { Clock } from "./lib/clock";
 import type { Mailer } from "./mail/mailer";
 import type { RateLimits } from "./limits/plans";
-import type { IdempotencyClaim } from "./modules/idempotency/service";
+import type { IdempotentWrite } from "./http/idempotency";
+import type { AppendBatch } from "./modules/streams/batch";
 import type { TokenCache } from "./modules/tokens/cache";
 
 /** Everything with a side effect enters through here, so tests can swap the clock or the data dir. */
@@ -13,6 +14,8 @@ export interface Deps {
   config: Config;
   db: Db;
   writer: Writer;
+  /** What a batch's appends hold in memory until it commits; the writer's overlay. */
+  appendBatch: AppendBatch;
   clock: Clock;
   limiter: RateLimiter;
   tokens: TokenCache;
@@ -47,5 +50,5 @@ export interface Ctx {
   deps: Deps;
   principal: Principal;
   /** Present when the request carries an Idempotency-Key: its answer is stored with the write. */
-  idempotency?: IdempotencyClaim;
+  idempotency?: IdempotentWrite;
 }

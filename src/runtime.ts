@@ -8,6 +8,7 @@ import { Writer } from "./db/writer";
 import type { Deps } from "./deps";
 import { RateLimiter } from "./http/rate-limit";
 import { systemClock, type Clock } from "./lib/clock";
+import { AppendBatch } from "./modules/streams/batch";
 import { TokenCache } from "./modules/tokens/cache";
 import { lookup } from "node:dns/promises";
 
@@ -24,5 +25,6 @@ export function createDeps(config: Config = loadConfig(), clock: Clock = systemC
   const db = openDatabase(config);
   migrate(db);
   const durable = config.synchronous === "FULL" ? new WalSync(`${databasePath(config.dataDir)}-wal`) : null;
-  return { config, db, writer: new Writer(db.$client, durable), clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client), heartbeats: new Map(), jobs: { wake: () => {} }, resolve: resolveHost, mailer: mailerFor(config) };
+  const appendBatch = new AppendBatch(db.$client);
+  return { config, db, writer: new Writer(db.$client, durable, appendBatch), appendBatch, clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client), heartbeats: new Map(), jobs: { wake: () => {} }, resolve: resolveHost, mailer: mailerFor(config) };
 }

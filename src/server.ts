@@ -1,9 +1,9 @@
 import { buildHandler } from "./app";
 import type { Deps } from "./deps";
 import { flushLog } from "./http/log";
-import { jobHandlers } from "./jobs/registry";
 import { JobRunner } from "./jobs/runner";
-import { runAllTasks, startScheduler } from "./jobs/scheduler";
+import { jobHandlers } from "./queues";
+import { runAllTasks, startPeriodicTasks } from "./schedule";
 
 function log(fields: Record<string, unknown>): void {
   flushLog();
@@ -16,7 +16,7 @@ export async function serve(deps: Deps): Promise<void> {
   const runner = new JobRunner(deps, jobHandlers);
   await runner.start();
   await runAllTasks(deps);
-  const scheduler = startScheduler(deps);
+  const scheduler = startPeriodicTasks(deps);
   const handle = buildHandler(deps);
   const server = Bun.serve({
     port: deps.config.port,

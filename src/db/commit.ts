@@ -1,5 +1,4 @@
 import type { Ctx } from "../deps";
-import { saveReply } from "../modules/idempotency/service";
 
 /** A write's answer: the HTTP status a route sends and the body. */
 export interface Reply<T> {
@@ -20,7 +19,7 @@ export function commit<T>(
   return ctx.deps.writer.write(() => {
     const body = run();
     const reply = { status: typeof status === "function" ? status(body) : status, body };
-    if (ctx.idempotency) saveReply(ctx.deps, ctx.idempotency, reply.status, JSON.stringify(body));
+    if (ctx.idempotency) ctx.idempotency.store(reply.status, JSON.stringify(body));
     return reply;
   }, opts);
 }

@@ -1,5 +1,4 @@
 import type { Database } from "bun:sqlite";
-import { PendingAppends } from "./pending";
 import type { WalSync } from "./wal-sync";
 
 /** A client's error (a cap, a missing note): thrown before a write changes anything. */
@@ -16,11 +15,44 @@ interface PendingWrite {
 }
 
 /**
- * The one place that writes. Every write is a synchronous function queued here; the writer
- * runs the writes that arrived while the previous batch committed in one transaction (one
- * fsync), each under its own savepoint, so a failing write (a cap, a validation) rolls back
- * alone and answers only its own request. A write's side effects (jobs) are enqueued inside
- * its function, so they commit with it or not at all.
+ * What a feature holds in memory during one batch instead of writing it row by row (appends:
+ * their lines and counters, and the rows they read). The writer tells it where each write starts
+ * and ends, so it is undone, written or thrown away exactly as the transaction's rows are.
+ */
+export interface BatchOverlay {
+  /** A write starts: what it changes from here on can be undone until the next begin(). */
+  begin(): void;
+  /** Where the running write has got to, for a rollback of only what follows. */
+  mark(): number;
+  /** Undoes what the running write changed since `mark` (since begin() without one), as ROLLBACK TO does its rows. */
+  rollback(mark?: number): void;
+  /** Writes what it holds to the rows, inside the transaction. */
+  apply(): void;
+  /** The batch was rolled back: what it holds is gone with it. */
+  discard(): void;
+  /** The rows may have changed under it (a new batch, a write that is not coalesced): forget what it read. */
+  invalidate(): void;
+}
+
+const noOverlay: BatchOverlay = { begin() {}, mark: () => 0, rollback() {}, apply() {}, discard() {}, invalidate() {} };
+
+/**
+ * The one place that writes. Every write is a synchronous function queued here; the writer runs
+ * the writes that arrived while the previous batch committed in one transaction (one commit, one
+ * fsync), in order. A write's side effects (jobs) are enqueued inside its function, so they
+ * commit with it or not at all.
+ *
+ * Each write runs under its own savepoint, so a failing write (a cap, a validation) rolls back
+ * alone and answers only its own request. Coalesced writes (appends) skip that savepoint (three
+ * statements each, on the hottest path). That is safe because they promise to throw an expected
+ * error (status < 500) only before they write any row, so a refused one has nothing to undo but
+ * its share of the overlay, which keeps its own journal. Should one break that promise (any other
+ * error), the whole batch is rolled back and replayed with a savepoint for every write, so no
+ * half-done write ever commits.
+ *
+ * Coalesced writes leave their changes in the overlay, applied once per batch before the commit;
+ * any other write first sees it applied, and the overlay forgets the rows it read before and
+ * after such a write, which may change them.
  */
 export class Writer {
   private queue: PendingWrite[] = [];
@@ -30,14 +62,8 @@ export class Writer {
   private draining: Promise<void> | null = null;
   private drained: (() => void) | null = null;
 
-  readonly pending: PendingAppends;
-  /**
-   * Rows appends read, kept for the rest of a run of appends in one batch (the same stream is
-   * looked up by every append to it). Cleared at each batch and around every other write; an
-   * append's own changes to those rows go through `pending` or update the cached row.
-   */
-  readonly rows = new Map<string, unknown>();
-  private rowsInvalidAfter = false;
+  /** A write that is not coalesced ran: the overlay forgets its rows again before the next coalesced one. */
+  private invalidateBeforeCoalesced = false;
   /** Committed batches and the writes in them: writes / batches is the group-commit factor. */
   readonly stats = { batches: 0, writes: 0 };
   // Prepared once: `Database.run(sql)` would compile each statement on every call.
@@ -47,21 +73,24 @@ export class Writer {
   constructor(
     private readonly sqlite: Database,
     private readonly durable: WalSync | null = null,
+    private readonly overlay: BatchOverlay = noOverlay,
   ) {
-    this.pending = new PendingAppends(sqlite);
     const q = (sql: string) => sqlite.query(sql);
     this.stmt = {
       begin: q("BEGIN IMMEDIATE"),
       savepoint: q("SAVEPOINT write"),
       release: q("RELEASE write"),
       rollbackTo: q("ROLLBACK TO write"),
+      nested: q("SAVEPOINT nested"),
+      releaseNested: q("RELEASE nested"),
+      rollbackToNested: q("ROLLBACK TO nested"),
       commit: q("COMMIT"),
     };
   }
 
   /**
-   * Queues a write. `coalesce` is for appends: they leave their lines and counters in `pending`,
-   * written once per batch; any other write first sees those applied.
+   * Queues a write. `coalesce` is for appends: they leave their changes in the overlay, written
+   * once per batch, and run without a savepoint (see the class comment for their promise).
    */
   write<T>(run: () => T, opts: { coalesce?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -80,32 +109,30 @@ export class Writer {
   private flushAfterSync = false;
 
   /**
-   * Runs the writes of a batch inside one transaction. A write under a savepoint that fails is
-   * rolled back alone. Coalesced writes (appends) skip the savepoint: by contract they fail with
-   * an expected error (status < 500) only before they write anything. Any other failure of one
+   * Runs the writes of a batch inside one transaction. A coalesced write that fails unexpectedly
    * returns null, and the caller replays the batch with savepoints for all (`safe`).
    */
   private runBatch(batch: PendingWrite[], safe: boolean): { ok: boolean; value: unknown }[] | null {
     this.stmt.begin.run();
-    this.rows.clear();
+    const overlay = this.overlay;
+    overlay.invalidate();
     const outcomes: { ok: boolean; value: unknown }[] = [];
     for (const w of batch) {
       if (!w.coalesce) {
-        this.pending.apply();
-        // Any other write may change the rows appends look up: they are read afresh after it.
-        this.rows.clear();
-        this.rowsInvalidAfter = true;
-      } else if (this.rowsInvalidAfter) {
-        this.rows.clear();
-        this.rowsInvalidAfter = false;
+        overlay.apply();
+        overlay.invalidate();
+        this.invalidateBeforeCoalesced = true;
+      } else if (this.invalidateBeforeCoalesced) {
+        overlay.invalidate();
+        this.invalidateBeforeCoalesced = false;
       }
-      this.pending.begin();
+      overlay.begin();
       if (w.coalesce && !safe) {
         try {
           outcomes.push({ ok: true, value: w.run() });
         } catch (error) {
           if (!isExpected(error)) return null;
-          this.pending.rollback();
+          overlay.rollback();
           outcomes.push({ ok: false, value: error });
         }
         continue;
@@ -118,11 +145,31 @@ export class Writer {
       } catch (error) {
         this.stmt.rollbackTo.run();
         this.stmt.release.run();
-        this.pending.rollback();
+        overlay.rollback();
         outcomes.push({ ok: false, value: error });
       }
     }
     return outcomes;
+  }
+
+  /**
+   * Runs part of the running write under a savepoint of its own: if it throws, its rows and its
+   * changes to the overlay are undone and the error goes on to the caller, while the rest of the
+   * write stands (a job's bookkeeping after its failed work).
+   */
+  nested<T>(run: () => T): T {
+    const mark = this.overlay.mark();
+    this.stmt.nested.run();
+    try {
+      const value = run();
+      this.stmt.releaseNested.run();
+      return value;
+    } catch (error) {
+      this.stmt.rollbackToNested.run();
+      this.stmt.releaseNested.run();
+      this.overlay.rollback(mark);
+      throw error;
+    }
   }
 
   /** Resolves once every queued write has committed (used at shutdown). */
@@ -143,25 +190,25 @@ export class Writer {
         // A coalesced write failed unexpectedly after it may have written: start the batch over,
         // every write under its own savepoint this time.
         this.sqlite.run("ROLLBACK");
-        this.pending.discard();
+        this.overlay.discard();
         outcomes = this.runBatch(batch, true)!;
       }
     } catch (error) {
       try {
         this.sqlite.run("ROLLBACK");
       } catch {}
-      this.pending.discard();
+      this.overlay.discard();
       for (const w of batch) w.reject(error);
       return this.afterFlush();
     }
     try {
-      this.pending.apply();
+      this.overlay.apply();
       this.stmt.commit.run();
       this.stats.batches++;
       this.stats.writes += batch.length;
     } catch (error) {
       // Nothing of the batch is durable: every request in it learns so.
-      this.pending.discard();
+      this.overlay.discard();
       try {
         this.sqlite.run("ROLLBACK");
       } catch {}

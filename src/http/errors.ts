@@ -91,3 +91,7 @@ export function errorResponse(err: AppError, extraHeaders?: Record<string, strin
     headers: { "content-type": "application/json; charset=utf-8", ...err.headers, ...extraHeaders },
   });
 }
+
+/** 401 with the WWW-Authenticate challenge RFC 6750 asks for. */
+export const unauthorized = (message: string) =>
+  new AppError("unauthorized", message, undefined, { "www-authenticate": 'Bearer realm="notestream"' });

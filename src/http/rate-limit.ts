@@ -1,3 +1,5 @@
+import { NO_RATE_LIMIT } from "../limits/plans";
+import { AppError } from "./errors";
 import type { Clock } from "../lib/clock";
 
 export type Bucket = "reads" | "writes" | "appends" | "anonymous";
@@ -60,7 +62,7 @@ export class RateLimiter {
   }
 }
 
-type TokenBucket = Exclude<Bucket, "anonymous">;
+export type TokenBucket = Exclude<Bucket, "anonymous">;
 const tokenKeys = new Map<string, Record<TokenBucket, string>>();
 
 /** The limiter's key for a token's bucket (REST and MCP count together), built once per token. */
@@ -83,4 +85,17 @@ export function rateHeaders(d: RateDecision, now: number): Record<string, string
   };
   if (!d.allowed) h["retry-after"] = String(Math.max(1, Math.ceil(d.reset - now / 1000)));
   return h;
+}
+
+/**
+ * A token's budget a minute in one bucket, for REST and MCP alike: its plan's, or no limit
+ * where the plan sets none (the unlimited profile), with the headers still numeric.
+ */
+export function rateFor(principal: { rate: Partial<Record<TokenBucket, number>> | null }, bucket: TokenBucket): number {
+  return principal.rate?.[bucket] ?? NO_RATE_LIMIT;
+}
+
+export function rateLimited(d: RateDecision): AppError {
+  const who = d.bucket === "anonymous" ? "requests without a valid token from this address" : `${d.bucket} for this token`;
+  return new AppError("rate_limited", `rate limit of ${d.limit} ${who} per minute reached; retry after the reset`);
 }

@@ -12,16 +12,19 @@ export function backoffMs(deps: Deps, attempt: number): number {
   return Math.round(BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length) - 1]! * deps.config.retryScale);
 }
 
+export interface EnqueueOptions {
+  /** Jobs of one key run one at a time, in the order they were enqueued. */
+  serialKey?: string;
+  maxAttempts?: number;
+  runAt?: number;
+}
+
 /**
  * Adds a job inside the caller's write, so it commits with the change that caused it (or not
- * at all), and wakes the runner, whose claim queues behind this transaction's commit.
+ * at all), and wakes the runner, whose claim queues behind this transaction's commit. Features
+ * enqueue through their typed queue (define-queue.ts), which calls this.
  */
-export function enqueue(
-  deps: Deps,
-  queue: string,
-  payload: unknown,
-  opts: { serialKey?: string; maxAttempts?: number; runAt?: number } = {},
-): number {
+export function enqueue(deps: Deps, queue: string, payload: unknown, opts: EnqueueOptions = {}): number {
   const now = deps.clock.now();
   const row = deps.db.$client
     .query<{ id: number }, [string, string, string | null, number, number, number]>(

@@ -110,18 +110,15 @@ export class JobRunner {
     this.wake();
   }
 
-  /** Runs an in-write outcome under its own savepoint, so its failure leaves the job's bookkeeping standing. */
+  /**
+   * Runs an in-write outcome nested in the write, so its failure is undone (its rows and what it
+   * left in the writer's overlay) while the job's bookkeeping stands.
+   */
   private outcomeOf(result: JobOutcome | (() => JobOutcome)): JobOutcome {
     if (typeof result !== "function") return result;
-    const sqlite = this.deps.db.$client;
-    sqlite.run("SAVEPOINT job_outcome");
     try {
-      const outcome = result();
-      sqlite.run("RELEASE job_outcome");
-      return outcome;
+      return this.deps.writer.nested(result);
     } catch (e) {
-      sqlite.run("ROLLBACK TO job_outcome");
-      sqlite.run("RELEASE job_outcome");
       return { retry: String((e as Error)?.message ?? e) };
     }
   }

@@ -37,7 +37,13 @@ export interface Tier {
 
 const DEV_RATE: RateLimits = { reads: 600, writes: 60, appends: 300 };
 /** The Dev plan's per-minute buckets: also what an agent on a plan without API rates gets. */
-export const DEV_RATE_LIMITS: RateLimits = DEV_RATE;
+/**
+ * An AI client's budget: its plan's rate, or on plans without API access (whose agents may still
+ * read over MCP) Dev's. Null only in the unlimited profile, where nothing is limited.
+ */
+export function agentRate(profile: LimitProfileName, tier: Tier): RateLimits | null {
+  return tier.rate ?? (profile === "unlimited" ? null : DEV_RATE);
+}
 const TEAM_RATE: RateLimits = { reads: 2000, writes: 200, appends: 1000 };
 
 const standardBase = {

@@ -1,22 +1,23 @@
+import { Type } from "@sinclair/typebox";
 import type { Deps } from "../deps";
-import { enqueue } from "../jobs/queue";
-import type { JobHandler } from "../jobs/runner";
+import { defineQueue } from "../jobs/define-queue";
 import type { MailMessage } from "./mailer";
 
-export const MAIL_QUEUE = "mail";
+/** The stored payload is the message itself (jobs queued by earlier versions have the same fields). */
+export const MailJob = Type.Object({ to: Type.String(), subject: Type.String(), text: Type.String() });
 
-/** Queues a mail inside the caller's write: it is sent (and retried) only if the write commits. */
-export function enqueueMail(deps: Deps, message: MailMessage): void {
-  enqueue(deps, MAIL_QUEUE, message);
-}
-
-export const mailHandler: JobHandler = {
-  run: async (deps, job) => {
+export const mailQueue = defineQueue("mail", MailJob, {
+  run: async (deps, message) => {
     try {
-      await deps.mailer.send(JSON.parse(job.payload) as MailMessage);
+      await deps.mailer.send(message);
       return { ok: true };
     } catch (e) {
       return { retry: `mail not sent: ${(e as Error).message}` };
     }
   },
-};
+});
+
+/** Queues a mail inside the caller's write: it is sent (and retried) only if the write commits. */
+export function enqueueMail(deps: Deps, message: MailMessage): void {
+  mailQueue.enqueue(deps, message);
+}

@@ -1,8 +1,7 @@
 import type { Ctx } from "../deps";
 import { AppError, ValidationFailed } from "../http/errors";
-import { tokenRateKey } from "../http/rate-limit";
+import { rateFor, tokenRateKey } from "../http/rate-limit";
 import { pageFrom } from "../lib/pagination";
-import { DEV_RATE_LIMITS } from "../limits/plans";
 import * as folders from "../modules/folders/service";
 import * as notes from "../modules/notes/service";
 import { appendByFilename } from "../modules/streams/service";
@@ -25,8 +24,7 @@ export class LocalBackend implements NotesBackend {
 
   private async run<T>(bucket: Bucket, fn: () => T | Promise<T>): Promise<T> {
     const { deps, principal } = this.ctx;
-    const limit = principal.rate?.[bucket] ?? (deps.config.limitProfile === "unlimited" ? 1_000_000_000 : DEV_RATE_LIMITS[bucket]);
-    const d = deps.limiter.consume(tokenRateKey(principal.tokenId, bucket), limit, bucket);
+    const d = deps.limiter.consume(tokenRateKey(principal.tokenId, bucket), rateFor(principal, bucket), bucket);
     if (!d.allowed) throw new ToolFailure("rate_limited", `rate limit of ${d.limit} ${bucket} per minute reached; retry in a minute`);
     if (bucket !== "reads" && deps.config.limitProfile !== "unlimited" && getWorkspace(deps, principal.workspaceId).plan === "free") {
       throw new ToolFailure("plan_required", "agent writes need a paid plan; reading works on every plan");

@@ -12,7 +12,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { buildHandler } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import type { Deps } from "../../src/deps";
-import { jobHandlers } from "../../src/jobs/registry";
+import { jobHandlers } from "../../src/queues";
 import { JobRunner } from "../../src/jobs/runner";
 import { createDeps } from "../../src/runtime";
 import { smtpServer } from "../helpers/mail";

@@ -1,14 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp, buildHandler } from "../../src/app";
+import { buildHandler } from "../../src/app";
 import { loadConfig, type LimitProfileName } from "../../src/config";
 import type { Deps, Scope } from "../../src/deps";
 import type { PlanName } from "../../src/limits/plans";
 import { createAccount } from "../../src/modules/accounts/service";
 import { createTeam, addTeamMember } from "../../src/modules/teams/service";
 import { mintToken } from "../../src/modules/tokens/service";
-import { jobHandlers } from "../../src/jobs/registry";
+import { jobHandlers } from "../../src/queues";
 import { JobRunner } from "../../src/jobs/runner";
 import { createDeps } from "../../src/runtime";
 
@@ -26,7 +26,6 @@ export type TestResponse = Omit<Response, "json"> & { json(): Promise<any> };
 
 export interface Harness {
   deps: Deps;
-  app: ReturnType<typeof buildApp>;
   clock: FakeClock;
   dataDir: string;
   request: (method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string>; ip?: string }) => Promise<TestResponse>;
@@ -62,7 +61,6 @@ export function harness(
   });
   const clock = opts.clock ?? new FakeClock();
   const deps = createDeps(config, clock);
-  const app = buildApp(deps);
   const handle = buildHandler(deps);
   const jobs = new JobRunner(deps, jobHandlers);
   void jobs.start();
@@ -72,7 +70,6 @@ export function harness(
   };
   return {
     deps,
-    app,
     clock,
     dataDir,
     request: (method, path, o = {}) => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { runAllTasks, runTask } from "../../src/jobs/scheduler";
+import { runAllTasks, runTask } from "../../src/schedule";
 import { errorOf, FakeClock, harness, type Harness } from "../helpers/harness";
 import { smtpServer } from "../helpers/mail";
 

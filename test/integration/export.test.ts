@@ -8,7 +8,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { unzipSync } from "fflate";
-import { runAllTasks } from "../../src/jobs/scheduler";
+import { runAllTasks } from "../../src/schedule";
 import type { MailMessage } from "../../src/mail/mailer";
 import { lapse } from "../../src/modules/accounts/lifecycle";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";

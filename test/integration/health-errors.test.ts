@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { runAllTasks, SCHEDULER_STALE_MS } from "../../src/jobs/scheduler";
+import { SCHEDULER_STALE_MS } from "../../src/jobs/scheduler";
+import { runAllTasks } from "../../src/schedule";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
 
 const MINUTE = 60_000;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { runAllTasks } from "../../src/jobs/scheduler";
+import { runAllTasks } from "../../src/schedule";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 
 let h: Harness;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { runAllTasks } from "../../src/jobs/scheduler";
+import { runAllTasks } from "../../src/schedule";
 import { MB, TRIAL_NOTES, TRIAL_STORAGE } from "../../src/limits/plans";
 import { lapse, LifecycleError, runLifecycle, startTrial, subscribe } from "../../src/modules/accounts/lifecycle";
 import { mintExtensionToken, TokenError } from "../../src/modules/tokens/service";

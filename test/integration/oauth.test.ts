@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { InvalidClientMetadataError, InvalidGrantError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { AuthorizationServerMetadata, OAuthClientInformationFull, OAuthMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { buildHandler } from "../../src/app";
-import { runTask } from "../../src/jobs/scheduler";
+import { runTask } from "../../src/schedule";
 import { MAX_CLIENTS, REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_TTL_MS } from "../../src/mcp/oauth/clients";
 import type { PlanName } from "../../src/limits/plans";
 import { harness, type Harness } from "../helpers/harness";

@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from "bun:test";
-import { PAGE_POLICY } from "../../src/http/boundary";
+import { PAGE_POLICY } from "../../src/http/security-headers";
 import { harness, type Harness } from "../helpers/harness";
 
 let h: Harness;

@@ -226,7 +226,8 @@ describe("a batch of appends to one stream", () => {
   });
 });
 
-describe("the append fast path answers like the router", () => {
+// That both ways to the append answer alike is append-parity.test.ts; these are the fast path's own answers.
+describe("the append fast path", () => {
   test("valid JSON sent as text/plain is refused (400), as on every other route", async () => {
     const res = await h.request("POST", "/api/v1/notes/by-filename/x.log/append", {
       token,

@@ -1,12 +1,32 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { notes } from "../../src/db/schema";
 import { Writer } from "../../src/db/writer";
+import { enqueue } from "../../src/jobs/queue";
+import { JobRunner } from "../../src/jobs/runner";
+import { AppendBatch } from "../../src/modules/streams/batch";
+import { appendTo } from "../../src/modules/streams/service";
+import type { WorkspaceRow } from "../../src/modules/workspaces/repo";
+import { harness } from "../helpers/harness";
 
 function setup() {
   const db = new Database(":memory:");
   db.run("CREATE TABLE t (v TEXT NOT NULL)");
   const writer = new Writer(db);
   return { db, writer, commits: () => writer.stats.batches };
+}
+
+/** The tables an append's overlay writes, with one note and one workspace. */
+function counters() {
+  const db = new Database(":memory:");
+  db.run("CREATE TABLE notes (id TEXT PRIMARY KEY, byte_size INTEGER, updated_at INTEGER, last_write_at INTEGER, expected_interval_seconds INTEGER, deadman_due_at INTEGER)");
+  db.run("CREATE TABLE workspaces (id TEXT PRIMARY KEY, storage_used INTEGER)");
+  db.run("CREATE TABLE note_chunks (seq INTEGER PRIMARY KEY, note_id TEXT NOT NULL, text TEXT NOT NULL)");
+  db.run("INSERT INTO notes VALUES ('n', 0, 0, 0, NULL, NULL)");
+  db.run("INSERT INTO workspaces VALUES ('w', 0)");
+  const batch = new AppendBatch(db);
+  return { db, batch, writer: new Writer(db, null, batch) };
 }
 
 describe("Writer", () => {
@@ -53,28 +73,19 @@ describe("Writer", () => {
 });
 
 describe("coalesced counters", () => {
-  function counters() {
-    const db = new Database(":memory:");
-    db.run("CREATE TABLE notes (id TEXT PRIMARY KEY, byte_size INTEGER, updated_at INTEGER, last_write_at INTEGER, expected_interval_seconds INTEGER, deadman_due_at INTEGER)");
-    db.run("CREATE TABLE workspaces (id TEXT PRIMARY KEY, storage_used INTEGER)");
-    db.run("CREATE TABLE note_chunks (seq INTEGER PRIMARY KEY, note_id TEXT NOT NULL, text TEXT NOT NULL)");
-    db.run("INSERT INTO notes VALUES ('n', 0, 0, 0, NULL, NULL)");
-    db.run("INSERT INTO workspaces VALUES ('w', 0)");
-    return { db, writer: new Writer(db) };
-  }
   const row = (db: Database) => ({
     note: db.query("SELECT byte_size AS size FROM notes").get(),
     ws: db.query("SELECT storage_used AS used FROM workspaces").get(),
   });
 
   test("appends of one batch write their counters once, before the commit", async () => {
-    const { db, writer } = counters();
+    const { db, batch, writer } = counters();
     const append = (n: number) =>
       writer.write(
         () => {
-          const size = (writer.pending.noteSize("n") ?? 0) + n;
-          writer.pending.setNote("n", size, 1, false);
-          writer.pending.addStorage("w", n);
+          const size = (batch.noteSize("n") ?? 0) + n;
+          batch.setNote("n", size, 1, false);
+          batch.addStorage("w", n);
           return size;
         },
         { coalesce: true },
@@ -84,30 +95,30 @@ describe("coalesced counters", () => {
   });
 
   test("an armed note's dead-man deadline moves with the write, even when the append thought it unarmed", async () => {
-    const { db, writer } = counters();
+    const { db, batch, writer } = counters();
     db.run("INSERT INTO notes VALUES ('armed', 0, 0, 0, 60, 5)");
     const deadline = (id: string) => (db.query("SELECT deadman_due_at AS d FROM notes WHERE id = ?").get(id) as { d: number | null }).d;
     // Told the truth: the full update runs.
-    await writer.write(() => writer.pending.setNote("armed", 10, 1_000, true), { coalesce: true });
+    await writer.write(() => batch.setNote("armed", 10, 1_000, true), { coalesce: true });
     expect(deadline("armed")).toBe(61_000);
     // A stale "unarmed" (the note was armed since it was read): the short form changes no row, the full one runs.
-    await writer.write(() => writer.pending.setNote("armed", 20, 2_000, false), { coalesce: true });
+    await writer.write(() => batch.setNote("armed", 20, 2_000, false), { coalesce: true });
     expect(deadline("armed")).toBe(62_000);
     expect(db.query("SELECT byte_size AS s, last_write_at AS w FROM notes WHERE id = 'armed'").get()).toEqual({ s: 20, w: 2_000 });
     // An unarmed note keeps its null deadline.
-    await writer.write(() => writer.pending.setNote("n", 7, 3_000, false), { coalesce: true });
+    await writer.write(() => batch.setNote("n", 7, 3_000, false), { coalesce: true });
     expect(deadline("n")).toBeNull();
     expect(row(db).note).toEqual({ size: 7 });
   });
 
   test("a failed append's counter changes are undone with its savepoint", async () => {
-    const { db, writer } = counters();
+    const { db, batch, writer } = counters();
     const results = await Promise.allSettled([
-      writer.write(() => writer.pending.addStorage("w", 5), { coalesce: true }),
+      writer.write(() => batch.addStorage("w", 5), { coalesce: true }),
       writer.write(
         () => {
-          writer.pending.addStorage("w", 100);
-          writer.pending.setNote("n", 100, 1, false);
+          batch.addStorage("w", 100);
+          batch.setNote("n", 100, 1, false);
           throw new Error("cap");
         },
         { coalesce: true },
@@ -118,12 +129,12 @@ describe("coalesced counters", () => {
   });
 
   test("a batch's lines to one stream become one chunk, in order, without a failed append's line", async () => {
-    const { db, writer } = counters();
+    const { db, batch, writer } = counters();
     const chunks = () => db.query("SELECT note_id AS note, text FROM note_chunks ORDER BY seq").all();
     const line = (note: string, text: string, fail = false) =>
       writer.write(
         () => {
-          writer.pending.addText(note, text);
+          batch.addText(note, text);
           if (fail) throw Object.assign(new Error("refused"), { status: 422 });
         },
         { coalesce: true },
@@ -148,9 +159,9 @@ describe("coalesced counters", () => {
   });
 
   test("any other write sees the counters applied before it runs", async () => {
-    const { db, writer } = counters();
+    const { db, batch, writer } = counters();
     const [, seen] = await Promise.all([
-      writer.write(() => writer.pending.addStorage("w", 7), { coalesce: true }),
+      writer.write(() => batch.addStorage("w", 7), { coalesce: true }),
       writer.write(() => db.query("SELECT storage_used AS used FROM workspaces").get()),
     ]);
     expect(seen).toEqual({ used: 7 });
@@ -192,5 +203,79 @@ describe("appends without savepoints", () => {
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected"]);
     expect(runs).toBe(1);
     expect(db.query("SELECT v FROM t").all()).toEqual([{ v: "a" }]);
+  });
+});
+
+describe("the overlay around other writes", () => {
+  test("the rows appends read are kept for a run of appends, and forgotten at each batch and around any other write", async () => {
+    const { batch, writer } = counters();
+    const seen: boolean[] = [];
+    const append = () =>
+      writer.write(
+        () => {
+          seen.push(batch.rows.has("w"));
+          batch.rows.set("w", { ws: {} as WorkspaceRow, streams: new Map() });
+        },
+        { coalesce: true },
+      );
+    await Promise.all([append(), append(), writer.write(() => seen.push(batch.rows.has("w"))), append(), append()]);
+    await append();
+    expect(seen).toEqual([false, true, false, false, true, false]);
+  });
+
+  test("a nested part that throws is undone, rows and overlay, and the rest of its write stands", async () => {
+    const { db, batch, writer } = counters();
+    const error = await writer.write(() => {
+      batch.addStorage("w", 1);
+      let caught: unknown;
+      try {
+        writer.nested(() => {
+          batch.addStorage("w", 100);
+          batch.addText("n", "lost\n");
+          batch.setNote("n", 100, 1, false);
+          db.run("UPDATE notes SET expected_interval_seconds = 60");
+          throw new Error("half-done");
+        });
+      } catch (e) {
+        caught = e;
+      }
+      batch.addStorage("w", 2);
+      return (caught as Error).message;
+    });
+    expect(error).toBe("half-done");
+    expect(db.query("SELECT byte_size AS size, expected_interval_seconds AS every FROM notes").get()).toEqual({ size: 0, every: null });
+    expect(db.query("SELECT storage_used AS used FROM workspaces").get()).toEqual({ used: 3 });
+    expect(db.query("SELECT count(*) AS n FROM note_chunks").get()).toEqual({ n: 0 });
+  });
+
+  test("a job whose in-write work throws after appending leaves neither the line nor its counters, and is retried", async () => {
+    const h = harness();
+    await h.jobs.stop();
+    const a = await h.account("dev");
+    const token = await h.token(a, ["append"]);
+    const first = await h.request("POST", "/api/v1/notes/by-filename/log.txt/append", { token, body: { text: "one" } });
+    expect(first.status).toBe(201);
+    const id: string = (await first.json()).id;
+    const noteRow = () => h.deps.db.select().from(notes).where(eq(notes.id, id)).get()!;
+    const before = noteRow();
+    const usedBefore = h.deps.db.$client.query("SELECT storage_used AS used FROM workspaces WHERE id = ?").get(a.workspaceId);
+    const runner = new JobRunner(h.deps, {
+      halfDone: {
+        run: async () => () => {
+          appendTo({ deps: h.deps, principal: { tokenId: "t", accountId: a.accountId, workspaceId: a.workspaceId, scopes: new Set(["append"]), noteId: id, kind: "api", rate: null, validUntil: Infinity } }, noteRow(), "two\n");
+          throw new Error("failed after the append");
+        },
+      },
+    });
+    await h.deps.writer.write(() => enqueue(h.deps, "halfDone", {}));
+    await runner.start();
+    await runner.drain();
+    await runner.stop();
+    const job = h.deps.db.$client.query("SELECT status, attempts, last_error AS error FROM jobs WHERE queue = 'halfDone'").get();
+    expect(job).toEqual({ status: "pending", attempts: 1, error: "failed after the append" });
+    expect(noteRow().byteSize).toBe(before.byteSize);
+    expect(h.deps.db.$client.query("SELECT storage_used AS used FROM workspaces WHERE id = ?").get(a.workspaceId)).toEqual(usedBefore);
+    expect(h.deps.db.$client.query("SELECT text FROM note_chunks WHERE note_id = ?").all(id)).toEqual([{ text: "one\n" }]);
+    await h.close();
   });
 });

@@ -1,16 +1,16 @@
 import { Elysia } from "elysia";
-import type { Ctx, Deps } from "../../deps";
-import { authenticate } from "../../modules/tokens/service";
-import { requestState } from "../boundary";
+import type { Ctx, Deps, Principal } from "../../deps";
+import { requestState } from "../request-state";
 
 /**
  * Puts `ctx` on the routes that use this plugin. The boundary has already resolved the token
- * (and rate-limited it); without a token this answers 401.
+ * (and rate-limited it); a request that reaches the app without it (a direct call) is resolved
+ * with `authenticate`, which answers 401 without a valid token.
  */
-export function auth(deps: Deps) {
+export function auth(deps: Deps, authenticate: (authorization: string | null) => Principal) {
   return new Elysia().resolve({ as: "scoped" }, ({ request }): { ctx: Ctx } => {
     const state = requestState(request);
-    const principal = state?.principal ?? authenticate(deps, request.headers.get("authorization"));
+    const principal = state?.principal ?? authenticate(request.headers.get("authorization"));
     return { ctx: { deps, principal, idempotency: state?.idempotency } };
   });
 }

@@ -1,7 +1,7 @@
 import { html, type Html } from "../../modules/web/html";
 import { csrfField, layout } from "../../modules/web/layout";
 import type { WebSession } from "../../modules/web/session";
-import { PAGE_POLICY } from "../../http/boundary";
+import { PAGE_POLICY } from "../../http/security-headers";
 import { isLoopbackRedirect } from "./clients";
 
 const SCOPE_TEXT: Record<string, string> = {

@@ -2,6 +2,7 @@ import { and, eq, gt, isNull } from "drizzle-orm";
 import type { Deps, Principal, Scope } from "../../deps";
 import { oauthTokens } from "../../db/schema";
 import { AppError } from "../../http/errors";
+import { agentRate } from "../../limits/plans";
 import { randomBase62 } from "../../lib/random";
 import { sha256Hex } from "../../lib/secrets";
 import { getWorkspace, tierOf } from "../../modules/workspaces/repo";
@@ -61,7 +62,7 @@ export function oauthPrincipal(deps: Deps, secret: string): Principal {
     scopes: toScopes(row.scope),
     noteId: null,
     kind: "api",
-    rate: tier.rate,
+    rate: agentRate(deps.config.limitProfile, tier),
     validUntil: row.expiresAt,
   };
 }

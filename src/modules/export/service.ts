@@ -1,13 +1,13 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { and, eq, gt, lte } from "drizzle-orm";
+import { t } from "elysia";
 import type { Ctx, Deps } from "../../deps";
 import { commit, type Reply } from "../../db/commit";
 import { databasePath } from "../../db/client";
 import { accounts, exportsTable } from "../../db/schema";
 import { AppError, NotFound } from "../../http/errors";
-import { enqueue } from "../../jobs/queue";
-import type { JobHandler } from "../../jobs/runner";
+import { defineQueue } from "../../jobs/define-queue";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { enqueueMail } from "../../mail/queue";
@@ -15,7 +15,6 @@ import { exportReady } from "../../mail/templates";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { writeExportZip } from "./zip";
 
-export const EXPORT_QUEUE = "export";
 export const EXPORTS_PER_HOUR = 2;
 export const LINK_VALID_MS = 24 * 3600 * 1000;
 const HOUR = 3600 * 1000;
@@ -77,7 +76,7 @@ export async function requestExport({ ctx, origin }: { ctx: Ctx; origin: string 
       expiresAt: null,
     };
     deps.db.insert(exportsTable).values(row).run();
-    enqueue(deps, EXPORT_QUEUE, { exportId: row.id, origin }, { maxAttempts: 3 });
+    exportQueue.enqueue(deps, { exportId: row.id, origin }, { maxAttempts: 3 });
     return toRecord(deps, row, origin);
   });
 }
@@ -114,9 +113,12 @@ export function exportFile({ ctx, id }: { ctx: Ctx; id: string }): { path: strin
   return { path: row.filePath, name: `notestream-export-${iso(row.completedAt!).slice(0, 10)}.zip` };
 }
 
-export const exportHandler: JobHandler = {
-  run: async (deps, job) => {
-    const { exportId, origin } = JSON.parse(job.payload) as { exportId: string; origin: string };
+/** `origin` is the requesting page's, for the links in the ready mail when no base URL is set. */
+export const ExportJob = t.Object({ exportId: t.String(), origin: t.String() });
+export type ExportJob = typeof ExportJob.static;
+
+export const exportQueue = defineQueue("export", ExportJob, {
+  run: async (deps, { exportId, origin }) => {
     const row = deps.db.select().from(exportsTable).where(eq(exportsTable.id, exportId)).get();
     if (!row || row.status === "ready") return { ok: true };
     await deps.writer.write(() => deps.db.update(exportsTable).set({ status: "building" }).where(eq(exportsTable.id, exportId)).run());
@@ -125,11 +127,10 @@ export const exportHandler: JobHandler = {
     const built = await writeExportZip(databasePath(deps.config.dataDir), row.workspaceId, path, iso(deps.clock.now()));
     return () => finishExport(deps, exportId, path, built, origin);
   },
-  onFailed: (deps, job, error) => {
-    const { exportId } = JSON.parse(job.payload) as { exportId: string };
+  onFailed: (deps, { exportId }, error) => {
     deps.db.update(exportsTable).set({ status: "failed", error: error.slice(0, 500) }).where(eq(exportsTable.id, exportId)).run();
   },
-};
+});
 
 function finishExport(deps: Deps, id: string, path: string, built: { sizeBytes: number; notes: number }, origin: string) {
   const now = deps.clock.now();

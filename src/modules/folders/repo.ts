@@ -1,6 +1,6 @@
-import { and, eq } from "drizzle-orm";
+import { and, asc, count, eq, isNull } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { folders } from "../../db/schema";
+import { folders, notes } from "../../db/schema";
 import { ValidationFailed } from "../../http/errors";
 
 // Ids are minted as fold_ and 20 base62 characters; the bound is looser so a longer id minted one
@@ -26,4 +26,21 @@ export function assertFolderInWorkspace(deps: Deps, workspaceId: string, folderI
     .where(and(eq(folders.id, folderId), eq(folders.workspaceId, workspaceId)))
     .get();
   if (!found) throw ValidationFailed.field(field, "not_found", `no folder ${folderId} in this workspace`);
+}
+
+/** The workspace's folders by name, each with how many notes outside the trash it holds. */
+export function foldersWithNoteCounts(deps: Deps, workspaceId: string): { id: string; name: string; n: number }[] {
+  return deps.db
+    .select({ id: folders.id, name: folders.name, n: count(notes.id) })
+    .from(folders)
+    .leftJoin(notes, and(eq(notes.folderId, folders.id), isNull(notes.trashedAt)))
+    .where(eq(folders.workspaceId, workspaceId))
+    .groupBy(folders.id)
+    .orderBy(asc(folders.nameKey))
+    .all();
+}
+
+/** The workspace's folders by name. */
+export function folderNames(deps: Deps, workspaceId: string): { id: string; name: string }[] {
+  return deps.db.select({ id: folders.id, name: folders.name }).from(folders).where(eq(folders.workspaceId, workspaceId)).orderBy(asc(folders.nameKey)).all();
 }

@@ -1,10 +1,8 @@
 import { and, count, desc, eq, isNull, type SQL } from "drizzle-orm";
-import type { Ctx, Deps, Principal } from "../../deps";
+import type { Ctx, Deps } from "../../deps";
 import { inboxDeliveries, notes } from "../../db/schema";
 import { commit, type Reply } from "../../db/commit";
-import { AppError, CapExceeded, Conflict, NotFound, ValidationFailed } from "../../http/errors";
-import { enqueue, type JobRow } from "../../jobs/queue";
-import type { JobHandler, JobOutcome } from "../../jobs/runner";
+import { AppError, Conflict, NotFound, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { Page } from "../../lib/pagination";
@@ -12,13 +10,11 @@ import { randomBase62 } from "../../lib/random";
 import { sha256Hex } from "../../lib/secrets";
 import { visibleNote } from "../notes/repo";
 import { writableWorkspace } from "../notes/service";
-import { appendTo } from "../streams/service";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertStorage } from "../workspaces/caps";
 import { addStorage, getWorkspace, tierOf } from "../workspaces/repo";
-import { inboxLine, summarise } from "./summarise";
+import { inboxQueue } from "./queue";
 
-export const INBOX_QUEUE = "inbox";
 export const INBOX_TOKEN_PREFIX = "inb_";
 /** Payloads a minute one inbox accepts. */
 export const INBOX_PER_MINUTE = 120;
@@ -111,82 +107,9 @@ export async function receive(deps: Deps, token: string, request: Request): Prom
       .values({ id, noteId: note.id, receivedAt: deps.clock.now(), contentType: headers["content-type"] ?? null, headers: JSON.stringify(headers), body })
       .run();
     addStorage(deps, ws.id, body.length);
-    enqueue(deps, INBOX_QUEUE, { deliveryId: id }, { serialKey: `inbox:${note.id}` });
+    inboxQueue.enqueue(deps, { deliveryId: id }, { serialKey: `inbox:${note.id}` });
     return { ok: true as const, id };
   });
-}
-
-/** The worker writes with the rights of the note's own workspace, pinned to that note. */
-function inboxPrincipal(note: { id: string; workspaceId: string }): Principal {
-  return {
-    tokenId: "inbox",
-    accountId: "inbox",
-    workspaceId: note.workspaceId,
-    scopes: new Set(["append"]),
-    noteId: note.id,
-    kind: "api",
-    rate: null,
-    validUntil: Infinity,
-  };
-}
-
-export const inboxHandler: JobHandler = {
-  // All of it happens in the write that settles the job: the line, its webhook job, the bookkeeping.
-  run: async (deps, job) => () => processDelivery(deps, job),
-  onFailed: (deps, job, error) => {
-    const { deliveryId } = JSON.parse(job.payload) as { deliveryId: string };
-    deps.db.update(inboxDeliveries).set({ status: "dead", lastError: error.slice(0, 1000) }).where(eq(inboxDeliveries.id, deliveryId)).run();
-  },
-};
-
-/** One attempt, in one write: summarise, append (with its own webhook job), mark delivered. */
-function processDelivery(deps: Deps, job: JobRow): JobOutcome {
-  const { deliveryId } = JSON.parse(job.payload) as { deliveryId: string };
-  const d = deps.db.select().from(inboxDeliveries).where(eq(inboxDeliveries.id, deliveryId)).get();
-  if (!d || d.status !== "pending") return { ok: true };
-  deps.db.update(inboxDeliveries).set({ attempts: d.attempts + 1 }).where(eq(inboxDeliveries.id, d.id)).run();
-  const note = deps.db.select().from(notes).where(eq(notes.id, d.noteId)).get();
-  if (!note || note.trashedAt !== null) return { fail: "the note no longer exists" };
-  const sqlite = deps.db.$client;
-  sqlite.run("SAVEPOINT inbox_delivery");
-  try {
-    const outcome = deliverLine(deps, d, note);
-    sqlite.run("RELEASE inbox_delivery");
-    return outcome;
-  } catch (e) {
-    sqlite.run("ROLLBACK TO inbox_delivery");
-    sqlite.run("RELEASE inbox_delivery");
-    // The append's lines and counters wait in memory until the batch commits: undone with the rows.
-    deps.writer.pending.rollback();
-    // The causes that pass (a full note, a read-only account) come back as a retry; an exception
-    // is a fault the same stored bytes would meet at every retry, for hours, while the inbox's
-    // later payloads wait behind it (one note's jobs run in order). Dead-letter it now, with the
-    // reason; a replay tries again once the cause is gone.
-    return { fail: `could not turn the payload into a line: ${String((e as Error)?.message ?? e)}` };
-  }
-}
-
-type DeliveryRow = typeof inboxDeliveries.$inferSelect;
-
-function deliverLine(deps: Deps, d: DeliveryRow, note: typeof notes.$inferSelect): JobOutcome {
-  const line = inboxLine(iso(d.receivedAt), summarise(d.contentType, JSON.parse(d.headers), d.body)) + "\n";
-  try {
-    appendTo({ deps, principal: inboxPrincipal(note) }, note, line);
-  } catch (e) {
-    // A full note or a read-only account may change when the owner acts: retried, then dead-lettered.
-    if (e instanceof CapExceeded || (e instanceof AppError && e.code === "account_read_only")) {
-      deps.db.update(inboxDeliveries).set({ lastError: e.message }).where(eq(inboxDeliveries.id, d.id)).run();
-      return { retry: e.message };
-    }
-    if (e instanceof AppError) return { fail: e.message };
-    throw e;
-  }
-  deps.db
-    .update(inboxDeliveries)
-    .set({ status: "delivered", line: line.trimEnd(), deliveredAt: deps.clock.now(), lastError: null })
-    .where(eq(inboxDeliveries.id, d.id))
-    .run();
-  return { ok: true };
 }
 
 export function listInboxDeliveries({
@@ -264,7 +187,7 @@ export async function replayDelivery({ ctx, noteId, deliveryId }: { ctx: Ctx; no
     if (!d) throw new NotFound("inbox delivery");
     if (d.status !== "dead") throw new Conflict(`only dead deliveries are replayed; this one is ${d.status}`);
     ctx.deps.db.update(inboxDeliveries).set({ status: "pending", attempts: 0, lastError: null }).where(eq(inboxDeliveries.id, d.id)).run();
-    enqueue(ctx.deps, INBOX_QUEUE, { deliveryId: d.id }, { serialKey: `inbox:${note.id}` });
+    inboxQueue.enqueue(ctx.deps, { deliveryId: d.id }, { serialKey: `inbox:${note.id}` });
     return { id: d.id, status: "pending" as const };
   });
 }

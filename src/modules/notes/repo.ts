@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, getTableColumns, isNull, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, gt, isNull, like, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { noteChunks, notes } from "../../db/schema";
 import { NotFound } from "../../http/errors";
@@ -87,6 +87,49 @@ export function readBody(deps: Deps, row: NoteRow): string {
   return chunks.map((c) => c.text).join("");
 }
 
+/** The newest part of a stream: chunks from the end until about `maxChars`, and the last chunk's seq. */
+export function streamTail(deps: Deps, noteId: string, maxChars: number): { text: string; lastSeq: number; truncated: boolean } {
+  const rows = deps.db.$client
+    .query<{ seq: number; text: string }, [string]>("SELECT seq, text FROM note_chunks WHERE note_id = ? ORDER BY seq DESC")
+    .iterate(noteId);
+  const parts: string[] = [];
+  let size = 0;
+  let lastSeq = 0;
+  let truncated = false;
+  for (const r of rows) {
+    if (lastSeq === 0) lastSeq = r.seq;
+    if (size >= maxChars) {
+      truncated = true;
+      break;
+    }
+    parts.push(r.text);
+    size += r.text.length;
+  }
+  return { text: parts.reverse().join(""), lastSeq, truncated };
+}
+
+/** A stream's chunks after `afterSeq`, in order, at most `limit`: what a live page has not shown yet. */
+export function chunksAfter(deps: Deps, noteId: string, afterSeq: number, limit: number): { seq: number; text: string }[] {
+  return deps.db
+    .select({ seq: noteChunks.seq, text: noteChunks.text })
+    .from(noteChunks)
+    .where(and(eq(noteChunks.noteId, noteId), gt(noteChunks.seq, afterSeq)))
+    .orderBy(asc(noteChunks.seq))
+    .limit(limit)
+    .all();
+}
+
+/** The workspace's most recently updated notes, trashed ones included, for a note picker. */
+export function recentNotes(deps: Deps, workspaceId: string, limit: number) {
+  return deps.db
+    .select({ id: notes.id, title: notes.title, filename: notes.filename, kind: notes.kind })
+    .from(notes)
+    .where(eq(notes.workspaceId, workspaceId))
+    .orderBy(desc(notes.updatedAt))
+    .limit(limit)
+    .all();
+}
+
 /**
  * The note with this id as the caller may see it: in the caller's workspace and, for a pinned
  * token, the pinned note only. Anything else is the same 404 as a missing note.
@@ -112,13 +155,14 @@ export function findStream(ctx: Ctx, filename: string): NoteRow | undefined {
 
 export function listNoteRows(
   ctx: Ctx,
-  filter: { folderId?: string; kind?: "stream" | "editable" },
+  filter: { folderId?: string; kind?: "stream" | "editable"; titleContains?: string },
   page: { limit: number; offset: number },
 ): { rows: NoteMeta[]; total: number } {
   const conds: SQL[] = [eq(notes.workspaceId, ctx.principal.workspaceId), isNull(notes.trashedAt)];
   if (ctx.principal.noteId) conds.push(eq(notes.id, ctx.principal.noteId));
   if (filter.folderId) conds.push(eq(notes.folderId, filter.folderId));
   if (filter.kind) conds.push(eq(notes.kind, filter.kind));
+  if (filter.titleContains) conds.push(like(notes.title, `%${filter.titleContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
   const where = and(...conds);
   const total = ctx.deps.db.select({ n: count() }).from(notes).where(where).get()!.n;
   const rows = ctx.deps.db

@@ -1,32 +1,32 @@
-import { Elysia } from "elysia";
-import { send } from "../../http/reply";
+import { Elysia, t } from "elysia";
 import type { AnyAuth } from "../../http/plugins/auth";
-import { FilenameParams, NoteIdParams } from "../notes/model";
+import { send } from "../../http/reply";
+import { appendFromRouter } from "./append";
 import { AppendBody, AppendResponse } from "./model";
-import * as streams from "./service";
 
-const detail = (summary: string) => ({ detail: { tags: ["streams"], summary } });
+const detail = (summary: string) => ({
+  tags: ["streams"],
+  summary,
+  // The handler reads the body itself (as the boundary's fast path does), so the schema is documented here.
+  requestBody: { required: true, content: { "application/json": { schema: AppendBody } } },
+});
 
+/**
+ * The append's Elysia routes: the same handler as the boundary's fast path (./append.ts), here for
+ * the OpenAPI document and for requests that reach the router.
+ */
 export const streamsRoutes = (auth: AnyAuth) =>
   new Elysia()
     .use(auth)
-    .post(
-      "/notes/by-filename/:filename/append",
-      async ({ ctx, params, body }) => send(await streams.appendByFilename({ ctx, filename: params.filename, text: body.text })),
-      {
-        params: FilenameParams,
-        body: AppendBody,
-        response: { 200: AppendResponse, 201: AppendResponse },
-        ...detail("Append a line to a stream by filename; the first write creates it (201)"),
-      },
-    )
-    .post(
-      "/notes/:id/append",
-      async ({ ctx, params, body }) => send(await streams.appendById({ ctx, id: params.id, text: body.text })),
-      {
-        params: NoteIdParams,
-        body: AppendBody,
-        response: { 200: AppendResponse },
-        ...detail("Append a line to a stream by id"),
-      },
-    );
+    .post("/notes/by-filename/:filename/append", async ({ ctx, request }) => send(await appendFromRouter(ctx, request)), {
+      parse: "none",
+      params: t.Object({ filename: t.String({ description: "The stream's exact filename, URL-encoded" }) }),
+      response: { 200: AppendResponse, 201: AppendResponse },
+      detail: detail("Append a line to a stream by filename; the first write creates it (201)"),
+    })
+    .post("/notes/:id/append", async ({ ctx, request }) => send(await appendFromRouter(ctx, request)), {
+      parse: "none",
+      params: t.Object({ id: t.String() }),
+      response: { 200: AppendResponse },
+      detail: detail("Append a line to a stream by id"),
+    });

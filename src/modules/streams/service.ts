@@ -9,10 +9,11 @@ import { bodyCapFor, type Tier } from "../../limits/plans";
 import { findStream, newNoteRow, visibleNote, type NoteRow } from "../notes/repo";
 import { writableWorkspace } from "../notes/service";
 import { requireScope } from "../tokens/service";
-import { enqueueAppendDelivery } from "../webhooks/service";
+import { enqueueAppendDelivery } from "../webhooks/delivery";
 import { noteResumed } from "../deadman/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
 import { assertWritable, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
+import type { BatchRows } from "./batch";
 import type { AppendResponse } from "./model";
 
 function cleanText(text: string): string {
@@ -57,22 +58,17 @@ export function appendById({ ctx, id, text }: { ctx: Ctx; id: string; text: stri
   return commit(ctx, 200, () => applyAppend(ctx, checkAppend(ctx, visibleNote(ctx, id), line)), { coalesce: true });
 }
 
-/** A workspace's row and its streams by filename, read once per writer batch (Writer.rows). */
-interface BatchRows {
-  ws: WorkspaceRow;
-  streams: Map<string, NoteRow>;
-}
-
+/** A workspace's row and its streams by filename, read once per writer batch. */
 function batchRows(deps: Deps, workspaceId: string): BatchRows {
-  const rows = deps.writer.rows as Map<string, BatchRows>;
+  const rows = deps.appendBatch.rows;
   let r = rows.get(workspaceId);
   if (!r) rows.set(workspaceId, (r = { ws: getWorkspace(deps, workspaceId), streams: new Map() }));
   return r;
 }
 
 /**
- * The caller's workspace and the stream with this filename, from the writer's per-batch row
- * cache: a run of appends to one stream reads them once.
+ * The caller's workspace and the stream with this filename, from the batch's row cache: a run
+ * of appends to one stream reads them once.
  */
 function streamForAppend(ctx: Ctx, filename: string): { ws: WorkspaceRow; note: NoteRow | undefined } {
   const rows = batchRows(ctx.deps, ctx.principal.workspaceId);
@@ -116,13 +112,13 @@ function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: strin
     }
   }
   // Earlier appends of this batch may not have reached the rows yet: read through the overlay.
-  const pending = deps.writer.pending;
+  const batch = deps.appendBatch;
   const ws = workspace ? assertWritable(workspace) : writableWorkspace(ctx);
-  const storageUsed = ws.storageUsed + pending.storageDelta(ws.id);
+  const storageUsed = ws.storageUsed + batch.storageDelta(ws.id);
   const tier = tierOf(deps, ws);
   if (!("id" in note)) assertNoteSlots(deps, ws, tier, "plain");
   const size = byteLength(line);
-  const currentSize = "id" in note ? (pending.noteSize(note.id) ?? note.byteSize) : 0;
+  const currentSize = "id" in note ? (batch.noteSize(note.id) ?? note.byteSize) : 0;
   const newSize = currentSize + size;
   assertNoteSize(tier, "plain", newSize, currentSize);
   assertStorage(ws, tier, size, storageUsed);
@@ -147,10 +143,10 @@ function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
     deps.db.insert(notes).values(note).run();
     batchRows(deps, note.workspaceId).streams.set(note.filename!, note);
   }
-  const pending = deps.writer.pending;
-  pending.addText(note.id, plan.line);
-  pending.setNote(note.id, plan.newSize, now, note.expectedIntervalSeconds != null);
-  pending.addStorage(plan.ws.id, plan.size);
+  const batch = deps.appendBatch;
+  batch.addText(note.id, plan.line);
+  batch.setNote(note.id, plan.newSize, now, note.expectedIntervalSeconds != null);
+  batch.addStorage(plan.ws.id, plan.size);
   enqueueAppendDelivery(deps, note, plan.line, plan.newSize, now);
   noteResumed(deps, note, plan.line, now);
   const cap = bodyCapFor(plan.tier, "plain");

@@ -1,7 +1,7 @@
 import { and, count, eq, gt, isNull } from "drizzle-orm";
 import type { Ctx, Deps, Principal, Scope } from "../../deps";
 import { tokens, notes } from "../../db/schema";
-import { AppError, CapExceeded, InsufficientScope } from "../../http/errors";
+import { AppError, CapExceeded, InsufficientScope, unauthorized } from "../../http/errors";
 import { DAY_MS } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { digestsEqual, newApiToken, sha256Hex, TOKEN_PREFIX } from "../../lib/secrets";
@@ -116,9 +116,6 @@ export function listTokens(deps: Deps, accountId: string) {
   return deps.db.select().from(tokens).where(eq(tokens.accountId, accountId)).all();
 }
 
-/** 401 with the WWW-Authenticate challenge RFC 6750 asks for. */
-export const unauthorized = (message: string) =>
-  new AppError("unauthorized", message, undefined, { "www-authenticate": 'Bearer realm="notestream"' });
 
 /** The secret inside an `Authorization: Bearer nst_…` header, or a 401 saying what is wrong. */
 export function bearerSecret(authorization: string | null | undefined): string {

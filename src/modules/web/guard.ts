@@ -1,4 +1,4 @@
-import { requestState } from "../../http/boundary";
+import { requestState } from "../../http/request-state";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { LifecycleError } from "../accounts/lifecycle";
 import { normaliseEmail } from "../accounts/service";

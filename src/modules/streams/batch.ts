@@ -1,9 +1,18 @@
 import type { Database } from "bun:sqlite";
+import type { BatchOverlay } from "../../db/writer";
+import type { NoteRow } from "../notes/repo";
+import type { WorkspaceRow } from "../workspaces/repo";
 
 interface NoteCounters {
   byteSize: number;
   at: number;
   armed: boolean;
+}
+
+/** A workspace's row and its streams by filename, as appends of one batch found them. */
+export interface BatchRows {
+  ws: WorkspaceRow;
+  streams: Map<string, NoteRow>;
 }
 
 const TEXT = 0;
@@ -16,13 +25,20 @@ const STORAGE = 2;
  * batch's lines to one stream become one chunk row), a note's size and times, a workspace's
  * storage. Appends read through this overlay; every other write sees it applied first (the
  * writer calls apply() before it), and a failed write's changes are undone.
+ *
+ * Beside it, `rows`: what appends read, kept for a run of appends in one batch (every append to
+ * a stream looks up the same workspace and stream). The writer drops it at each batch and around
+ * every other write, which may change those rows; an append's own changes go through the
+ * overlay or update the cached row.
  */
-export class PendingAppends {
+export class AppendBatch implements BatchOverlay {
   private notes = new Map<string, NoteCounters>();
   private texts = new Map<string, string[]>();
   private storage = new Map<string, number>();
   /** What the running write changed, as [kind, key, value before] triples, newest last. */
   private journal: unknown[] = [];
+  /** By workspace id. */
+  readonly rows = new Map<string, BatchRows>();
 
   constructor(private readonly sqlite: Database) {}
 
@@ -55,22 +71,24 @@ export class PendingAppends {
     this.journal.push(STORAGE, workspaceId, before);
   }
 
-  /** A write starts: its changes can be undone until it ends. */
   begin(): void {
     this.journal.length = 0;
   }
 
-  /** The write failed: undo what it changed here, as its savepoint undoes its rows. */
-  rollback(): void {
+  mark(): number {
+    return this.journal.length;
+  }
+
+  rollback(to = 0): void {
     const j = this.journal;
-    for (let i = j.length - 3; i >= 0; i -= 3) {
+    for (let i = j.length - 3; i >= to; i -= 3) {
       const key = j[i + 1] as string;
       const before = j[i + 2];
       if (j[i] === TEXT) this.texts.get(key)!.pop();
       else if (j[i] === NOTE) before === undefined ? this.notes.delete(key) : this.notes.set(key, before as NoteCounters);
       else before === undefined ? this.storage.delete(key) : this.storage.set(key, before as number);
     }
-    j.length = 0;
+    j.length = to;
   }
 
   /** Writes the lines and the counters to their rows (inside the batch's transaction). */
@@ -107,11 +125,14 @@ export class PendingAppends {
     this.journal.length = 0;
   }
 
-  /** A failed commit threw the batch away, and with it these pending writes. */
   discard(): void {
     this.texts.clear();
     this.notes.clear();
     this.storage.clear();
     this.journal.length = 0;
+  }
+
+  invalidate(): void {
+    this.rows.clear();
   }
 }

@@ -1,0 +1,17 @@
+import type { Reply } from "../db/commit";
+import type { Ctx } from "../deps";
+import type { TokenBucket } from "./rate-limit";
+
+/** A route's handler: the request's body is its own to read. */
+export type FastHandler = (ctx: Ctx, request: Request) => Promise<Reply<unknown>>;
+
+/**
+ * A route the boundary answers without the router: the hot path (appends). The feature declares
+ * it once: how it matches, which rate bucket it is charged to, and its handler. The Elysia app
+ * registers the same handler under the same path (for the OpenAPI document and direct calls).
+ */
+export interface FastRoute {
+  bucket: TokenBucket;
+  /** The handler for this method and path, or null when the route does not match. */
+  match(method: string, path: string): FastHandler | null;
+}

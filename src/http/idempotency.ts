@@ -1,0 +1,134 @@
+import { and, eq } from "drizzle-orm";
+import { idempotencyKeys } from "../db/schema";
+import type { Deps, Principal } from "../deps";
+import { sha256Hex } from "../lib/secrets";
+import { AppError } from "./errors";
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+export const MAX_KEY_LENGTH = 255;
+
+/** What a write sees of its request's Idempotency-Key: storing its answer in its own transaction. */
+export interface IdempotentWrite {
+  store(status: number, body: string): void;
+}
+
+/**
+ * Answers that are never stored: a refusal of who is asking (401, 403) or of how often (429) says
+ * nothing about the request, and storing one would let it stand in for the real answer later.
+ */
+export function storableStatus(status: number): boolean {
+  return status < 500 && status !== 401 && status !== 403 && status !== 429;
+}
+
+function isIdempotencyMethod(method: string): boolean {
+  return method === "POST" || method === "PATCH" || method === "DELETE";
+}
+
+/** A write that carries an Idempotency-Key and is now running. */
+class Claim implements IdempotentWrite {
+  /** Set once the answer is stored (inside the write's own transaction, when there is one). */
+  saved = false;
+  constructor(
+    private readonly deps: Deps,
+    readonly tokenId: string,
+    readonly workspaceId: string,
+    readonly key: string,
+    readonly method: string,
+    readonly path: string,
+    readonly bodyHash: string,
+  ) {}
+
+  store(status: number, body: string): void {
+    const now = this.deps.clock.now();
+    const row = {
+      tokenId: this.tokenId,
+      workspaceId: this.workspaceId,
+      key: this.key,
+      method: this.method,
+      path: this.path,
+      bodyHash: this.bodyHash,
+      status,
+      responseBody: body,
+      createdAt: now,
+      expiresAt: now + IDEMPOTENCY_WINDOW_MS,
+    };
+    this.deps.db
+      .insert(idempotencyKeys)
+      .values(row)
+      .onConflictDoUpdate({ target: [idempotencyKeys.tokenId, idempotencyKeys.key], set: row })
+      .run();
+    this.saved = true;
+  }
+}
+
+/**
+ * Idempotency-Key on POST, PATCH and DELETE. Keys belong to the token that sent them (as Stripe
+ * keys them by API key). `assertReplayable` checks what may have changed since the stored answer
+ * (the account's state); the same token sent the stored request, so its scope and pin were
+ * checked then.
+ */
+export function idempotency(deps: Deps, assertReplayable: (principal: Principal) => void) {
+  const running = new Set<string>();
+
+  /**
+   * Runs `next` at most once per key: a stored answer to the same request is replayed; the same
+   * key on another method, path or body is 422; a key still running is 409. `body` is the
+   * request's text when the boundary read it already.
+   */
+  return async function once(
+    request: Request,
+    principal: Principal | undefined,
+    path: string,
+    body: string | null,
+    next: (write?: IdempotentWrite) => Promise<Response>,
+  ): Promise<Response> {
+    const key = request.headers.get("idempotency-key");
+    const method = request.method;
+    if (key === null || !principal || !isIdempotencyMethod(method)) return next();
+    if (key.length < 1 || key.length > MAX_KEY_LENGTH) {
+      throw new AppError("bad_request", `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`);
+    }
+    const raw = body ?? (request.body ? Buffer.from(await request.clone().arrayBuffer()).toString("latin1") : "");
+    const bodyHash = sha256Hex(raw);
+    const stored = deps.db
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.tokenId, principal.tokenId), eq(idempotencyKeys.key, key)))
+      .get();
+    if (stored && stored.expiresAt > deps.clock.now()) {
+      assertReplayable(principal);
+      if (stored.method !== method || stored.path !== path || stored.bodyHash !== bodyHash) {
+        throw new AppError(
+          "idempotency_key_reused",
+          `this Idempotency-Key was used for ${stored.method} ${stored.path} with another body; use a new key for a new request`,
+        );
+      }
+      return new Response(stored.responseBody, {
+        status: stored.status,
+        headers: { "content-type": "application/json; charset=utf-8", "idempotent-replay": "true" },
+      });
+    }
+    const runningKey = `${principal.tokenId}\u0000${key}`;
+    if (running.has(runningKey)) {
+      throw new AppError("idempotency_in_progress", "a request with this Idempotency-Key is still being processed; retry shortly");
+    }
+    running.add(runningKey);
+    const claim = new Claim(deps, principal.tokenId, principal.workspaceId, key, method, path, bodyHash);
+    try {
+      const response = await next(claim);
+      // Writes stored their answer in their own transaction; other storable answers are stored now.
+      if (!claim.saved && storableStatus(response.status)) {
+        const text = await response.clone().text();
+        await deps.writer.write(() => claim.store(response.status, text));
+      }
+      return response;
+    } finally {
+      running.delete(runningKey);
+    }
+  };
+}
+
+/** Drops records past their 24 hours (a periodic task). */
+export function purgeExpiredKeys(deps: Deps): number {
+  return deps.db.$client.run("DELETE FROM idempotency_keys WHERE expires_at < ?", [deps.clock.now()]).changes;
+}

@@ -1,0 +1,85 @@
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { Reply } from "../../db/commit";
+import type { Ctx } from "../../deps";
+import { assertShallowJson } from "../../http/body-limit";
+import { AppError, ValidationFailed } from "../../http/errors";
+import type { FastHandler, FastRoute } from "../../http/fast-route";
+import { isJsonContentType, JSON_BODY_REQUIRED } from "../../http/plugins/json-body";
+import { pathOf } from "../../lib/url";
+import { AppendBody, type AppendResponse } from "./model";
+import { appendByFilename, appendById } from "./service";
+
+// A trailing slash is the same route, as it is for the router.
+const BY_FILENAME = /^\/api\/v1\/notes\/by-filename\/([^/]+)\/append\/?$/;
+const BY_ID = /^\/api\/v1\/notes\/([^/]+)\/append\/?$/;
+const checkBody = TypeCompiler.Compile(AppendBody);
+
+/**
+ * The append, once: `POST /api/v1/notes/by-filename/{filename}/append` and
+ * `POST /api/v1/notes/{id}/append`. The boundary answers it without the router (appends are what
+ * this service exists for, and routing, validation and encoding cost a fifth of one); the
+ * Elysia routes in routes.ts call the same handler, so both answer alike by construction.
+ */
+export const appendRoute: FastRoute = {
+  bucket: "appends",
+  match(method: string, path: string): FastHandler | null {
+    if (method !== "POST") return null;
+    const target = appendTarget(path);
+    return target && ((ctx, request) => readAppend(ctx, request, target));
+  },
+};
+
+/** The same handler for the Elysia routes, which reach it by the same paths. */
+export function appendFromRouter(ctx: Ctx, request: Request): Promise<Reply<AppendResponse>> {
+  return readAppend(ctx, request, appendTarget(pathOf(request.url))!);
+}
+
+interface AppendTarget {
+  /** The path segment as sent, still percent-encoded. */
+  raw: string;
+  byFilename: boolean;
+}
+
+function appendTarget(path: string): AppendTarget | null {
+  const byFilename = BY_FILENAME.exec(path);
+  if (byFilename) return { raw: byFilename[1]!, byFilename: true };
+  const byId = BY_ID.exec(path);
+  return byId && { raw: byId[1]!, byFilename: false };
+}
+
+function readAppend(ctx: Ctx, request: Request, { raw, byFilename }: AppendTarget): Promise<Reply<AppendResponse>> {
+  if (!isJsonContentType(request)) throw new AppError("bad_request", JSON_BODY_REQUIRED);
+  return request.text().then((text) => {
+    const body = parseJson(text);
+    if (!checkBody.Check(body)) throw bodyProblem(body);
+    const param = decodeParam(raw, byFilename ? "filename" : "id");
+    return byFilename ? appendByFilename({ ctx, filename: param, text: body.text }) : appendById({ ctx, id: param, text: body.text });
+  });
+}
+
+function parseJson(text: string): unknown {
+  assertShallowJson(text);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError("bad_request", "the request body could not be parsed; send JSON with Content-Type: application/json");
+  }
+}
+
+/** Which part of the body is wrong, in the words of the API's validation details. */
+function bodyProblem(body: unknown): ValidationFailed {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    return ValidationFailed.field("body", "invalid_type", "expected object");
+  }
+  const text = (body as Record<string, unknown>).text;
+  return text === undefined ? ValidationFailed.field("text", "required", "is required") : ValidationFailed.field("text", "invalid_type", "expected string");
+}
+
+function decodeParam(raw: string, field: string): string {
+  if (!raw.includes("%")) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw ValidationFailed.field(field, "invalid", "is not valid percent-encoded UTF-8");
+  }
+}

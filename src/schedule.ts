@@ -1,0 +1,37 @@
+import type { Deps } from "./deps";
+import { purgeExpiredKeys } from "./http/idempotency";
+import { purgeFinishedJobs } from "./jobs/queue";
+import { runTask as runOne, runTasks, startScheduler, type PeriodicTask } from "./jobs/scheduler";
+import { expireUnusedClients } from "./mcp/oauth/clients";
+import { runLifecycle } from "./modules/accounts/lifecycle";
+import { checkDeadlines } from "./modules/deadman/service";
+import { pruneApiErrors } from "./modules/errors/service";
+import { expireExports } from "./modules/export/service";
+import { pruneInboxDeliveries } from "./modules/inbox/service";
+import { flushTokenUse } from "./modules/tokens/service";
+
+/** Every periodic task of the service; each feature exports its sweep, and its timing is chosen here. */
+export const PERIODIC_TASKS = [
+  { name: "lifecycle", pattern: "*/15 * * * * *", run: (deps: Deps) => void runLifecycle(deps) },
+  // Dead-man deadlines are read from the notes every 2 s: alerts go out within seconds of one.
+  { name: "deadman", pattern: "*/2 * * * * *", run: (deps: Deps) => void checkDeadlines(deps) },
+  { name: "idempotency-purge", pattern: "0 */10 * * * *", run: (deps: Deps) => void purgeExpiredKeys(deps) },
+  { name: "error-log-prune", pattern: "0 7 * * * *", run: (deps: Deps) => pruneApiErrors(deps) },
+  // The job runner wakes on enqueue and on its own retry timer; this sweep is the safety net.
+  { name: "jobs-sweep", pattern: "*/10 * * * * *", run: (deps: Deps) => deps.jobs.wake() },
+  { name: "jobs-purge", pattern: "0 17 * * * *", run: (deps: Deps) => void purgeFinishedJobs(deps) },
+  { name: "export-expiry", pattern: "0 */5 * * * *", run: (deps: Deps) => void expireExports(deps) },
+  { name: "token-use", pattern: "30 * * * * *", run: (deps: Deps) => void flushTokenUse(deps) },
+  { name: "inbox-prune", pattern: "0 27 * * * *", run: (deps: Deps) => void pruneInboxDeliveries(deps) },
+  // OAuth clients that never completed a grant go a day after registering (hourly, so within 25 h).
+  { name: "oauth-client-expiry", pattern: "0 41 * * * *", run: (deps: Deps) => expireUnusedClients(deps) },
+] as const satisfies readonly PeriodicTask[];
+
+export type TaskName = (typeof PERIODIC_TASKS)[number]["name"];
+
+/** Runs every task once, in order (at start-up, so state is right at once; tests call it too). */
+export const runAllTasks = (deps: Deps): Promise<void> => runTasks(deps, PERIODIC_TASKS);
+
+export const runTask = (deps: Deps, name: TaskName): Promise<void> => runOne(deps, PERIODIC_TASKS.find((t) => t.name === name)!);
+
+export const startPeriodicTasks = (deps: Deps): { stop: () => void } => startScheduler(deps, PERIODIC_TASKS);
