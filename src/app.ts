@@ -19,6 +19,7 @@ import { healthRoutes } from "./modules/health/routes";
 import { inboxReceiveRoutes, inboxRoutes } from "./modules/inbox/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { webRoutes } from "./modules/web/routes";
+import { pageErrors } from "./web/page-errors";
 import { mcpRoutes } from "./mcp/http";
 import { oauthRoutes } from "./mcp/oauth/routes";
 import { foldersRoutes } from "./modules/folders/routes";
@@ -65,6 +66,8 @@ export function buildApp(deps: Deps) {
       const state = requestState(request);
       if (state) Object.assign(set.headers, state.headers);
     })
+    // Before the API's handler: the first onError that answers wins, and pages answer in pages.
+    .use(pageErrors())
     .use(errorHandler((path) => (allowed ??= allowedMethodsIndex(routesOf()))(path)))
     .use(jsonBody("/api/v1/"))
     .use(healthRoutes(deps))

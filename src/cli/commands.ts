@@ -1,20 +1,12 @@
 import type { Deps } from "../deps";
-import { CapExceeded } from "../http/errors";
+import { AppError } from "../http/errors";
 import { isPlanName, PLAN_NAMES } from "../limits/plans";
 import { hashPassword, passwordProblem } from "../modules/accounts/password";
-import { AccountError, createAccount, findAccountByEmail, personalWorkspaceId } from "../modules/accounts/service";
-import { addTeamMember, createTeam, isMember, TeamError } from "../modules/teams/service";
-import { lapse, LifecycleError, startTrial, subscribe } from "../modules/accounts/lifecycle";
-import { BillingError, bindExistingSubscription, CHECKOUT_TTL_DAYS, startCheckout } from "../modules/billing/service";
-import {
-  listTokens,
-  MAX_EXPIRY_DAYS,
-  mintExtensionToken,
-  mintToken,
-  parseScopes,
-  revokeToken,
-  TokenError,
-} from "../modules/tokens/service";
+import { createAccount, findAccountByEmail, personalWorkspaceId } from "../modules/accounts/service";
+import { addTeamMember, createTeam, isMember } from "../modules/teams/service";
+import { lapse, startTrial, subscribe } from "../modules/accounts/lifecycle";
+import { bindExistingSubscription, CHECKOUT_TTL_DAYS, startCheckout } from "../modules/billing/service";
+import { listTokens, MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, parseScopes, revokeToken } from "../modules/tokens/service";
 import { getWorkspace } from "../modules/workspaces/repo";
 import { flags, UsageError } from "./args";
 
@@ -44,9 +36,9 @@ export async function accountCreate(deps: Deps, argv: string[], io: Output): Pro
 /** The workspace a command acts on: the account's personal one, or a team it belongs to. */
 function targetWorkspace(deps: Deps, email: string, teamId?: string): { accountId: string; workspaceId: string } {
   const account = findAccountByEmail(deps, email);
-  if (!account) throw new AccountError(`no account with e-mail ${email}`);
+  if (!account) throw new AppError("not_found", `no account with e-mail ${email}`);
   if (teamId) {
-    if (!isMember(deps, teamId, account.id)) throw new TeamError(`${account.email} is not a member of team ${teamId}`);
+    if (!isMember(deps, teamId, account.id)) throw new AppError("not_found", `${account.email} is not a member of team ${teamId}`);
     return { accountId: account.id, workspaceId: teamId };
   }
   return { accountId: account.id, workspaceId: personalWorkspaceId(deps, account.id) };
@@ -125,7 +117,7 @@ export async function accountShow(deps: Deps, argv: string[], io: Output): Promi
 export async function tokenList(deps: Deps, argv: string[], io: Output): Promise<void> {
   const f = flags(argv, { email: { type: "string" } }, ["email"]);
   const account = findAccountByEmail(deps, f.email!);
-  if (!account) throw new AccountError(`no account with e-mail ${f.email}`);
+  if (!account) throw new AppError("not_found", `no account with e-mail ${f.email}`);
   const now = deps.clock.now();
   for (const t of listTokens(deps, account.id)) {
     const state = t.revokedAt !== null ? "revoked" : t.expiresAt <= now ? "expired" : "active";
@@ -142,7 +134,7 @@ export async function tokenRevoke(deps: Deps, argv: string[], io: Output): Promi
     revokeToken(deps, f.id!);
     return true;
   });
-  if (!found) throw new TokenError(`no token with id ${f.id}`);
+  if (!found) throw new AppError("not_found", `no token with id ${f.id}`);
   io.info(`revoked ${f.id}; it answers 401 from now on`);
   io.out(f.id!);
 }
@@ -217,15 +209,10 @@ function listTokenById(deps: Deps, id: string): boolean {
   return deps.db.$client.query("SELECT 1 FROM tokens WHERE id = ?").get(id) !== null;
 }
 
-/** Errors a person can act on: printed as one line, exit code 2 (usage) or 1. */
+/**
+ * Errors a person can act on: printed as one line, exit code 2 (usage) or 1. A refusal is any
+ * AppError but internal_error, which is a bug and keeps its stack trace.
+ */
 export function isUserError(e: unknown): boolean {
-  return (
-    e instanceof UsageError ||
-    e instanceof AccountError ||
-    e instanceof TeamError ||
-    e instanceof TokenError ||
-    e instanceof CapExceeded ||
-    e instanceof LifecycleError ||
-    e instanceof BillingError
-  );
+  return e instanceof UsageError || (e instanceof AppError && e.status < 500);
 }

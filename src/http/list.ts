@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, linkHeader, type Page } from "../lib/pagination";
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, linkHeader, pageFrom, type Page } from "../lib/pagination";
 
 /**
  * A query parameter documented as the integer it is but handed to the handler as sent: Elysia's
@@ -25,4 +25,19 @@ export function listHeaders(request: Request, baseUrl: string | null, page: Page
   const url = new URL(request.url);
   const base = baseUrl ? new URL(url.pathname + url.search, baseUrl + "/") : url;
   return { "x-total-count": String(total), link: linkHeader(base, page, total) };
+}
+
+/**
+ * Every list route's answer: the page its query asks for, the list's items on that page as a
+ * bare array, and the list headers (with any `extraHeaders` the list adds after them).
+ */
+export function listAnswer<L extends { items: unknown[]; total: number }>(
+  route: { request: Request; query: { limit?: string | number; offset?: string | number }; set: { headers: object }; baseUrl: string | null },
+  list: (page: Page) => L,
+  extraHeaders?: (list: L) => Record<string, string>,
+): L["items"] {
+  const page = pageFrom(route.query);
+  const result = list(page);
+  Object.assign(route.set.headers, listHeaders(route.request, route.baseUrl, page, result.total), extraHeaders?.(result));
+  return result.items;
 }

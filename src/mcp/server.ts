@@ -1,3 +1,5 @@
+// Over 250 lines on purpose: most of it is the table of the eleven tools (names, scopes,
+// descriptions, schemas), data that reads best in one place; the dispatch is the rest.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { CallToolRequestSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";

@@ -5,8 +5,8 @@ import { billingBind, billingCheckout } from "../../src/cli/commands";
 import { ConfigError, loadConfig } from "../../src/config";
 import type { PlanName } from "../../src/limits/plans";
 import { subscribe } from "../../src/modules/accounts/lifecycle";
-import { BillingError, startCheckout } from "../../src/modules/billing/service";
-import { TeamError } from "../../src/modules/teams/service";
+import { AppError } from "../../src/http/errors";
+import { startCheckout } from "../../src/modules/billing/service";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
 
 const SECRET = "whsec_test";
@@ -302,11 +302,12 @@ describe("checkouts", () => {
     expect(workspace(teamId).plan).toBe("team");
     expect(workspace(owner.workspaceId).plan).toBe("free");
 
-    await expect(run(["--email", outsider.email, "--plan", "team", "--team", teamId])).rejects.toBeInstanceOf(TeamError);
+    await expect(run(["--email", outsider.email, "--plan", "team", "--team", teamId])).rejects.toMatchObject({ code: "not_found", message: `${outsider.email} is not a member of team ${teamId}` });
     await expect(run(["--email", owner.email, "--plan", "free"])).rejects.toBeInstanceOf(UsageError);
     await expect(run(["--email", owner.email])).rejects.toBeInstanceOf(UsageError);
     // dev_pro is a plan name, but this store sells no such checkout.
-    await expect(run(["--email", owner.email, "--plan", "dev_pro"])).rejects.toBeInstanceOf(BillingError);
+    await expect(run(["--email", owner.email, "--plan", "dev_pro"])).rejects.toBeInstanceOf(AppError);
+    await expect(run(["--email", owner.email, "--plan", "dev_pro"])).rejects.toMatchObject({ code: "bad_request" });
   });
 });
 
@@ -367,8 +368,8 @@ describe("subscription events", () => {
     expect(await (await deliver(event("subscription_expired", { subscription: "777", status: "expired" }))).json()).toMatchObject({ applied: true });
     expect(workspace(a.workspaceId).state).toBe("read_only");
     expect(workspace(other.workspaceId).state).toBe("active");
-    await expect(run(["--email", "other@example.com", "--subscription", "777", "--variant", String(VARIANT.dev)])).rejects.toBeInstanceOf(BillingError);
-    await expect(run(["--email", "other@example.com", "--subscription", "778", "--variant", "1"])).rejects.toBeInstanceOf(BillingError);
+    await expect(run(["--email", "other@example.com", "--subscription", "777", "--variant", String(VARIANT.dev)])).rejects.toMatchObject({ code: "conflict", message: "subscription 777 is already bound" });
+    await expect(run(["--email", "other@example.com", "--subscription", "778", "--variant", "1"])).rejects.toMatchObject({ code: "bad_request", message: "variant 1 is not in NOTESTREAM_BILLING_VARIANTS" });
     await expect(run(["--email", "other@example.com", "--subscription", "778", "--variant", "dev"])).rejects.toBeInstanceOf(UsageError);
   });
 

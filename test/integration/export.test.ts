@@ -414,7 +414,7 @@ describe("export: rich-text notes", () => {
     const a = await h.account("dev");
     const token = await h.token(a, ["read", "write"]);
     const { createRichNote } = await import("../../src/modules/notes/rich");
-    const { webPrincipal } = await import("../../src/modules/web/session");
+    const { webPrincipal } = await import("../../src/web/session");
     await createRichNote({ ctx: { deps: h.deps, principal: webPrincipal(a.accountId, a.workspaceId, Infinity) }, title: "Plan", html: "<p>Ship <b>it</b></p>" });
     const { id } = await (await requestExport(token)).json();
     await h.jobs.drain();

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { runAllTasks } from "../../src/schedule";
 import { MB, TRIAL_NOTES, TRIAL_STORAGE } from "../../src/limits/plans";
-import { lapse, LifecycleError, runLifecycle, startTrial, subscribe } from "../../src/modules/accounts/lifecycle";
-import { mintExtensionToken, TokenError } from "../../src/modules/tokens/service";
+import { AppError } from "../../src/http/errors";
+import { lapse, runLifecycle, startTrial, subscribe } from "../../src/modules/accounts/lifecycle";
+import { mintExtensionToken } from "../../src/modules/tokens/service";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
 
 const MINUTE = 60_000;
@@ -162,14 +163,15 @@ describe("the API trial", () => {
     h = harness();
     const a = await h.account("free");
     await startTrialFor(a);
-    await expect(startTrialFor(a)).rejects.toThrow(LifecycleError);
+    await expect(startTrialFor(a)).rejects.toBeInstanceOf(AppError);
+    await expect(startTrialFor(a)).rejects.toMatchObject({ code: "conflict" });
     // Not after it ended either.
     await endTrial(a);
     await expect(startTrialFor(a)).rejects.toThrow(/already had its API trial/);
     expect(workspace(a.workspaceId).state).toBe("trial_ended");
 
     const dev = await h.account("dev");
-    await expect(startTrialFor(dev)).rejects.toThrow(LifecycleError);
+    await expect(startTrialFor(dev)).rejects.toMatchObject({ code: "conflict", message: "the dev plan already includes the API" });
     expect(workspace(dev.workspaceId)).toMatchObject({ state: "active", trial_used: 0, trial_ends_at: null });
   });
 
@@ -442,13 +444,14 @@ describe("the browser-extension token", () => {
     const trialToken = await h.token(free);
     const s = await (await append(trialToken, "s.log", "x")).json();
     // Neither a free account nor one in its trial is a subscriber.
-    await expect(mintExt(free, s.id)).rejects.toThrow(TokenError);
+    await expect(mintExt(free, s.id)).rejects.toBeInstanceOf(AppError);
+    await expect(mintExt(free, s.id)).rejects.toMatchObject({ code: "plan_required" });
     h.deps.db.$client.run("UPDATE workspaces SET state = 'active' WHERE id = ?", [free.workspaceId]);
     await expect(mintExt(free, s.id)).rejects.toThrow(/active subscribers/);
 
     const { a, stream } = await devWithStream();
     await h.deps.writer.write(() => lapse(h.deps, a.workspaceId));
-    await expect(mintExt(a, stream.id)).rejects.toThrow(TokenError);
+    await expect(mintExt(a, stream.id)).rejects.toMatchObject({ code: "plan_required", message: "the browser-extension token is for active subscribers" });
     expect((h.deps.db.$client.query("SELECT count(*) AS n FROM tokens WHERE kind = 'extension'").get() as { n: number }).n).toBe(0);
   });
 

@@ -1,6 +1,6 @@
-import { html, type Html } from "../../modules/web/html";
-import { csrfField, layout } from "../../modules/web/layout";
-import type { WebSession } from "../../modules/web/session";
+import { html, type Html } from "../../web/html";
+import { csrfField, layout } from "../../web/layout";
+import type { WebSession } from "../../web/session";
 import { PAGE_POLICY } from "../../http/security-headers";
 import { isLoopbackRedirect } from "./clients";
 

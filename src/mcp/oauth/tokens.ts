@@ -13,6 +13,13 @@ export const ACCESS_TTL_MS = 3600_000;
 export const REFRESH_TTL_MS = 30 * 86_400_000;
 export const OAUTH_SCOPES = ["notes:read", "notes:write"] as const;
 
+/** The requested scope, deduplicated; none means all. Null when it names a scope we do not issue. */
+export function normaliseScope(requested: string | undefined): string | null {
+  const parts = (requested?.trim() || OAUTH_SCOPES.join(" ")).split(/\s+/);
+  if (parts.some((p) => !(OAUTH_SCOPES as readonly string[]).includes(p))) return null;
+  return [...new Set(parts)].join(" ");
+}
+
 /** OAuth scopes as the token scopes of API.md: notes:write covers create, edit, delete, move and append. */
 export function toScopes(scope: string): Set<Scope> {
   const s = new Set<Scope>();

@@ -1,6 +1,7 @@
 import { and, eq, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { tokens, workspaces } from "../../db/schema";
+import { AppError } from "../../http/errors";
 import { DAY_MS } from "../../lib/clock";
 import { TRIAL_DAYS, TRIAL_GRACE_DAYS, tierFor, type PlanName } from "../../limits/plans";
 import { getWorkspace, type WorkspaceRow } from "../workspaces/repo";
@@ -9,10 +10,9 @@ import { getWorkspace, type WorkspaceRow } from "../workspaces/repo";
  * Account states of section 3, on the workspace (the thing a plan and its caps belong to):
  *   active (free, or subscribed) → trial → trial_ended, and subscribed → read_only → active.
  * Every function here runs inside a write; each changes state in the database only, so a
- * restart loses nothing, and clears the token cache because a token's rights may change.
+ * restart loses nothing, and clears the token cache because a token's rights may change. A
+ * transition the state does not allow is a 409 conflict.
  */
-
-export class LifecycleError extends Error {}
 
 function update(deps: Deps, id: string, set: Partial<WorkspaceRow>): void {
   deps.db.update(workspaces).set(set).where(eq(workspaces.id, id)).run();
@@ -22,10 +22,10 @@ function update(deps: Deps, id: string, set: Partial<WorkspaceRow>): void {
 /** Once per workspace, from a plan without API access: 14 days of the REST API, 100 notes, 300 MB. */
 export function startTrial(deps: Deps, workspaceId: string): WorkspaceRow {
   const ws = getWorkspace(deps, workspaceId);
-  if (ws.trialUsed) throw new LifecycleError("this account has already had its API trial");
-  if (ws.state !== "active") throw new LifecycleError(`a trial cannot start while the account is ${ws.state}`);
+  if (ws.trialUsed) throw new AppError("conflict", "this account has already had its API trial");
+  if (ws.state !== "active") throw new AppError("conflict", `a trial cannot start while the account is ${ws.state}`);
   if (tierFor(deps.config.limitProfile, ws.plan as PlanName).api) {
-    throw new LifecycleError(`the ${ws.plan} plan already includes the API`);
+    throw new AppError("conflict", `the ${ws.plan} plan already includes the API`);
   }
   const now = deps.clock.now();
   const set = { state: "trial" as const, trialUsed: true, trialEndsAt: now + TRIAL_DAYS * DAY_MS };
@@ -67,7 +67,7 @@ export function recordPayment(deps: Deps, workspaceId: string, paidAt: number): 
 export function lapse(deps: Deps, workspaceId: string): WorkspaceRow {
   const ws = getWorkspace(deps, workspaceId);
   if (ws.state === "read_only") return ws;
-  if (ws.plan === "free") throw new LifecycleError("a free account has no subscription to lapse");
+  if (ws.plan === "free") throw new AppError("conflict", "a free account has no subscription to lapse");
   update(deps, ws.id, { state: "read_only", lapsedAt: deps.clock.now() });
   revokeTokens(deps, ws.id, "extension");
   return getWorkspace(deps, ws.id);

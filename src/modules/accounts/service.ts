@@ -12,8 +12,6 @@ export type AccountRow = typeof accounts.$inferSelect;
 
 export const SEED_FOLDERS = ["Inbox", "Projects", "Archive"];
 
-export class AccountError extends Error {}
-
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
@@ -45,8 +43,8 @@ export function createAccount(
   input: { email: string; plan: PlanName; passwordHash?: string | null; name?: string; confirmed?: boolean; ageConfirmed?: boolean },
 ): { account: AccountRow; workspaceId: string } {
   const email = normaliseEmail(input.email);
-  if (!isPlausibleEmail(email)) throw new AccountError(`"${input.email}" is not an e-mail address`);
-  if (findAccountByEmail(deps, email)) throw new AccountError(`an account with e-mail ${email} already exists`);
+  if (!isPlausibleEmail(email)) throw new AppError("bad_request", `"${input.email}" is not an e-mail address`);
+  if (findAccountByEmail(deps, email)) throw new AppError("conflict", `an account with e-mail ${email} already exists`);
   const now = deps.clock.now();
   const account: AccountRow = {
     id: newId("acct"),

@@ -1,3 +1,6 @@
+// Over 250 lines on purpose: the webhook's event handling, the checkouts that start a
+// subscription and the operator's binding share the subscription/variant rules and private
+// helpers (idOf, variantOf, the bound target); split, each would re-export them.
 import { eq } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { billingCheckouts, billingEvents, billingSubscriptions, workspaces } from "../../db/schema";
@@ -40,13 +43,6 @@ export interface BillingOutcome {
 /** A checkout link is good for this long; a subscription created later from it changes nothing. */
 export const CHECKOUT_TTL_DAYS = 7;
 
-/** Refused by startCheckout: shown to the person who asked (CLI exit 1, or a 400). */
-export class BillingError extends AppError {
-  constructor(message: string) {
-    super("bad_request", message);
-  }
-}
-
 /** Checks X-Signature (hex HMAC-SHA256 of the raw body) before anything reads the body. */
 export function verifyBillingSignature(deps: Deps, raw: Uint8Array, signature: string | null): void {
   const secret = deps.config.billingSecret;
@@ -64,7 +60,8 @@ export function startCheckout(deps: Deps, workspaceId: string, plan: PlanName): 
   const base = deps.config.billingCheckoutUrls.get(plan);
   if (!base) {
     const sold = [...deps.config.billingCheckoutUrls.keys()];
-    throw new BillingError(
+    throw new AppError(
+      "bad_request",
       sold.length
         ? `plan ${plan} has no checkout link; on sale: ${sold.join(", ")}`
         : "no plan has a checkout link (NOTESTREAM_BILLING_CHECKOUT_URLS)",
@@ -226,12 +223,12 @@ function applyToWorkspace(
  */
 export function bindExistingSubscription(deps: Deps, b: { workspaceId: string; subscriptionId: string; variantId: number; customerId?: string }): PlanName {
   const subscriptionId = idOf(b.subscriptionId);
-  if (subscriptionId === null) throw new BillingError(`subscription id must be the store's number, got "${b.subscriptionId}"`);
+  if (subscriptionId === null) throw new AppError("bad_request", `subscription id must be the store's number, got "${b.subscriptionId}"`);
   const plan = deps.config.billingVariants.get(b.variantId);
-  if (!plan) throw new BillingError(`variant ${b.variantId} is not in NOTESTREAM_BILLING_VARIANTS`);
+  if (!plan) throw new AppError("bad_request", `variant ${b.variantId} is not in NOTESTREAM_BILLING_VARIANTS`);
   const ws = getWorkspace(deps, b.workspaceId);
   if (deps.db.select({ id: billingSubscriptions.id }).from(billingSubscriptions).where(eq(billingSubscriptions.id, subscriptionId)).get()) {
-    throw new BillingError(`subscription ${subscriptionId} is already bound`);
+    throw new AppError("conflict", `subscription ${subscriptionId} is already bound`);
   }
   deps.db
     .insert(billingSubscriptions)

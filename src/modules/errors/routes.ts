@@ -1,7 +1,6 @@
 import { Elysia, t } from "elysia";
-import { listHeaders, PageQuery } from "../../http/list";
+import { listAnswer, PageQuery } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
-import { pageFrom } from "../../lib/pagination";
 import { listApiErrors } from "./service";
 
 const ApiErrorRecord = t.Object({
@@ -16,12 +15,7 @@ const ApiErrorRecord = t.Object({
 export const errorsRoutes = (auth: AnyAuth) =>
   new Elysia().use(auth).get(
     "/errors",
-    ({ ctx, query, request, set }) => {
-      const page = pageFrom(query);
-      const { items, total } = listApiErrors({ ctx, page });
-      Object.assign(set.headers, listHeaders(request, ctx.deps.config.baseUrl, page, total));
-      return items;
-    },
+    ({ ctx, query, request, set }) => listAnswer({ request, query, set, baseUrl: ctx.deps.config.baseUrl }, (page) => listApiErrors({ ctx, page })),
     {
       query: t.Object(PageQuery),
       response: { 200: t.Array(ApiErrorRecord) },

@@ -1,5 +1,6 @@
-import { and, count, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
+import { paged } from "../../db/paged";
 import { apiErrors } from "../../db/schema";
 import { iso } from "../../lib/clock";
 import type { Page } from "../../lib/pagination";
@@ -26,18 +27,11 @@ export function listApiErrors({ ctx, page }: { ctx: Ctx; page: Page }) {
   requireScope(ctx, "read");
   const { principal } = ctx;
   const where = principal.noteId ? pinnedErrors(principal.workspaceId, principal.tokenId, principal.noteId) : eq(apiErrors.workspaceId, principal.workspaceId);
-  const total = ctx.deps.db.select({ n: count() }).from(apiErrors).where(where).get()!.n;
-  const rows = ctx.deps.db
-    .select()
-    .from(apiErrors)
-    .where(where)
-    .orderBy(desc(apiErrors.at), desc(apiErrors.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
+  const rows = ctx.deps.db.select().from(apiErrors).where(where).orderBy(desc(apiErrors.at), desc(apiErrors.id));
+  const { items, total } = paged(ctx.deps.db, { from: apiErrors, where, rows, page });
   return {
     total,
-    items: rows.map((r) => ({
+    items: items.map((r) => ({
       at: iso(r.at),
       method: r.method,
       path: r.path,

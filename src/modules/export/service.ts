@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { and, eq, gt, lte } from "drizzle-orm";
+import { and, desc, eq, gt, lte } from "drizzle-orm";
 import { t } from "elysia";
 import type { Ctx, Deps } from "../../deps";
 import { commit, type Reply } from "../../db/commit";
@@ -79,6 +79,11 @@ export async function requestExport({ ctx, origin }: { ctx: Ctx; origin: string 
     exportQueue.enqueue(deps, { exportId: row.id, origin }, { maxAttempts: 3 });
     return toRecord(deps, row, origin);
   });
+}
+
+/** The workspace's latest exports, newest first, whatever their state. */
+export function recentExports(deps: Deps, workspaceId: string, limit: number): ExportRow[] {
+  return deps.db.select().from(exportsTable).where(eq(exportsTable.workspaceId, workspaceId)).orderBy(desc(exportsTable.createdAt)).limit(limit).all();
 }
 
 /** An export of the caller's workspace; any other id is the same 404 as a missing one. */

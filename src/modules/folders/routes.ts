@@ -1,8 +1,7 @@
 import { Elysia } from "elysia";
 import { send } from "../../http/reply";
-import { listHeaders } from "../../http/list";
+import { listAnswer } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
-import { pageFrom } from "../../lib/pagination";
 import { Deleted } from "../notes/model";
 import { FolderBody, FolderIdParams, FolderRecord, ListFoldersQuery } from "./model";
 import * as folders from "./service";
@@ -15,12 +14,7 @@ export const foldersRoutes = (auth: AnyAuth) =>
     .use(auth)
     .get(
       "/folders",
-      ({ ctx, query, request, set }) => {
-        const page = pageFrom(query);
-        const { items, total } = folders.listFolders({ ctx, page });
-        Object.assign(set.headers, listHeaders(request, ctx.deps.config.baseUrl, page, total));
-        return items;
-      },
+      ({ ctx, query, request, set }) => listAnswer({ request, query, set, baseUrl: ctx.deps.config.baseUrl }, (page) => folders.listFolders({ ctx, page })),
       { query: ListFoldersQuery, response: { 200: t.Array(FolderRecord) }, ...detail("List folders by name") },
     )
     .post("/folders", async ({ ctx, body }) => send(await folders.createFolder({ ctx, name: body.folder.name })), {

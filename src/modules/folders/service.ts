@@ -1,5 +1,6 @@
 import { and, asc, count, eq, isNull, ne } from "drizzle-orm";
 import { commit, type Reply } from "../../db/commit";
+import { paged } from "../../db/paged";
 import type { Ctx } from "../../deps";
 import { folders, notes } from "../../db/schema";
 import { CapExceeded, Conflict, NotFound, ValidationFailed } from "../../http/errors";
@@ -62,18 +63,15 @@ export function listFolders({ ctx, page }: { ctx: Ctx; page: Page }): { items: F
   requireUnpinned(ctx, "list folders");
   const { db } = ctx.deps;
   const where = eq(folders.workspaceId, ctx.principal.workspaceId);
-  const total = db.select({ n: count() }).from(folders).where(where).get()!.n;
   const rows = db
     .select({ folder: folders, notes: count(notes.id) })
     .from(folders)
     .leftJoin(notes, and(eq(notes.folderId, folders.id), isNull(notes.trashedAt)))
     .where(where)
     .groupBy(folders.id)
-    .orderBy(asc(folders.nameKey))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  return { items: rows.map((r) => toRecord(r.folder, r.notes)), total };
+    .orderBy(asc(folders.nameKey));
+  const { items, total } = paged(db, { from: folders, where, rows, page });
+  return { items: items.map((r) => toRecord(r.folder, r.notes)), total };
 }
 
 export async function createFolder({ ctx, name: raw }: { ctx: Ctx; name: string }): Promise<Reply<FolderRecord>> {

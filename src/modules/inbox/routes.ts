@@ -1,9 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../deps";
-import { listHeaders, PageQuery } from "../../http/list";
+import { listAnswer, PageQuery } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
 import { send } from "../../http/reply";
-import { pageFrom } from "../../lib/pagination";
 import { NoteIdParams } from "../notes/model";
 import * as inbox from "./service";
 
@@ -45,12 +44,10 @@ export const inboxRoutes = (auth: AnyAuth) =>
     })
     .get(
       "/notes/:id/inbox/deliveries",
-      ({ ctx, params, query, request, set }) => {
-        const page = pageFrom(query);
-        const { items, total } = inbox.listInboxDeliveries({ ctx, noteId: params.id, status: query.status, page });
-        Object.assign(set.headers, listHeaders(request, ctx.deps.config.baseUrl, page, total));
-        return items;
-      },
+      ({ ctx, params, query, request, set }) =>
+        listAnswer({ request, query, set, baseUrl: ctx.deps.config.baseUrl }, (page) =>
+          inbox.listInboxDeliveries({ ctx, noteId: params.id, status: query.status, page }),
+        ),
       {
         params: NoteIdParams,
         query: t.Object({

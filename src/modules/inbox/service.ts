@@ -1,14 +1,15 @@
-import { and, count, desc, eq, isNull, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNull, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { inboxDeliveries, notes } from "../../db/schema";
 import { commit, type Reply } from "../../db/commit";
+import { paged } from "../../db/paged";
 import { AppError, Conflict, NotFound, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { Page } from "../../lib/pagination";
 import { randomBase62 } from "../../lib/random";
 import { sha256Hex } from "../../lib/secrets";
-import { visibleNote } from "../notes/repo";
+import { visibleNote, type NoteRow } from "../notes/repo";
 import { writableWorkspace } from "../notes/service";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertStorage } from "../workspaces/caps";
@@ -128,18 +129,11 @@ export function listInboxDeliveries({
   const conds: SQL[] = [eq(inboxDeliveries.noteId, note.id)];
   if (status) conds.push(eq(inboxDeliveries.status, status));
   const where = and(...conds);
-  const total = ctx.deps.db.select({ n: count() }).from(inboxDeliveries).where(where).get()!.n;
-  const rows = ctx.deps.db
-    .select()
-    .from(inboxDeliveries)
-    .where(where)
-    .orderBy(desc(inboxDeliveries.receivedAt), desc(inboxDeliveries.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
+  const rows = ctx.deps.db.select().from(inboxDeliveries).where(where).orderBy(desc(inboxDeliveries.receivedAt), desc(inboxDeliveries.id));
+  const { items, total } = paged(ctx.deps.db, { from: inboxDeliveries, where, rows, page });
   return {
     total,
-    items: rows.map((r) => ({
+    items: items.map((r) => ({
       id: r.id,
       received_at: iso(r.receivedAt),
       status: r.status,
@@ -174,17 +168,23 @@ export function pruneInboxDeliveries(deps: Deps): number {
   return sqlite.run(`DELETE FROM inbox_deliveries WHERE ${expired}`, cutoffs).changes;
 }
 
+/** A payload of a stream the caller sees (from visibleNote); another stream's is the same 404 as a missing one. */
+function visibleDelivery(ctx: Ctx, note: NoteRow, deliveryId: string): Pick<typeof inboxDeliveries.$inferSelect, "id" | "status"> {
+  const row = ctx.deps.db
+    .select({ id: inboxDeliveries.id, status: inboxDeliveries.status })
+    .from(inboxDeliveries)
+    .where(and(eq(inboxDeliveries.id, deliveryId), eq(inboxDeliveries.noteId, note.id)))
+    .get();
+  if (!row) throw new NotFound("inbox delivery");
+  return row;
+}
+
 /** Re-queues a dead-lettered payload (one click in the dead-letter view). */
 export async function replayDelivery({ ctx, noteId, deliveryId }: { ctx: Ctx; noteId: string; deliveryId: string }) {
   requireScope(ctx, "write");
   return commit(ctx, 200, () => {
     const note = visibleNote(ctx, noteId);
-    const d = ctx.deps.db
-      .select({ id: inboxDeliveries.id, status: inboxDeliveries.status })
-      .from(inboxDeliveries)
-      .where(and(eq(inboxDeliveries.id, deliveryId), eq(inboxDeliveries.noteId, note.id)))
-      .get();
-    if (!d) throw new NotFound("inbox delivery");
+    const d = visibleDelivery(ctx, note, deliveryId);
     if (d.status !== "dead") throw new Conflict(`only dead deliveries are replayed; this one is ${d.status}`);
     ctx.deps.db.update(inboxDeliveries).set({ status: "pending", attempts: 0, lastError: null }).where(eq(inboxDeliveries.id, d.id)).run();
     inboxQueue.enqueue(ctx.deps, { deliveryId: d.id }, { serialKey: `inbox:${note.id}` });

@@ -1,10 +1,13 @@
-import { and, asc, count, desc, eq, getTableColumns, gt, isNull, like, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, isNull, like, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { noteChunks, notes } from "../../db/schema";
 import { NotFound } from "../../http/errors";
+import { paged } from "../../db/paged";
 import { selectList } from "../../db/rows";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
+import type { Page } from "../../lib/pagination";
+import { seesNote } from "../tokens/service";
 import type { NoteRecord } from "./model";
 
 export type NoteRow = typeof notes.$inferSelect;
@@ -131,12 +134,12 @@ export function recentNotes(deps: Deps, workspaceId: string, limit: number) {
 }
 
 /**
- * The note with this id as the caller may see it: in the caller's workspace and, for a pinned
- * token, the pinned note only. Anything else is the same 404 as a missing note.
+ * The note with this id as the caller may see it: in the caller's workspace, not trashed and,
+ * for a pinned token, the pinned note only. Anything else is the same 404 as a missing note.
  */
 export function visibleNote(ctx: Ctx, id: string): NoteRow {
   const { principal } = ctx;
-  if (principal.noteId && principal.noteId !== id) throw new NotFound("note");
+  if (!seesNote(principal, id)) throw new NotFound("note");
   const row = ctx.deps.db.$client
     .query<NoteRow, [string, string]>(`SELECT ${NOTE_COLUMNS} FROM notes WHERE id = ? AND workspace_id = ? AND trashed_at IS NULL`)
     .get(id, principal.workspaceId);
@@ -144,34 +147,37 @@ export function visibleNote(ctx: Ctx, id: string): NoteRow {
   return row;
 }
 
-/** Every append by filename starts here: a cached prepared statement on the (workspace, filename) index. */
-export function findStream(ctx: Ctx, filename: string): NoteRow | undefined {
-  const row = ctx.deps.db.$client
+/**
+ * The stream with this filename in a workspace, whoever asks: every append by filename starts
+ * here, so a cached prepared statement on the (workspace, filename) index. Callers apply the pin.
+ */
+export function streamByFilename(deps: Deps, workspaceId: string, filename: string): NoteRow | undefined {
+  const row = deps.db.$client
     .query<NoteRow, [string, string]>(`SELECT ${NOTE_COLUMNS} FROM notes WHERE workspace_id = ? AND filename = ?`)
-    .get(ctx.principal.workspaceId, filename);
-  if (row && ctx.principal.noteId && ctx.principal.noteId !== row.id) return undefined;
+    .get(workspaceId, filename);
   return row ?? undefined;
+}
+
+/** The stream with this filename as the caller may see it, like visibleNote: anything else is the same 404. */
+export function visibleStream(ctx: Ctx, filename: string): NoteRow {
+  const row = streamByFilename(ctx.deps, ctx.principal.workspaceId, filename);
+  if (!row || !seesNote(ctx.principal, row.id)) throw new NotFound("note");
+  return row;
 }
 
 export function listNoteRows(
   ctx: Ctx,
   filter: { folderId?: string; kind?: "stream" | "editable"; titleContains?: string },
-  page: { limit: number; offset: number },
+  page: Page,
 ): { rows: NoteMeta[]; total: number } {
   const conds: SQL[] = [eq(notes.workspaceId, ctx.principal.workspaceId), isNull(notes.trashedAt)];
+  // seesNote's rule as a filter: a pinned token's list holds its note at most.
   if (ctx.principal.noteId) conds.push(eq(notes.id, ctx.principal.noteId));
   if (filter.folderId) conds.push(eq(notes.folderId, filter.folderId));
   if (filter.kind) conds.push(eq(notes.kind, filter.kind));
   if (filter.titleContains) conds.push(like(notes.title, `%${filter.titleContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
   const where = and(...conds);
-  const total = ctx.deps.db.select({ n: count() }).from(notes).where(where).get()!.n;
-  const rows = ctx.deps.db
-    .select(metaColumns)
-    .from(notes)
-    .where(where)
-    .orderBy(desc(notes.updatedAt), desc(notes.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
-  return { rows, total };
+  const rows = ctx.deps.db.select(metaColumns).from(notes).where(where).orderBy(desc(notes.updatedAt), desc(notes.id));
+  const { items, total } = paged(ctx.deps.db, { from: notes, where, rows, page });
+  return { rows: items, total };
 }

@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
 import { send } from "../../http/reply";
-import { listHeaders } from "../../http/list";
-import { pageFrom } from "../../lib/pagination";
+import { listAnswer } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
 import { BulkCreateBody, CreateNoteBody, Deleted, FilenameParams, ListNotesQuery, NoteIdParams, NoteList, NoteRecord, UpdateNoteBody } from "./model";
 import * as notes from "./service";
@@ -13,12 +12,10 @@ export const notesRoutes = (auth: AnyAuth) =>
     .use(auth)
     .get(
       "/notes",
-      ({ ctx, query, request, set }) => {
-        const page = pageFrom(query);
-        const { items, total } = notes.listNotes({ ctx, filter: { folderId: query.folder_id, kind: query.kind }, page });
-        Object.assign(set.headers, listHeaders(request, ctx.deps.config.baseUrl, page, total));
-        return items;
-      },
+      ({ ctx, query, request, set }) =>
+        listAnswer({ request, query, set, baseUrl: ctx.deps.config.baseUrl }, (page) =>
+          notes.listNotes({ ctx, filter: { folderId: query.folder_id, kind: query.kind }, page }),
+        ),
       { query: ListNotesQuery, response: { 200: NoteList }, ...detail("List notes (without bodies), newest first") },
     )
     .get("/notes/:id", ({ ctx, params }) => notes.getNote({ ctx, id: params.id }), {

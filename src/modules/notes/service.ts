@@ -14,7 +14,7 @@ import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
 import { addStorage, assertWritable, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
 import { MAX_BULK, type CreateNoteInput, type NoteRecord, type UpdateNoteInput } from "./model";
-import { findStream, listNoteRows, newNoteRow, readBody, toRecord, visibleNote, type NoteRow } from "./repo";
+import { listNoteRows, newNoteRow, readBody, toRecord, visibleNote, visibleStream, type NoteRow } from "./repo";
 
 export const DEFAULT_TITLE = "Untitled";
 
@@ -127,8 +127,7 @@ export function getNote({ ctx, id }: { ctx: Ctx; id: string }): NoteRecord {
 
 export function getNoteByFilename({ ctx, filename }: { ctx: Ctx; filename: string }): NoteRecord {
   requireScope(ctx, "read");
-  const row = findStream(ctx, filename);
-  if (!row) throw new AppError("not_found", "note not found");
+  const row = visibleStream(ctx, filename);
   return toRecord(ctx, row, readBody(ctx.deps, row));
 }
 

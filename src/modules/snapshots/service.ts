@@ -5,7 +5,7 @@ import { notes, snapshots } from "../../db/schema";
 import { NoteLocked, NotFound } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import type { NoteRecord } from "../notes/model";
-import { toRecord as noteRecord, visibleNote } from "../notes/repo";
+import { toRecord as noteRecord, visibleNote, type NoteRow } from "../notes/repo";
 import { writableWorkspace } from "../notes/service";
 import { requireScope } from "../tokens/service";
 import { assertNoteSize, assertStorage } from "../workspaces/caps";
@@ -46,11 +46,12 @@ export function listSnapshots({ ctx, noteId }: { ctx: Ctx; noteId: string }): Sn
     .map((r) => toRecord(r));
 }
 
-function findSnapshot(ctx: Ctx, noteId: string, snapshotId: string): SnapshotRow {
+/** A snapshot of a note the caller sees (from visibleNote); another note's snapshot is the same 404 as a missing one. */
+function visibleSnapshot(ctx: Ctx, note: NoteRow, snapshotId: string): SnapshotRow {
   const row = ctx.deps.db
     .select()
     .from(snapshots)
-    .where(and(eq(snapshots.id, snapshotId), eq(snapshots.noteId, noteId)))
+    .where(and(eq(snapshots.id, snapshotId), eq(snapshots.noteId, note.id)))
     .get();
   if (!row) throw new NotFound("snapshot");
   return row;
@@ -58,8 +59,7 @@ function findSnapshot(ctx: Ctx, noteId: string, snapshotId: string): SnapshotRow
 
 export function getSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: string; snapshotId: string }): SnapshotRecord {
   requireScope(ctx, "read");
-  const note = visibleNote(ctx, noteId);
-  const row = findSnapshot(ctx, note.id, snapshotId);
+  const row = visibleSnapshot(ctx, visibleNote(ctx, noteId), snapshotId);
   return toRecord(row, row.body);
 }
 
@@ -69,7 +69,7 @@ export async function restoreSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; n
   const { deps } = ctx;
   return commit(ctx, 200, () => {
     const note = visibleNote(ctx, noteId);
-    const snap = findSnapshot(ctx, note.id, snapshotId);
+    const snap = visibleSnapshot(ctx, note, snapshotId);
     // The API never writes rich notes; the browser (a session) may restore them.
     if (note.format === "rich" && ctx.principal.tokenId !== "session") throw new NoteLocked("rich-text notes are restored in the browser");
     const ws = writableWorkspace(ctx);

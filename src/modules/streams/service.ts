@@ -6,9 +6,9 @@ import { iso } from "../../lib/clock";
 import { filenameProblem } from "../../lib/filename";
 import { byteLength, hasLoneSurrogate, normaliseAppendText } from "../../lib/text";
 import { bodyCapFor, type Tier } from "../../limits/plans";
-import { findStream, newNoteRow, visibleNote, type NoteRow } from "../notes/repo";
+import { newNoteRow, streamByFilename, visibleNote, type NoteRow } from "../notes/repo";
 import { writableWorkspace } from "../notes/service";
-import { requireScope } from "../tokens/service";
+import { requireScope, seesNote } from "../tokens/service";
 import { enqueueAppendDelivery } from "../webhooks/delivery";
 import { noteResumed } from "../deadman/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
@@ -67,19 +67,18 @@ function batchRows(deps: Deps, workspaceId: string): BatchRows {
 }
 
 /**
- * The caller's workspace and the stream with this filename, from the batch's row cache: a run
- * of appends to one stream reads them once.
+ * The caller's workspace and the stream with this filename as the caller may see it, from the
+ * batch's row cache: a run of appends to one stream reads them once.
  */
 function streamForAppend(ctx: Ctx, filename: string): { ws: WorkspaceRow; note: NoteRow | undefined } {
   const rows = batchRows(ctx.deps, ctx.principal.workspaceId);
   let note = rows.streams.get(filename);
   if (!note) {
-    note = findStream(ctx, filename);
+    note = streamByFilename(ctx.deps, ctx.principal.workspaceId, filename);
     if (note) rows.streams.set(filename, note);
   }
-  // The cache is per workspace; a token pinned to another note still sees nothing here.
-  if (note && ctx.principal.noteId && ctx.principal.noteId !== note.id) note = undefined;
-  return { ws: rows.ws, note };
+  // The cache is per workspace, not per token: the pin is applied to every append.
+  return { ws: rows.ws, note: note && seesNote(ctx.principal, note.id) ? note : undefined };
 }
 
 /** Appends inside a write that is already running (the inbox worker's). */

@@ -1,6 +1,7 @@
 import { and, count, eq } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { workspaceMembers, workspaces } from "../../db/schema";
+import { AppError } from "../../http/errors";
 import { newId } from "../../lib/ids";
 import { findAccountByEmail } from "../accounts/service";
 
@@ -8,13 +9,11 @@ import { findAccountByEmail } from "../accounts/service";
 export const MAX_SEATS = 25;
 export const MIN_SEATS = 2;
 
-export class TeamError extends Error {}
-
 export function createTeam(deps: Deps, input: { ownerEmail: string; name: string }): { id: string } {
   const owner = findAccountByEmail(deps, input.ownerEmail);
-  if (!owner) throw new TeamError(`no account with e-mail ${input.ownerEmail}`);
+  if (!owner) throw new AppError("not_found", `no account with e-mail ${input.ownerEmail}`);
   const name = input.name.trim();
-  if (!name || name.length > 80) throw new TeamError("team name must be 1 to 80 characters");
+  if (!name || name.length > 80) throw new AppError("bad_request", "team name must be 1 to 80 characters");
   const now = deps.clock.now();
   const id = newId("ws");
   deps.db.insert(workspaces).values({ id, kind: "team", name, ownerId: owner.id, plan: "team", createdAt: now }).run();
@@ -24,12 +23,12 @@ export function createTeam(deps: Deps, input: { ownerEmail: string; name: string
 
 export function addTeamMember(deps: Deps, input: { teamId: string; email: string }): { seats: number } {
   const team = deps.db.select().from(workspaces).where(eq(workspaces.id, input.teamId)).get();
-  if (!team || team.kind !== "team") throw new TeamError(`no team with id ${input.teamId}`);
+  if (!team || team.kind !== "team") throw new AppError("not_found", `no team with id ${input.teamId}`);
   const account = findAccountByEmail(deps, input.email);
-  if (!account) throw new TeamError(`no account with e-mail ${input.email}`);
-  if (isMember(deps, team.id, account.id)) throw new TeamError(`${account.email} is already on team ${team.id}`);
+  if (!account) throw new AppError("not_found", `no account with e-mail ${input.email}`);
+  if (isMember(deps, team.id, account.id)) throw new AppError("conflict", `${account.email} is already on team ${team.id}`);
   const seats = seatCount(deps, team.id);
-  if (seats >= MAX_SEATS) throw new TeamError(`team ${team.id} has all ${MAX_SEATS} seats taken`);
+  if (seats >= MAX_SEATS) throw new AppError("conflict", `team ${team.id} has all ${MAX_SEATS} seats taken`);
   deps.db
     .insert(workspaceMembers)
     .values({ workspaceId: team.id, accountId: account.id, role: "member", createdAt: deps.clock.now() })

@@ -1,4 +1,4 @@
-import { and, count, eq, gt, isNull } from "drizzle-orm";
+import { and, count, desc, eq, gt, isNull } from "drizzle-orm";
 import type { Ctx, Deps, Principal, Scope } from "../../deps";
 import { tokens, notes } from "../../db/schema";
 import { AppError, CapExceeded, InsufficientScope, unauthorized } from "../../http/errors";
@@ -21,13 +21,11 @@ export interface MintInput {
   name?: string;
 }
 
-export class TokenError extends Error {}
-
 export function parseScopes(raw: string): Scope[] {
   const parts = raw.split(",").map((s) => s.trim()).filter(Boolean);
-  if (parts.length === 0) throw new TokenError(`--scope needs at least one of ${SCOPES.join(", ")}`);
+  if (parts.length === 0) throw new AppError("bad_request", `--scope needs at least one of ${SCOPES.join(", ")}`);
   for (const p of parts) {
-    if (!SCOPES.includes(p as Scope)) throw new TokenError(`unknown scope "${p}"; use ${SCOPES.join(", ")}`);
+    if (!SCOPES.includes(p as Scope)) throw new AppError("bad_request", `unknown scope "${p}"; use ${SCOPES.join(", ")}`);
   }
   return [...new Set(parts as Scope[])];
 }
@@ -36,13 +34,13 @@ export function parseScopes(raw: string): Scope[] {
 export function mintToken(deps: Deps, input: MintInput): { id: string; token: string; expiresAt: number } {
   const days = input.expiresInDays ?? DEFAULT_EXPIRY_DAYS;
   if (!Number.isInteger(days) || days < 1 || days > MAX_EXPIRY_DAYS) {
-    throw new TokenError(`expiry must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS}`);
+    throw new AppError("bad_request", `expiry must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS}`);
   }
   const ws = getWorkspace(deps, input.workspaceId);
   const tier = tierOf(deps, ws);
   if (input.noteId) {
     const note = deps.db.select({ ws: notes.workspaceId }).from(notes).where(eq(notes.id, input.noteId)).get();
-    if (!note || note.ws !== ws.id) throw new TokenError(`note ${input.noteId} is not in this workspace`);
+    if (!note || note.ws !== ws.id) throw new AppError("not_found", `note ${input.noteId} is not in this workspace`);
   }
   if (tier.tokens !== null) {
     const used = countActiveTokens(deps, ws.id);
@@ -75,11 +73,11 @@ export function mintToken(deps: Deps, input: MintInput): { id: string; token: st
 export function mintExtensionToken(deps: Deps, input: { accountId: string; workspaceId: string; noteId: string }) {
   const ws = getWorkspace(deps, input.workspaceId);
   if (ws.plan === "free" || ws.state !== "active") {
-    throw new TokenError("the browser-extension token is for active subscribers");
+    throw new AppError("plan_required", "the browser-extension token is for active subscribers");
   }
   const note = deps.db.select().from(notes).where(eq(notes.id, input.noteId)).get();
-  if (!note || note.workspaceId !== ws.id || note.trashedAt !== null) throw new TokenError(`note ${input.noteId} is not in this workspace`);
-  if (note.kind !== "stream") throw new TokenError("the browser-extension token appends to a stream; that note is editable");
+  if (!note || note.workspaceId !== ws.id || note.trashedAt !== null) throw new AppError("not_found", `note ${input.noteId} is not in this workspace`);
+  if (note.kind !== "stream") throw new AppError("bad_request", "the browser-extension token appends to a stream; that note is editable");
   const now = deps.clock.now();
   deps.db
     .update(tokens)
@@ -114,6 +112,18 @@ function insertToken(
 
 export function listTokens(deps: Deps, accountId: string) {
   return deps.db.select().from(tokens).where(eq(tokens.accountId, accountId)).all();
+}
+
+/** The workspace's tokens, newest first, revoked and expired ones included. */
+export function listWorkspaceTokens(deps: Deps, workspaceId: string) {
+  return deps.db.select().from(tokens).where(eq(tokens.workspaceId, workspaceId)).orderBy(desc(tokens.createdAt)).all();
+}
+
+/** Revokes one of the workspace's tokens; another workspace's is the same 404 as a missing one. Inside the writer. */
+export function revokeWorkspaceToken(deps: Deps, workspaceId: string, tokenId: string): void {
+  const t = deps.db.select({ id: tokens.id }).from(tokens).where(and(eq(tokens.id, tokenId), eq(tokens.workspaceId, workspaceId))).get();
+  if (!t) throw new AppError("not_found", "no such token");
+  revokeToken(deps, t.id);
 }
 
 
@@ -198,6 +208,15 @@ export function requireScope(ctx: Ctx, scope: Scope): void {
   const s = ctx.principal.scopes;
   const ok = s.has(scope) || (scope === "append" && s.has("write"));
   if (!ok) throw new InsufficientScope(`this token lacks the ${scope} scope`);
+}
+
+/**
+ * The pin rule: a token pinned to one note sees that note and nothing else of its workspace.
+ * Every lookup of a note by id or filename asks this, so a foreign note and a missing one are the
+ * same 404.
+ */
+export function seesNote(principal: Principal, noteId: string): boolean {
+  return !principal.noteId || principal.noteId === noteId;
 }
 
 /** Actions on the workspace as a whole (creating notes, folders) are closed to a token pinned to one note. */

@@ -2,6 +2,12 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { randomBase62 } from "../../lib/random";
+import { clientIp, FormRefused, sameOrigin } from "../../web/guard";
+import { html, page } from "../../web/html";
+import { back, flashFrom, layout, redirect } from "../../web/layout";
+import { pageMacros } from "../../web/macros";
+import { refusalMessage } from "../../web/refusal";
+import { cookieValue, createSession, csrfMatches, destroySession, FORM_COOKIE, formCookie, loadSession, sessionCookie } from "../../web/session";
 import { PASSWORD_SPECIALS } from "../accounts/password";
 import { normaliseEmail } from "../accounts/service";
 import {
@@ -14,29 +20,14 @@ import {
   signUp,
   signUpProblems,
 } from "../accounts/web-auth";
-import { clientIp, errorMessage, limit, sameOrigin } from "./guard";
-import { html, page } from "./html";
-import { back, flashFrom, layout, redirect } from "./layout";
-import { createSession, csrfMatches, destroySession, FORM_COOKIE, formCookie, loadSession, cookieValue, sessionCookie } from "./session";
-
-type Body = Record<string, string | undefined>;
+import { textFields } from "./form";
+import { limit } from "./limits";
 
 /** A form shown before sign-in, with its double-submit CSRF token set as a cookie. */
 function publicForm(deps: Deps, request: Request, title: string, body: (csrf: string) => ReturnType<typeof html>, status = 200): Response {
   const token = cookieValue(request, FORM_COOKIE) ?? randomBase62(32);
   return page(layout({ title, flash: flashFrom(new URL(request.url)), body: body(token) }), status, { "set-cookie": formCookie(deps, token) });
 }
-
-function publicFormOk(deps: Deps, request: Request, body: Body): boolean {
-  const cookie = cookieValue(request, FORM_COOKIE);
-  return !!cookie && csrfMatches(cookie, body._csrf) && sameOrigin(deps, request);
-}
-
-const refused = () =>
-  new Response("This form has expired or did not come from notestream. Reload the page and try again.", {
-    status: 403,
-    headers: { "content-type": "text/plain; charset=utf-8" },
-  });
 
 /**
  * Where sign-in leads: `next` resolved as the browser will resolve it on our page, kept only if
@@ -59,8 +50,30 @@ function safeNext(deps: Deps, request: Request, next: string | undefined): strin
 
 const passwordHint = `8 to 128 characters, with an upper- and a lower-case letter, a digit and one of ${PASSWORD_SPECIALS}`;
 
+const tooMany = (e: AppError) => e.code === "rate_limited";
+
+function signInRefused(e: AppError): Response {
+  return page(
+    layout({
+      title: "Sign in",
+      flash: { error: refusalMessage(e) },
+      body: html`<div class="narrow card"><h1>Sign in</h1><p><a href="/signin">Try again</a> · <a href="/reset">Reset your password</a></p></div>`,
+    }),
+    tooMany(e) ? 429 : 400,
+    e.headers ?? {},
+  );
+}
+
+function signUpRefused(e: AppError): Response {
+  return page(
+    layout({ title: "Create an account", flash: { error: refusalMessage(e) }, body: html`<div class="narrow card"><p><a href="/signup">Back to the form</a></p></div>` }),
+    tooMany(e) ? 429 : 422,
+  );
+}
+
 export const authPages = (deps: Deps) =>
   new Elysia()
+    .use(pageMacros(deps))
     .get("/", ({ request }) => redirect(loadSession(deps, request) ? "/notes" : "/signin"))
     .get("/signin", ({ request, query }) =>
       publicForm(deps, request, "Sign in", (csrf) => html`<div class="narrow card">
@@ -74,10 +87,10 @@ export const authPages = (deps: Deps) =>
   <p class="muted small">No account yet? <a href="/signup">Create one</a>. Didn't get the confirmation mail? <a href="/confirm/resend">Send it again</a>.</p>
 </div>`),
     )
-    .post("/signin", async ({ request, body }) => {
-      const b = body as Body;
-      if (!publicFormOk(deps, request, b)) return refused();
-      try {
+    .post(
+      "/signin",
+      async ({ request, body }) => {
+        const b = textFields(body);
         limit(deps, "signInPerIp", clientIp(request));
         // Counted before the check, so parallel guesses cannot all slip under it; given back on success.
         const perEmail = limit(deps, "signInPerEmail", b.email ?? "");
@@ -85,22 +98,13 @@ export const authPages = (deps: Deps) =>
         perEmail.refund();
         const { secret } = await createSession(deps, account);
         return redirect(safeNext(deps, request, b.next), { "set-cookie": sessionCookie(deps, secret, 30 * 86_400) });
-      } catch (e) {
-        const status = e instanceof AppError && e.code === "rate_limited" ? 429 : 400;
-        return page(
-          layout({
-            title: "Sign in",
-            flash: { error: errorMessage(e) },
-            body: html`<div class="narrow card"><h1>Sign in</h1><p><a href="/signin">Try again</a> · <a href="/reset">Reset your password</a></p></div>`,
-          }),
-          status,
-          e instanceof AppError && e.headers ? e.headers : {},
-        );
-      }
-    })
+      },
+      { publicForm: true, refused: signInRefused },
+    )
     .post("/signout", async ({ request, body }) => {
+      // The token from the form field only: sign-out is a plain form, never the pages' script.
       const s = loadSession(deps, request);
-      if (!s || !csrfMatches(s.csrf, (body as Body)?._csrf) || !sameOrigin(deps, request)) return refused();
+      if (!s || !csrfMatches(s.csrf, textFields(body)._csrf) || !sameOrigin(deps, request)) throw new FormRefused();
       await destroySession(deps, request);
       return redirect("/signin?ok=" + encodeURIComponent("Signed out."), { "set-cookie": sessionCookie(deps, "", 0) });
     })
@@ -119,10 +123,10 @@ export const authPages = (deps: Deps) =>
   <p class="muted small">We send a link to confirm the address. Already have an account? <a href="/signin">Sign in</a>.</p>
 </div>`),
     )
-    .post("/signup", async ({ request, body }) => {
-      const b = body as Body;
-      if (!publicFormOk(deps, request, b)) return refused();
-      try {
+    .post(
+      "/signup",
+      async ({ request, body }) => {
+        const b = textFields(body);
         limit(deps, "signUpPerIp", clientIp(request));
         const input = { email: b.email ?? "", password: b.password ?? "", birthDate: b.birth_date || undefined, ageConfirmed: b.age_confirmed === "yes" };
         const problems = signUpProblems(deps, input);
@@ -133,66 +137,59 @@ export const authPages = (deps: Deps) =>
         await signUp(deps, input);
         // The same answer whether the address was new or taken (its owner got a mail instead).
         return redirect("/signin?ok=" + encodeURIComponent(`Almost there: we sent a confirmation link to ${normaliseEmail(b.email ?? "")}.`));
-      } catch (e) {
-        const status = e instanceof AppError && e.code === "rate_limited" ? 429 : 422;
-        return page(
-          layout({ title: "Create an account", flash: { error: errorMessage(e) }, body: html`<div class="narrow card"><p><a href="/signup">Back to the form</a></p></div>` }),
-          status,
-        );
-      }
-    })
-    .get("/confirm", async ({ query }) => {
-      try {
+      },
+      { publicForm: true, refused: signUpRefused },
+    )
+    .get(
+      "/confirm",
+      async ({ query }) => {
         await confirmEmail(deps, String(query.token ?? ""));
         return redirect("/signin?ok=" + encodeURIComponent("Your address is confirmed. Sign in to start."));
-      } catch (e) {
-        return back("/signin", "error", errorMessage(e));
-      }
-    })
+      },
+      { refused: "/signin" },
+    )
     .get("/confirm/resend", ({ request }) =>
       publicForm(deps, request, "Resend confirmation", (csrf) => html`<div class="narrow card"><h1>Send the confirmation again</h1>
   <form method="post" action="/confirm/resend"><input type="hidden" name="_csrf" value="${csrf}">
   <label><span>E-mail</span><input type="email" name="email" required></label><button class="primary">Send</button></form></div>`),
     )
-    .post("/confirm/resend", async ({ request, body }) => {
-      const b = body as Body;
-      if (!publicFormOk(deps, request, b)) return refused();
-      try {
+    .post(
+      "/confirm/resend",
+      async ({ request, body }) => {
+        const b = textFields(body);
         limit(deps, "resendPerIp", clientIp(request));
         limit(deps, "resendPerEmail", b.email ?? "");
         await resendConfirmation(deps, b.email ?? "");
         return back("/signin", "ok", "If that address has an unconfirmed account, a new link is on its way.");
-      } catch (e) {
-        return back("/confirm/resend", "error", errorMessage(e));
-      }
-    })
+      },
+      { publicForm: true, refused: "/confirm/resend" },
+    )
     .get("/reset", ({ request }) =>
       publicForm(deps, request, "Reset your password", (csrf) => html`<div class="narrow card"><h1>Reset your password</h1>
   <form method="post" action="/reset"><input type="hidden" name="_csrf" value="${csrf}">
   <label><span>E-mail</span><input type="email" name="email" required autofocus></label><button class="primary">Send a reset link</button></form></div>`),
     )
-    .post("/reset", async ({ request, body }) => {
-      const b = body as Body;
-      if (!publicFormOk(deps, request, b)) return refused();
-      try {
+    .post(
+      "/reset",
+      async ({ request, body }) => {
+        const b = textFields(body);
         limit(deps, "resetPerIp", clientIp(request));
         limit(deps, "resetPerEmail", b.email ?? "");
         await requestPasswordReset(deps, b.email ?? "");
         return back("/signin", "ok", "If that address has an account, a reset link is on its way.");
-      } catch (e) {
-        return back("/reset", "error", errorMessage(e));
-      }
-    })
+      },
+      { publicForm: true, refused: "/reset" },
+    )
     .get("/reset/confirm", ({ request, query }) =>
       publicForm(deps, request, "Choose a new password", (csrf) => html`<div class="narrow card"><h1>Choose a new password</h1>
   <form method="post" action="/reset/confirm"><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="token" value="${query.token ?? ""}">
   <label><span>New password</span><input type="password" name="password" required autocomplete="new-password"></label>
   <p class="muted small">${passwordHint}.</p><button class="primary">Save the password</button></form></div>`),
     )
-    .post("/reset/confirm", async ({ request, body }) => {
-      const b = body as Body;
-      if (!publicFormOk(deps, request, b)) return refused();
-      try {
+    .post(
+      "/reset/confirm",
+      async ({ body }) => {
+        const b = textFields(body);
         // The reset ended every session; this browser proved the mailbox and set the password, so
         // it is signed in, to be offered the end of the tokens and grants too.
         const account = await resetPassword(deps, b.token ?? "", b.password ?? "");
@@ -200,7 +197,6 @@ export const authPages = (deps: Deps) =>
         return redirect("/settings/access?ok=" + encodeURIComponent("Your password is changed, and every other browser is signed out."), {
           "set-cookie": sessionCookie(deps, secret, 30 * 86_400),
         });
-      } catch (e) {
-        return back(`/reset/confirm?token=${encodeURIComponent(b.token ?? "")}`, "error", errorMessage(e));
-      }
-    });
+      },
+      { publicForm: true, refused: (e, { body }) => back(`/reset/confirm?token=${encodeURIComponent(textFields(body).token ?? "")}`, "error", refusalMessage(e)) },
+    );

@@ -1,7 +1,6 @@
 import { Elysia, t } from "elysia";
-import { listHeaders, PageQuery } from "../../http/list";
+import { listAnswer, PageQuery } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
-import { pageFrom } from "../../lib/pagination";
 import { NoteIdParams } from "../notes/model";
 import { listWebhookAttempts } from "./service";
 
@@ -20,12 +19,12 @@ const Attempt = t.Object({
 export const webhookRoutes = (auth: AnyAuth) =>
   new Elysia().use(auth).get(
     "/notes/:id/webhook/deliveries",
-    ({ ctx, params, query, request, set }) => {
-      const page = pageFrom(query);
-      const { items, total, webhookStatus } = listWebhookAttempts({ ctx, noteId: params.id, page });
-      Object.assign(set.headers, listHeaders(request, ctx.deps.config.baseUrl, page, total), { "x-webhook-status": webhookStatus });
-      return items;
-    },
+    ({ ctx, params, query, request, set }) =>
+      listAnswer(
+        { request, query, set, baseUrl: ctx.deps.config.baseUrl },
+        (page) => listWebhookAttempts({ ctx, noteId: params.id, page }),
+        (list) => ({ "x-webhook-status": list.webhookStatus }),
+      ),
     {
       params: NoteIdParams,
       query: t.Object(PageQuery),

@@ -1,5 +1,6 @@
-import { and, count, desc, eq } from "drizzle-orm";
+import { desc, eq } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
+import { paged } from "../../db/paged";
 import { webhookAttempts } from "../../db/schema";
 import { ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
@@ -46,19 +47,12 @@ export function listWebhookAttempts({ ctx, noteId, page }: { ctx: Ctx; noteId: s
   requireScope(ctx, "read");
   const note = visibleNote(ctx, noteId);
   const where = eq(webhookAttempts.noteId, note.id);
-  const total = ctx.deps.db.select({ n: count() }).from(webhookAttempts).where(where).get()!.n;
-  const rows = ctx.deps.db
-    .select()
-    .from(webhookAttempts)
-    .where(and(where))
-    .orderBy(desc(webhookAttempts.id))
-    .limit(page.limit)
-    .offset(page.offset)
-    .all();
+  const rows = ctx.deps.db.select().from(webhookAttempts).where(where).orderBy(desc(webhookAttempts.id));
+  const { items, total } = paged(ctx.deps.db, { from: webhookAttempts, where, rows, page });
   return {
     total,
     webhookStatus: note.webhookStatus,
-    items: rows.map((r) => ({
+    items: items.map((r) => ({
       delivery_id: r.deliveryId,
       attempt: r.attempt,
       at: iso(r.at),

@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
-import type { Ctx, Deps, Principal } from "../../deps";
-import { accounts, sessions } from "../../db/schema";
-import { randomBase62 } from "../../lib/random";
-import { digestsEqual, sha256Hex } from "../../lib/secrets";
-import { personalWorkspaceId, type AccountRow } from "../accounts/service";
+import type { Ctx, Deps, Principal } from "../deps";
+import { accounts, sessions } from "../db/schema";
+import { randomBase62 } from "../lib/random";
+import { digestsEqual, sha256Hex } from "../lib/secrets";
+import { personalWorkspaceId, type AccountRow } from "../modules/accounts/service";
 
 export const SESSION_COOKIE = "ns_session";
 export const FORM_COOKIE = "ns_form";

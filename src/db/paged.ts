@@ -1,0 +1,23 @@
+import { count, type SQL } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { Page } from "../lib/pagination";
+import type { Db } from "./client";
+
+/** A select with its filter and order set, waiting for its page. */
+interface OrderedSelect<Row> {
+  limit(limit: number): { offset(offset: number): { all(): Row[] } };
+}
+
+/**
+ * One page of a list and the size of the whole list (X-Total-Count), as every list answers.
+ * The count runs on `from` with `where` alone, so what `rows` joins in (a folder's note count)
+ * changes neither the total nor the page; `rows` must filter with the same `where`.
+ */
+export function paged<Row>(
+  db: Db,
+  list: { from: SQLiteTable; where: SQL | undefined; rows: OrderedSelect<Row>; page: Page },
+): { items: Row[]; total: number } {
+  const total = db.select({ n: count() }).from(list.from).where(list.where).get()!.n;
+  const items = list.rows.limit(list.page.limit).offset(list.page.offset).all();
+  return { items, total };
+}

@@ -1,0 +1,46 @@
+import { Elysia } from "elysia";
+import type { Deps } from "../../deps";
+import { publicBase } from "../http";
+import { OAUTH_SCOPES } from "./tokens";
+
+/** The resources tokens from here are for (RFC 8707): this server's MCP endpoint, named with or without /mcp. */
+export function resourcesOf(deps: Deps, request: Request): string[] {
+  const base = publicBase(deps, request);
+  return [base, `${base}/mcp`];
+}
+
+function protectedResource(deps: Deps, request: Request): Response {
+  const base = publicBase(deps, request);
+  return Response.json({
+    resource: `${base}/mcp`,
+    authorization_servers: [base],
+    scopes_supported: [...OAUTH_SCOPES],
+    bearer_methods_supported: ["header"],
+    resource_name: "notestream",
+    resource_documentation: `${base}/api/v1/openapi.json`,
+  });
+}
+
+/** Protected resource metadata (RFC 9728) and authorization server metadata (RFC 8414): how a client finds the rest. */
+export const metadataRoutes = (deps: Deps) =>
+  new Elysia()
+    .get("/.well-known/oauth-protected-resource", ({ request }) => protectedResource(deps, request))
+    .get("/.well-known/oauth-protected-resource/mcp", ({ request }) => protectedResource(deps, request))
+    .get("/.well-known/oauth-authorization-server", ({ request }) => {
+      const base = publicBase(deps, request);
+      return Response.json({
+        issuer: base,
+        authorization_endpoint: `${base}/oauth/authorize`,
+        token_endpoint: `${base}/oauth/token`,
+        registration_endpoint: `${base}/oauth/register`,
+        revocation_endpoint: `${base}/oauth/revoke`,
+        response_types_supported: ["code"],
+        grant_types_supported: ["authorization_code", "refresh_token"],
+        code_challenge_methods_supported: ["S256"],
+        authorization_response_iss_parameter_supported: true,
+        token_endpoint_auth_methods_supported: ["none"],
+        revocation_endpoint_auth_methods_supported: ["none"],
+        scopes_supported: [...OAUTH_SCOPES],
+        service_documentation: `${base}/api/v1/openapi.json`,
+      });
+    });

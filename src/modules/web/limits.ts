@@ -1,0 +1,53 @@
+import type { Deps } from "../../deps";
+import { AppError } from "../../http/errors";
+import { normaliseEmail } from "../accounts/service";
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** Section 8's limits on the browser surface: [requests, window]. */
+export const BROWSER_LIMITS = {
+  signInPerIp: [10, MINUTE],
+  signInPerEmail: [5, 20 * MINUTE],
+  signUpPerIp: [5, HOUR],
+  resetPerIp: [5, HOUR],
+  resetPerEmail: [5, HOUR],
+  resendPerIp: [5, HOUR],
+  resendPerEmail: [5, HOUR],
+  signUpPerEmail: [5, HOUR],
+  emailChangePerAccount: [3, DAY],
+  emailChangePerTarget: [3, DAY],
+  profilePerAccount: [10, HOUR],
+  savesPerAccount: [30, MINUTE],
+  downloadsPerAccount: [10, MINUTE],
+} as const satisfies Record<string, readonly [number, number]>;
+
+export type BrowserLimit = keyof typeof BROWSER_LIMITS;
+
+/**
+ * Limits keyed by an address someone typed: keyed as the account lookup reads it, so " ALICE@x"
+ * and "alice@x" share one budget (and one mailbox cannot be bombed by respelling it).
+ */
+const PER_EMAIL: ReadonlySet<BrowserLimit> = new Set(["signInPerEmail", "signUpPerEmail", "resetPerEmail", "resendPerEmail", "emailChangePerTarget"]);
+
+function waitText(seconds: number): string {
+  if (seconds < 90) return `${seconds} seconds`;
+  if (seconds < 5400) return `${Math.ceil(seconds / 60)} minutes`;
+  return `${Math.ceil(seconds / 3600)} hours`;
+}
+
+/**
+ * Counts one attempt; past the limit, a 429 with a message a person can act on. `refund` gives
+ * the attempt back, for limits that count only failures.
+ */
+export function limit(deps: Deps, name: BrowserLimit, who: string): { refund: () => void } {
+  const [n, windowMs] = BROWSER_LIMITS[name];
+  const key = `web:${name}:${PER_EMAIL.has(name) ? normaliseEmail(who) : who.toLowerCase()}`;
+  const d = deps.limiter.consume(key, n, "anonymous", windowMs);
+  if (!d.allowed) {
+    const retry = Math.max(1, Math.ceil(d.reset - deps.clock.now() / 1000));
+    throw new AppError("rate_limited", `Too many attempts. Please wait ${waitText(retry)} and try again.`, undefined, { "retry-after": String(retry) });
+  }
+  return { refund: () => deps.limiter.refund(key) };
+}

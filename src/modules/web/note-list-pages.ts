@@ -1,0 +1,102 @@
+import { Elysia } from "elysia";
+import type { Deps } from "../../deps";
+import { iso } from "../../lib/clock";
+import { html, page } from "../../web/html";
+import { back, bytes, csrfField, flashFrom, layout, redirect, when } from "../../web/layout";
+import { pageMacros } from "../../web/macros";
+import type { WebSession } from "../../web/session";
+import * as folderService from "../folders/service";
+import { listNoteRows } from "../notes/repo";
+import * as noteService from "../notes/service";
+import { textFields } from "./form";
+import { kindBadge, sidebar } from "./note-parts";
+
+const PAGE_SIZE = 25;
+/** 2.5 million notes' worth of pages; a larger number is a typo or a probe. */
+const MAX_PAGE = 100_000;
+
+/**
+ * ?page= as written by our own links: digits only. Number() would also take "1e400" (Infinity,
+ * an OFFSET SQLite refuses), "0x10" and "2.5"; anything but a page number shows the first page.
+ */
+function pageNumber(raw: string | null): number {
+  if (!raw || !/^[1-9][0-9]{0,5}$/.test(raw)) return 1;
+  const n = Number(raw);
+  return n <= MAX_PAGE ? n : 1;
+}
+
+function listPage(deps: Deps, s: WebSession, url: URL): Response {
+  const folder = url.searchParams.get("folder");
+  const q = url.searchParams.get("q")?.trim() ?? "";
+  const pageNo = pageNumber(url.searchParams.get("page"));
+  const { rows, total } = listNoteRows(s.ctx, { folderId: folder ?? undefined, titleContains: q }, { limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE });
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  const link = (p: number) => `/notes?${new URLSearchParams({ ...(folder ? { folder } : {}), ...(q ? { q } : {}), page: String(p) })}`;
+  return page(
+    layout({
+      title: "Notes",
+      session: s,
+      active: "notes",
+      flash: flashFrom(url),
+      body: html`<div class="shell">${sidebar(deps, s, folder)}<div>
+  <div class="row spread mb14">
+    <form method="get" action="/notes" class="row grow">${folder ? html`<input type="hidden" name="folder" value="${folder}">` : ""}<input type="search" name="q" value="${q}" placeholder="Search titles" aria-label="Search titles"><button>Search</button></form>
+    <form method="post" action="/notes/new" class="row">${csrfField(s)}${folder ? html`<input type="hidden" name="folder_id" value="${folder}">` : ""}<button class="primary" name="format" value="plain">New note</button><button name="format" value="rich">New rich note</button></form>
+  </div>
+  <div class="card">
+  ${
+    rows.length === 0
+      ? html`<p class="muted">${q ? "No note has that in its title." : html`No notes here yet. Create one, or append to a stream over the API: <code>POST /api/v1/notes/by-filename/&lt;name&gt;/append</code>.`}</p>`
+      : html`<ul class="notes">${rows.map(
+          (n) => html`<li><a href="/notes/${n.id}"><strong>${n.title}</strong><span class="meta">${when(iso(n.updatedAt))}</span><span class="meta">${n.kind === "stream" ? n.filename : "editable"} · ${bytes(n.byteSize)}</span><span>${kindBadge(n)}</span></a></li>`,
+        )}</ul>`
+  }
+  </div>
+  ${pages > 1 ? html`<nav class="pager">${pageNo > 1 ? html`<a href="${link(pageNo - 1)}">← Newer</a>` : ""}<span class="muted">Page ${pageNo} of ${pages} · ${total} notes</span>${pageNo < pages ? html`<a href="${link(pageNo + 1)}">Older →</a>` : ""}</nav>` : ""}
+</div></div>`,
+    }),
+  );
+}
+
+/** The note list with its folder sidebar, and the forms on it: a new note, a new, renamed or deleted folder. */
+export const noteListPages = (deps: Deps) =>
+  new Elysia()
+    .use(pageMacros(deps))
+    .get("/notes", ({ s, request }) => listPage(deps, s, new URL(request.url)), { session: "page" })
+    .post(
+      "/notes/new",
+      async ({ s, body }) => {
+        const b = textFields(body);
+        const folderId = b.folder_id || null;
+        const r =
+          b.format === "rich"
+            ? await (await import("../notes/rich")).createRichNote({ ctx: s.ctx, title: "Untitled", html: "<p></p>", folderId })
+            : await noteService.createNote({ ctx: s.ctx, input: { title: "Untitled", plain_body: "", folder_id: folderId } });
+        return redirect(`/notes/${r.body.id}`);
+      },
+      { session: "form", refused: "/notes" },
+    )
+    .post(
+      "/folders",
+      async ({ s, body }) => {
+        const r = await folderService.createFolder({ ctx: s.ctx, name: textFields(body).name ?? "" });
+        return redirect(`/notes?folder=${r.body.id}`);
+      },
+      { session: "form", refused: "/notes" },
+    )
+    .post(
+      "/folders/:id/rename",
+      async ({ s, params, body }) => {
+        await folderService.renameFolder({ ctx: s.ctx, id: params.id, name: textFields(body).name ?? "" });
+        return back(`/notes?folder=${params.id}`, "ok", "Folder renamed.");
+      },
+      { session: "form", refused: "/notes?folder=:id" },
+    )
+    .post(
+      "/folders/:id/delete",
+      async ({ s, params }) => {
+        await folderService.deleteFolder({ ctx: s.ctx, id: params.id });
+        return back("/notes", "ok", "Folder deleted; its notes are unfiled.");
+      },
+      { session: "form", refused: "/notes?folder=:id" },
+    );

@@ -1,0 +1,32 @@
+import type { Deps } from "../../deps";
+import { html, type Html } from "../../web/html";
+import { csrfField } from "../../web/layout";
+import type { WebSession } from "../../web/session";
+import { foldersWithNoteCounts } from "../folders/repo";
+import type { NoteRow } from "../notes/repo";
+
+/** What the note list and a note's page both show: the folder sidebar, and a note's badges. */
+export function sidebar(deps: Deps, s: WebSession, activeFolder: string | null): Html {
+  const rows = foldersWithNoteCounts(deps, s.workspaceId);
+  return html`<aside class="side">
+  <h3>Folders</h3>
+  <ul>
+    <li><a href="/notes" class="${activeFolder === null ? "on" : ""}">All notes</a></li>
+    ${rows.map((f) => html`<li><a href="/notes?folder=${f.id}" class="${activeFolder === f.id ? "on" : ""}">${f.name}<span>${f.n}</span></a></li>`)}
+  </ul>
+  <form method="post" action="/folders" class="row">${csrfField(s)}<input type="text" name="name" placeholder="New folder" maxlength="80" required aria-label="New folder name"><button type="submit">Add</button></form>
+  ${
+    activeFolder
+      ? html`<details class="small mt10"><summary>Folder settings</summary>
+      <form method="post" action="/folders/${activeFolder}/rename" class="row mt8">${csrfField(s)}<input type="text" name="name" maxlength="80" required placeholder="New name"><button>Rename</button></form>
+      <form method="post" action="/folders/${activeFolder}/delete" class="mt8">${csrfField(s)}<button class="danger">Delete folder (notes stay)</button></form></details>`
+      : ""
+  }
+</aside>`;
+}
+
+export function kindBadge(n: Pick<NoteRow, "kind" | "format" | "deadmanStatus" | "webhookStatus">): Html {
+  return html`${n.kind === "stream" ? html`<span class="badge">stream</span>` : n.format === "rich" ? html`<span class="badge">rich</span>` : ""}${
+    n.deadmanStatus === "late" ? html`<span class="badge late">late</span>` : ""
+  }${n.webhookStatus === "disabled" ? html`<span class="badge disabled">webhook off</span>` : ""}`;
+}
