@@ -9,6 +9,7 @@ import m5 from "../../migrations/0005_oauth.sql" with { type: "text" };
 import m6 from "../../migrations/0006_idempotency_per_token.sql" with { type: "text" };
 import m7 from "../../migrations/0007_billing_subscriptions.sql" with { type: "text" };
 import m8 from "../../migrations/0008_inbox_bodies_in_storage.sql" with { type: "text" };
+import m9 from "../../migrations/0009_stream_retention.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -21,4 +22,5 @@ export const migrationSql: Record<string, string> = {
   "0006_idempotency_per_token": m6,
   "0007_billing_subscriptions": m7,
   "0008_inbox_bodies_in_storage": m8,
+  "0009_stream_retention": m9,
 };

@@ -55,6 +55,13 @@ export const notes = sqliteTable(
     alertEmail: text("alert_email"),
     deadmanStatus: text("deadman_status", { enum: ["off", "ok", "late"] }).notNull().default("off"),
     deadmanDueAt: integer("deadman_due_at"),
+    // Retention of a stream at its size cap: reject appends (the default), or drop the oldest
+    // lines; and optionally drop lines older than retention_days.
+    retention: text("retention", { enum: ["reject", "drop_oldest"] }).notNull().default("reject"),
+    retentionDays: integer("retention_days"),
+    // Since when a `reject` stream refuses appends for being full (null: not full); the
+    // full-stream mail goes once per spell.
+    fullSince: integer("full_since"),
   },
   (t) => [
     // NULL filenames (editable notes) never collide in a SQLite unique index.
@@ -75,6 +82,8 @@ export const noteChunks = sqliteTable(
     seq: integer("seq").primaryKey(),
     noteId: text("note_id").notNull().references(() => notes.id, { onDelete: "cascade" }),
     text: text("text").notNull(),
+    // When the chunk's lines were appended (a batch's lines to one stream share a chunk and a time).
+    at: integer("at").notNull().default(0),
   },
   (t) => [index("note_chunks_note").on(t.noteId, t.seq)],
 );

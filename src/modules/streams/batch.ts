@@ -96,8 +96,11 @@ export class AppendBatch implements BatchOverlay {
     if (this.texts.size > 0) {
       // One row per stream and batch: an INSERT per append was a tenth of an append's time, and
       // readers only ever concatenate chunks (or split them into lines).
-      const insert = this.sqlite.query("INSERT INTO note_chunks (note_id, text) VALUES (?, ?)");
-      for (const [id, lines] of this.texts) if (lines.length > 0) insert.run(id, lines.length === 1 ? lines[0]! : lines.join(""));
+      const insert = this.sqlite.query("INSERT INTO note_chunks (note_id, text, at) VALUES (?, ?, ?)");
+      // The chunk's time is its note's write time in this batch (set by the same appends).
+      for (const [id, lines] of this.texts) {
+        if (lines.length > 0) insert.run(id, lines.length === 1 ? lines[0]! : lines.join(""), this.notes.get(id)?.at ?? Date.now());
+      }
       this.texts.clear();
     }
     if (this.notes.size > 0) {
