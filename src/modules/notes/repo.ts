@@ -45,6 +45,9 @@ export function newNoteRow(
     alertEmail: null,
     deadmanStatus: "off",
     deadmanDueAt: null,
+    retention: "reject",
+    retentionDays: null,
+    fullSince: null,
     ...n,
   };
 }
