@@ -26,8 +26,11 @@ function ms(text: string): number {
   return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
 }
 
-/** Runs wrk with a POST of the JSON line; returns requests/s and latency percentiles in ms. */
-export function wrk(url: string, opts: { token?: string; connections?: number; threads?: number; seconds: number }): WrkResult {
+/**
+ * Runs wrk with a POST of the JSON line; returns requests/s and latency percentiles in ms.
+ * `requests`: stop after about that many answers (under a plan's rate limit), else run `seconds`.
+ */
+export function wrk(url: string, opts: { token?: string; connections?: number; threads?: number; seconds: number; requests?: number }): WrkResult {
   const script = join(tmp, `wrk-${Math.random().toString(36).slice(2)}.lua`);
   writeFileSync(
     script,
@@ -36,6 +39,9 @@ export function wrk(url: string, opts: { token?: string; connections?: number; t
       'wrk.headers["Content-Type"] = "application/json"',
       opts.token ? `wrk.headers["Authorization"] = "Bearer ${opts.token}"` : "",
       `wrk.body = '{"text":"${LINE}"}'`,
+      opts.requests
+        ? `local n = 0\nresponse = function() n = n + 1; if n >= ${opts.requests} then wrk.thread:stop() end end`
+        : "",
     ].join("\n"),
   );
   const c = opts.connections ?? CONNECTIONS;
@@ -104,9 +110,9 @@ function cli(bin: string, dataDir: string, args: string[]): string {
   return r.stdout.toString().trim();
 }
 
-/** A Dev account and a read,write token for it, made with the binary's own command line. */
-export function provision(bin: string, dataDir: string): string {
-  cli(bin, dataDir, ["account", "create", "--email", "bench@example.com", "--plan", "dev"]);
+/** A Dev (or `plan`) account and a read,write token for it, made with the binary's own command line. */
+export function provision(bin: string, dataDir: string, plan = "dev"): string {
+  cli(bin, dataDir, ["account", "create", "--email", "bench@example.com", "--plan", plan]);
   return cli(bin, dataDir, ["token", "create", "--email", "bench@example.com", "--scope", "read,write"]);
 }
 

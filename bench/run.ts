@@ -7,7 +7,8 @@
  *   2. raw SQLite: single-row commits per second, synchronous FULL and NORMAL
  *   3. notestream appends by filename (100-byte lines, 50 connections, 10 s), FULL and NORMAL
  *      (1-3 run BENCH_ROUNDS times, default 3; each append run between two ceiling runs)
- *   4. append latency on a 3 MB note against an empty note
+ *   4. append latency on a 3 MB note, and on a full 3 MB drop_oldest note, against an empty note
+ *      (`BENCH_ONLY=latency` runs only these rows)
  *   5. outbound webhook latency, append to receipt at a loopback receiver
  *   6. RSS idle and peak under load; start-up time to the first served request
  *   7. kill -9 during appends: no acknowledged append lost after restart
@@ -29,12 +30,13 @@ import {
   type WrkResult,
 } from "./lib";
 
-const BIN = join(ROOT, "dist", "notestream");
+// BENCH_BIN: another build to measure (make bench builds dist/notestream).
+const BIN = process.env.BENCH_BIN ?? join(ROOT, "dist", "notestream");
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const wrk = (url: string, opts: { token?: string; connections?: number; seconds?: number } = {}) => wrkRun(url, { seconds: DURATION, ...opts });
+const wrk = (url: string, opts: { token?: string; connections?: number; seconds?: number; requests?: number } = {}) => wrkRun(url, { seconds: DURATION, ...opts });
 const startServer = (dataDir: string, env: Record<string, string> = {}) => startBinary(BIN, dataDir, env);
-const provision = (dataDir: string) => provisionBinary(BIN, dataDir);
+const provision = (dataDir: string, plan?: string) => provisionBinary(BIN, dataDir, plan);
 
 function rssKb(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -78,12 +80,117 @@ const f1 = (n: number) => n.toFixed(1);
 const f2 = (n: number) => n.toFixed(2);
 const k = (n: number) => Math.round(n).toLocaleString("en-US");
 
+type Row = (...cells: string[]) => void;
+
+/**
+ * Fills a stream to just under its 3 MB cap with one chunk per wrk line, as 1-connection appends
+ * store them, so that every later append must first drop the oldest line. Written into the
+ * stopped server's database: through the API it would take 30,000 requests.
+ */
+function fillWithLines(dataDir: string, noteId: string): void {
+  const db = new Database(join(dataDir, "notestream.db"));
+  const text = `${LINE}\n`;
+  const { size, ws } = db.query<{ size: number; ws: string }, [string]>("SELECT byte_size AS size, workspace_id AS ws FROM notes WHERE id = ?").get(noteId)!;
+  const n = Math.floor((3 * 1024 * 1024 - size) / text.length);
+  const at = Date.now();
+  db.transaction(() => {
+    const insert = db.query("INSERT INTO note_chunks (note_id, text, at) VALUES (?, ?, ?)");
+    for (let i = 0; i < n; i++) insert.run(noteId, text, at);
+    db.query("UPDATE notes SET byte_size = byte_size + ? WHERE id = ?").run(n * text.length, noteId);
+    db.query("UPDATE workspaces SET storage_used = storage_used + ? WHERE id = ?").run(n * text.length, ws);
+  })();
+  db.close();
+}
+
+/**
+ * Latency with one connection (each append alone): a 3 MB note against an empty one, and a full
+ * 3 MB drop_oldest note against an empty one in the same server.
+ */
+async function latencyRows(row: Row): Promise<void> {
+  const seconds = Math.max(3, Math.round(DURATION / 2));
+  const url = (base: string, name: string) => `${base}/api/v1/notes/by-filename/${name}/append`;
+  {
+    const dir = join(tmp, "data-size");
+    const token = provision(dir);
+    const server = await startServer(dir, {});
+    await append(server.base, token, "empty.log", "first");
+    const block = "y".repeat(100 * 1024 - 1);
+    for (let i = 0; i < 30; i++) await append(server.base, token, "big.log", block);
+    const empty = wrk(url(server.base, "empty.log"), { token, connections: 1, seconds });
+    const big = wrk(url(server.base, "big.log"), { token, connections: 1, seconds });
+    await stop(server.proc);
+    row("append latency, empty note (1 connection)", `p50 ${f2(empty.p50)} ms`, `p99 ${f2(empty.p99)} ms`, "1.00");
+    row("append latency, 3 MB note (1 connection)", `p50 ${f2(big.p50)} ms`, `p99 ${f2(big.p99)} ms`, `${f2(big.p50 / empty.p50)} of empty`);
+  }
+  // The unlimited profile has no note cap, so nothing would ever drop: this server runs the
+  // standard one, whose Team plan caps a note at 3 MB and takes 1,000 appends a minute per token
+  // (counted in memory, so from the restart). So wrk stops after a number of answers: after a
+  // warm-up, two rounds of 200 on each note, alternating, the empty note measured in the same
+  // server the same way; the p50 is the mean of the rounds'.
+  {
+    const dir = join(tmp, "data-full");
+    const token = provision(dir, "team");
+    const standard = { NOTESTREAM_LIMIT_PROFILE: "standard" };
+    let server = await startServer(dir, standard);
+    await append(server.base, token, "empty.log", "first");
+    const full = (await (await append(server.base, token, "full.log", "first")).json()) as { id: string };
+    await fetch(`${server.base}/api/v1/notes/${full.id}`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ note: { retention: "drop_oldest" } }),
+    });
+    await stop(server.proc);
+    fillWithLines(dir, full.id);
+    server = await startServer(dir, standard);
+    const run = (name: string, requests: number) => wrk(url(server.base, name), { token, connections: 1, seconds: 2, requests });
+    run("empty.log", 50);
+    run("full.log", 50);
+    const runs = { empty: [] as WrkResult[], full: [] as WrkResult[] };
+    for (let round = 0; round < 2; round++) {
+      runs.empty.push(run("empty.log", 200));
+      runs.full.push(run("full.log", 200));
+    }
+    const mean = (rs: WrkResult[]): WrkResult => ({
+      rps: 0,
+      p50: rs.reduce((n, r) => n + r.p50, 0) / rs.length,
+      p99: Math.max(...rs.map((r) => r.p99)),
+      errors: rs.reduce((n, r) => n + r.errors, 0),
+    });
+    const empty = mean(runs.empty);
+    const dropping = mean(runs.full);
+    const note = (await (await fetch(`${server.base}/api/v1/notes/${full.id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      byte_size: number;
+    };
+    await stop(server.proc);
+    if (note.byte_size > 3 * 1024 * 1024 || empty.errors + dropping.errors > 0) process.exitCode = 1;
+    row(
+      "append latency, full 3 MB drop_oldest note (1 connection)",
+      `p50 ${f2(dropping.p50)} ms`,
+      `p99 ${f2(dropping.p99)} ms; every append drops the oldest line (${k(note.byte_size)} bytes after); ` +
+        `an empty note in the same standard-profile server: p50 ${f2(empty.p50)} ms, p99 ${f2(empty.p99)} ms` +
+        (empty.errors + dropping.errors ? `; ${empty.errors + dropping.errors} errors` : ""),
+      `${f2(dropping.p50 / empty.p50)} of empty`,
+    );
+  }
+}
+
+function printTable(rows: string[][], header: string): void {
+  const table = ["| measurement | result | detail | ratio |", "|---|---|---|---|", ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+  console.log(`\n${header}\n\n${table}\n`);
+}
+
 async function main() {
   const rows: string[][] = [];
   const row = (...cells: string[]) => {
     rows.push(cells);
     console.error(cells.join(" | "));
   };
+  if (process.env.BENCH_ONLY === "latency") {
+    await latencyRows(row);
+    printTable(rows, `Measured ${new Date().toISOString()} on ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}, latency rows only.`);
+    rmSync(tmp, { recursive: true, force: true });
+    return;
+  }
 
   // 1-3, in rounds. This VM's speed drifts by a third within minutes, so every append run has a
   // ceiling run right before and right after it, and its ratio is taken against the mean of the
@@ -170,21 +277,8 @@ async function main() {
   const overMinimal = (r: Round) => r.FULL.rps / r.minimal.rps;
   row("FULL appends against the durable ceiling", "", "", `${f2(med(overMinimal))}${range(overMinimal, f2)}`);
 
-  // 4. Latency on a 3 MB note against an empty one (one connection: each append alone).
-  {
-    const dir = join(tmp, "data-size");
-    const token = provision(dir);
-    const server = await startServer(dir, {});
-    await append(server.base, token, "empty.log", "first");
-    const block = "y".repeat(100 * 1024 - 1);
-    for (let i = 0; i < 30; i++) await append(server.base, token, "big.log", block);
-    const seconds = Math.max(3, Math.round(DURATION / 2));
-    const empty = wrk(`${server.base}/api/v1/notes/by-filename/empty.log/append`, { token, connections: 1, seconds });
-    const big = wrk(`${server.base}/api/v1/notes/by-filename/big.log/append`, { token, connections: 1, seconds });
-    await stop(server.proc);
-    row("append latency, empty note (1 connection)", `p50 ${f2(empty.p50)} ms`, `p99 ${f2(empty.p99)} ms`, "1.00");
-    row("append latency, 3 MB note (1 connection)", `p50 ${f2(big.p50)} ms`, `p99 ${f2(big.p99)} ms`, `${f2(big.p50 / empty.p50)} of empty`);
-  }
+  // 4. Append latency on a 3 MB note and on a full 3 MB drop_oldest note, against an empty one.
+  await latencyRows(row);
 
   // 5. Outbound webhook latency: append sent → delivery received.
   {

@@ -4,7 +4,7 @@ import type { Deps } from "./deps";
 import { createHandler } from "./http/boundary";
 import { requestState } from "./http/request-state";
 import { recordApiError } from "./modules/errors/service";
-import { appendRoute } from "./modules/streams/append";
+import { appendRoute, appendTakesPlainText } from "./modules/streams/append";
 import { authenticate, bearerSecret, cachedPrincipal, lookupPrincipal } from "./modules/tokens/service";
 import { assertWritable, getWorkspace } from "./modules/workspaces/repo";
 import { auth } from "./http/plugins/auth";
@@ -69,7 +69,7 @@ export function buildApp(deps: Deps) {
     // Before the API's handler: the first onError that answers wins, and pages answer in pages.
     .use(pageErrors())
     .use(errorHandler((path) => (allowed ??= allowedMethodsIndex(routesOf()))(path)))
-    .use(jsonBody("/api/v1/"))
+    .use(jsonBody("/api/v1/", [appendTakesPlainText]))
     .use(healthRoutes(deps))
     .use(billingRoutes(deps))
     .use(inboxReceiveRoutes(deps))

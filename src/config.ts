@@ -34,6 +34,8 @@ export interface Config {
   mailFrom: string;
   /** Shortest dead-man interval a note may set, in seconds. */
   minIntervalSeconds: number;
+  /** Streams followed live (Server-Sent Events) at once, server-wide; 0 turns following off. */
+  sseMax: number;
 }
 
 export class ConfigError extends Error {}
@@ -59,6 +61,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_SMTP_URL", "(unset)", "smtp:// or smtps:// URL with credentials (smtps://user:pass@host:465); unset, mail is written to <data dir>/outbox/*.eml."],
   ["NOTESTREAM_MAIL_FROM", "notestream <notestream@localhost>", "Sender of the mail notestream sends."],
   ["NOTESTREAM_MIN_INTERVAL_SECONDS", "60", "Shortest dead-man interval a note may set (lower it for tests)."],
+  ["NOTESTREAM_SSE_MAX", "1000", "Streams followed live (Server-Sent Events) at once, server-wide; past it 429 (0 turns following off)."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
 ] as const;
 
@@ -75,6 +78,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const baseUrl = env.NOTESTREAM_BASE_URL?.trim() || null;
   if (baseUrl && !/^https?:\/\/[^\s/]+/.test(baseUrl)) {
     throw new ConfigError(`NOTESTREAM_BASE_URL must be an http(s) URL, got "${baseUrl}"`);
+  }
+  // Serving under a path (https://example.com/notes) would need every link, cookie path, page and
+  // OAuth metadata rewritten; it is refused rather than half working. Use a (sub)domain.
+  if (baseUrl && URL.canParse(baseUrl) && !["", "/"].includes(new URL(baseUrl).pathname)) {
+    throw new ConfigError(`NOTESTREAM_BASE_URL must be an origin without a path (got "${baseUrl}"); serve notestream at the root of its own host name`);
   }
   return {
     dataDir: resolve(env.NOTESTREAM_DATA_DIR ?? "./data"),
@@ -94,6 +102,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     minIntervalSeconds: parseNumber("NOTESTREAM_MIN_INTERVAL_SECONDS", env.NOTESTREAM_MIN_INTERVAL_SECONDS ?? "60", 1, 86_400),
     webhookTimeoutMs: parseNumber("NOTESTREAM_WEBHOOK_TIMEOUT_MS", env.NOTESTREAM_WEBHOOK_TIMEOUT_MS ?? "10000", 100, 120_000),
     jobConcurrency: parseNumber("NOTESTREAM_JOB_CONCURRENCY", env.NOTESTREAM_JOB_CONCURRENCY ?? "8", 1, 256),
+    sseMax: parseWhole("NOTESTREAM_SSE_MAX", env.NOTESTREAM_SSE_MAX ?? "1000", 0, 100_000),
   };
 }
 
@@ -161,6 +170,12 @@ function parseBilling(variantsRaw: string, urlsRaw: string): Pick<Config, "billi
 function parseNumber(name: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
   if (raw.trim() === "" || !Number.isFinite(n) || n < min || n > max) throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+function parseWhole(name: string, raw: string, min: number, max: number): number {
+  const n = parseNumber(name, raw, min, max);
+  if (!Number.isInteger(n)) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   return n;
 }
 

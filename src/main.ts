@@ -12,9 +12,11 @@ import {
   tokenRevoke,
   isUserError, teamAdd, teamCreate, tokenCreate, type Output } from "./cli/commands";
 import { UsageError } from "./cli/args";
+import { backup, restore } from "./cli/backup";
 import { createDeps } from "./runtime";
 import { runStdio } from "./mcp/stdio";
-import { serve } from "./server";
+import { serve, StartupError } from "./server";
+import { SchemaTooNewError } from "./db/migrate";
 import pkg from "../package.json";
 import { PLAN_NAMES } from "./limits/plans";
 
@@ -23,6 +25,8 @@ const HELP = `notestream ${pkg.version}: append-only note streams and editable n
 Usage:
   notestream [serve]                      start the HTTP service (default)
   notestream migrate                      apply database migrations and exit
+  notestream backup FILE                  a consistent copy of the database, while the service runs
+  notestream restore FILE                 put a backup in place (the service stopped; the old database is kept aside)
   notestream account create --email E --plan ${PLAN_NAMES.join("|")} [--password P] [--name N]
   notestream account trial --email E [--team ID]          start the 14-day API trial
   notestream account set-plan --email E --plan P [--team ID]   subscribe / change plan (no billing provider)
@@ -86,6 +90,11 @@ async function main(argv: string[]): Promise<number> {
     await serve(createDeps(config));
     return -1; // keeps running
   }
+  if (command === "backup" || command === "restore") {
+    // No createDeps: a restore must not open (and migrate) the database it replaces.
+    await (command === "backup" ? backup : restore)(config, argv.slice(1), io);
+    return 0;
+  }
   if (command === "migrate") {
     const deps = createDeps(config);
     deps.db.$client.close();
@@ -112,7 +121,7 @@ main(process.argv.slice(2)).then(
       console.error(`notestream: ${e.message}\nRun "notestream help" for usage.`);
       process.exit(2);
     }
-    if (isUserError(e)) {
+    if (isUserError(e) || e instanceof SchemaTooNewError || e instanceof StartupError) {
       console.error(`notestream: ${(e as Error).message}`);
       process.exit(1);
     }

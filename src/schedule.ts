@@ -8,6 +8,8 @@ import { checkDeadlines } from "./modules/deadman/service";
 import { pruneApiErrors } from "./modules/errors/service";
 import { expireExports } from "./modules/export/service";
 import { pruneInboxDeliveries } from "./modules/inbox/service";
+import { purgeTrash } from "./modules/notes/trash";
+import { expireOldLines } from "./modules/streams/retention";
 import { flushTokenUse } from "./modules/tokens/service";
 
 /** Every periodic task of the service; each feature exports its sweep, and its timing is chosen here. */
@@ -23,6 +25,11 @@ export const PERIODIC_TASKS = [
   { name: "export-expiry", pattern: "0 */5 * * * *", run: (deps: Deps) => void expireExports(deps) },
   { name: "token-use", pattern: "30 * * * * *", run: (deps: Deps) => void flushTokenUse(deps) },
   { name: "inbox-prune", pattern: "0 27 * * * *", run: (deps: Deps) => void pruneInboxDeliveries(deps) },
+  // Notes are purged 30 days after trashing, within the hour: finding them scans the notes table
+  // (no index on trashed_at), so hourly, and each run takes a bounded batch.
+  { name: "trash-purge", pattern: "0 33 * * * *", run: (deps: Deps) => void purgeTrash(deps) },
+  // Lines older than a stream's retention_days go within minutes; each run removes a bounded batch.
+  { name: "retention", pattern: "50 */5 * * * *", run: (deps: Deps) => void expireOldLines(deps) },
   // OAuth clients that never completed a grant go a day after registering (hourly, so within 25 h).
   { name: "oauth-client-expiry", pattern: "0 41 * * * *", run: (deps: Deps) => expireUnusedClients(deps) },
 ] as const satisfies readonly PeriodicTask[];

@@ -1,7 +1,9 @@
 import { buildHandler } from "./app";
 import type { Deps } from "./deps";
+import { markServing } from "./db/data-dir";
 import { flushLog } from "./http/log";
 import { JobRunner } from "./jobs/runner";
+import { followers } from "./modules/streams/follow";
 import { jobHandlers } from "./queues";
 import { runAllTasks, startPeriodicTasks } from "./schedule";
 
@@ -18,13 +20,14 @@ export async function serve(deps: Deps): Promise<void> {
   await runAllTasks(deps);
   const scheduler = startPeriodicTasks(deps);
   const handle = buildHandler(deps);
-  const server = Bun.serve({
-    port: deps.config.port,
-    hostname: deps.config.host,
-    // A backstop far above every cap: the boundary answers oversized bodies itself, in the envelope.
-    maxRequestBodySize: 64 * 1024 * 1024,
-    fetch: (request, srv) => handle(request, () => srv.requestIP(request)?.address),
+  const server = listen(deps, (request, srv) => {
+    // A followed stream (SSE) is quiet between lines for longer than Bun's idle timeout (10 s);
+    // its own heartbeat and hang-up detection take over.
+    if (request.method === "GET" && request.headers.get("accept")?.includes("text/event-stream")) srv.timeout(request, 0);
+    return handle(request, () => srv.requestIP(request)?.address);
   });
+  // `notestream restore` refuses to replace the database under a running server.
+  const unmark = markServing(deps.config.dataDir);
   log({ msg: "listening", url: `http://${server.hostname}:${server.port}`, port: server.port, data_dir: deps.config.dataDir });
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -32,15 +35,39 @@ export async function serve(deps: Deps): Promise<void> {
     stopping = true;
     log({ msg: "shutting down", signal });
     scheduler.stop();
-    await server.stop(false);
+    // Followed streams never end by themselves: end them, or stop() would wait for them for ever.
+    const stopped = server.stop(false);
+    followers(deps).closeAll();
+    await stopped;
     // Deliveries in flight finish (each is bounded by its timeouts); unstarted ones wait in the queue.
     await runner.stop();
     await deps.writer.idle();
     deps.db.$client.close();
+    unmark();
     flushLog();
     log({ msg: "stopped" });
     process.exit(0);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+/** The service could not start; the message is the whole story (no stack trace for the operator). */
+export class StartupError extends Error {}
+
+function listen(deps: Deps, fetch: (request: Request, srv: Bun.Server<undefined>) => Response | Promise<Response>) {
+  try {
+    return Bun.serve({
+      port: deps.config.port,
+      hostname: deps.config.host,
+      // A backstop far above every cap: the boundary answers oversized bodies itself, in the envelope.
+      maxRequestBodySize: 64 * 1024 * 1024,
+      fetch,
+    });
+  } catch (e) {
+    if ((e as { code?: string }).code === "EADDRINUSE") {
+      throw new StartupError(`port ${deps.config.port} on ${deps.config.host} is already in use (another notestream?); set NOTESTREAM_PORT to a free one`);
+    }
+    throw e;
+  }
 }

@@ -10,6 +10,8 @@ import m6 from "../../migrations/0006_idempotency_per_token.sql" with { type: "t
 import m7 from "../../migrations/0007_billing_subscriptions.sql" with { type: "text" };
 import m8 from "../../migrations/0008_inbox_bodies_in_storage.sql" with { type: "text" };
 import m9 from "../../migrations/0009_stream_retention.sql" with { type: "text" };
+import m10 from "../../migrations/0010_app_meta.sql" with { type: "text" };
+import m11 from "../../migrations/0011_trash_until_purge.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -23,4 +25,6 @@ export const migrationSql: Record<string, string> = {
   "0007_billing_subscriptions": m7,
   "0008_inbox_bodies_in_storage": m8,
   "0009_stream_retention": m9,
+  "0010_app_meta": m10,
+  "0011_trash_until_purge": m11,
 };

@@ -28,13 +28,15 @@ export interface BatchOverlay {
   rollback(mark?: number): void;
   /** Writes what it holds to the rows, inside the transaction. */
   apply(): void;
+  /** The batch that apply() wrote into has committed: readers can see its rows now. */
+  committed(): void;
   /** The batch was rolled back: what it holds is gone with it. */
   discard(): void;
   /** The rows may have changed under it (a new batch, a write that is not coalesced): forget what it read. */
   invalidate(): void;
 }
 
-const noOverlay: BatchOverlay = { begin() {}, mark: () => 0, rollback() {}, apply() {}, discard() {}, invalidate() {} };
+const noOverlay: BatchOverlay = { begin() {}, mark: () => 0, rollback() {}, apply() {}, committed() {}, discard() {}, invalidate() {} };
 
 /**
  * The one place that writes. Every write is a synchronous function queued here; the writer runs
@@ -215,6 +217,8 @@ export class Writer {
       for (const w of batch) w.reject(error);
       return this.afterFlush();
     }
+    // Outside the try above: the batch is committed, whatever its readers make of that.
+    this.overlay.committed();
     const results = outcomes;
     const answer = () => batch.forEach((w, i) => (results[i]!.ok ? w.resolve(results[i]!.value) : w.reject(results[i]!.value)));
     if (!this.durable) {

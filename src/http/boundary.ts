@@ -10,6 +10,7 @@ import { idempotency, type IdempotentWrite } from "./idempotency";
 import { logRequest, requestId } from "./log";
 import { rateFor, rateHeaders, rateLimited, tokenRateKey, type RateDecision, type TokenBucket } from "./rate-limit";
 import { setRequestState } from "./request-state";
+import { asForwarded } from "./forwarded";
 import { secureResponse } from "./security-headers";
 
 /** What the features hand the boundary; the composition root (app.ts) wires them. */
@@ -43,8 +44,10 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
   const once = idempotency(deps, parts.assertReplayable);
 
   /** `peer` is the client's address, or a function that looks it up (a system call most requests never need). */
+  const proxied = deps.config.trustProxy > 0 && !deps.config.baseUrl;
   return function handle(request: Request, peer?: string | (() => string | undefined)): Response | Promise<Response> {
     const started = performance.now();
+    if (proxied) request = asForwarded(deps, request);
     const id = requestId(request);
     const path = pathOf(request.url);
     let address: string | undefined;
@@ -53,7 +56,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
     const finish = (response: Response): Response => {
       if (!api) {
         if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", id);
-        secureResponse(response, hsts);
+        secureResponse(response, hsts, request.url.startsWith("https:"));
       }
       if (deps.config.logRequests) logRequest(request.method, path, response.status, started, id);
       return response;

@@ -10,10 +10,18 @@ export const PAGE_POLICY =
 /**
  * Security headers for everything outside /api/v1 (pages, OAuth, inbox, health). Reset, confirm
  * and inbox tokens live in URLs, so no Referer ever leaves; HSTS only when the service says it is
- * served over https.
+ * served over https (NOTESTREAM_BASE_URL), Secure cookies whenever the request's origin is https.
  */
-export function secureResponse(response: Response, hsts: boolean): void {
+export function secureResponse(response: Response, hsts: boolean, https: boolean): void {
   const h = response.headers;
+  // Cookies set over https are Secure, also where only the proxy in front speaks https.
+  if (https) {
+    const cookies = h.getSetCookie();
+    if (cookies.some((c) => !/;\s*secure\b/i.test(c))) {
+      h.delete("set-cookie");
+      for (const c of cookies) h.append("set-cookie", /;\s*secure\b/i.test(c) ? c : `${c}; Secure`);
+    }
+  }
   h.set("x-content-type-options", "nosniff");
   h.set("referrer-policy", "no-referrer");
   if (hsts) h.set("strict-transport-security", "max-age=31536000; includeSubDomains");

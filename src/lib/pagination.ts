@@ -20,12 +20,20 @@ function wholeNumber(raw: number | string): number | null {
   return DIGITS.test(raw) ? Number(raw) : null;
 }
 
-function parseLimit(raw: Raw): FieldProblem | number {
-  if (raw === undefined) return DEFAULT_LIMIT;
+/**
+ * A count asked for in a query (a list's limit, a stream's last lines): whole digits from 1,
+ * `dflt` when absent, and above `max` read as `max` rather than refused.
+ */
+export function parseCount(raw: Raw, field: string, dflt: number, max: number): FieldProblem | number {
+  if (raw === undefined) return dflt;
   const n = wholeNumber(raw);
-  if (n === null) return { field: "limit", code: "invalid_type", message: "expected a whole number from 1 (larger than 200 is read as 200)" };
-  if (n < 1) return { field: "limit", code: "out_of_range", message: "must be at least 1" };
-  return Math.min(n, MAX_LIMIT);
+  if (n === null) return { field, code: "invalid_type", message: `expected a whole number from 1 (larger than ${max} is read as ${max})` };
+  if (n < 1) return { field, code: "out_of_range", message: "must be at least 1" };
+  return Math.min(n, max);
+}
+
+function parseLimit(raw: Raw): FieldProblem | number {
+  return parseCount(raw, "limit", DEFAULT_LIMIT, MAX_LIMIT);
 }
 
 function parseOffset(raw: Raw): FieldProblem | number {

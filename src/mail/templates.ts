@@ -21,21 +21,45 @@ export function deadmanAlert(a: {
   intervalSeconds: number;
   lastLines: string[];
   baseUrl: string;
+  /** Set when the stream refuses appends because it is full: writes are arriving, none is stored. */
+  fullSince?: string | null;
 }): MailMessage {
   const name = a.filename ?? a.noteTitle;
+  const full = a.fullSince ?? null;
   return {
     to: a.to,
-    subject: `[notestream] ${name} has gone quiet`,
+    subject: full ? `[notestream] ${name} is full and refusing writes` : `[notestream] ${name} has gone quiet`,
     text: [
-      `No write has reached "${name}" for ${ago(a.silentForMs)} (expected at least every ${ago(a.intervalSeconds * 1000)}).`,
+      full
+        ? `Appends to "${name}" are being refused because the stream is full (since ${full}): none has been stored for ${ago(a.silentForMs)}; set retention or free space.`
+        : `No write has reached "${name}" for ${ago(a.silentForMs)} (expected at least every ${ago(a.intervalSeconds * 1000)}).`,
       "",
-      `Last heard from: ${a.lastWriteAt}`,
+      `${full ? "Last stored write" : "Last heard from"}: ${a.lastWriteAt}`,
       `Note: ${a.baseUrl}/api/v1/notes/${a.noteId}`,
       "",
       a.lastLines.length ? "Its last lines:" : "It has no lines yet.",
       ...a.lastLines.map((l) => `  ${l}`),
       "",
       "You will get one more mail when writes resume.",
+    ].join("\n"),
+  };
+}
+
+/** Once per full spell of a stream under retention `reject`, at its first refused append. */
+export function streamFull(a: { to: string; noteTitle: string; filename: string | null; noteId: string; since: string; capBytes: number | null; baseUrl: string }): MailMessage {
+  const name = a.filename ?? a.noteTitle;
+  const cap = a.capBytes === null ? "" : ` (its cap is ${+(a.capBytes / 1024 / 1024).toFixed(2)} MB)`;
+  return {
+    to: a.to,
+    subject: `[notestream] ${name} is full`,
+    text: [
+      `${name} is full: appends are being refused since ${a.since}; set retention or free space.`,
+      "",
+      `The stream holds as much as its plan allows${cap}, and its retention is "reject", so every further line is refused.`,
+      `To keep the newest lines instead, set its retention to drop_oldest (on the stream's settings page, or`,
+      `PATCH ${a.baseUrl}/api/v1/notes/${a.noteId} with {"note": {"retention": "drop_oldest"}}), or set retention_days.`,
+      "",
+      "This is the only mail for this spell: the next comes if it is full again after appends succeed or retention changes.",
     ].join("\n"),
   };
 }

@@ -118,7 +118,7 @@ const TOOLS: Tool[] = [
     name: "delete_note",
     scope: "write",
     title: "Delete a note",
-    description: "Deletes a note and its history for good.",
+    description: "Moves a note to the trash: restorable for 30 days (POST /api/v1/notes/{id}/restore or the web app's Trash), then deleted for good.",
     input: { id: id("The note's id, note_…") },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: (b, a) => b.deleteNote(a),

@@ -25,7 +25,7 @@ button.primary,.button.primary{background:var(--accent);border-color:var(--accen
 .notes{list-style:none;margin:0;padding:0}.notes li{border-bottom:1px solid var(--line)}.notes li:last-child{border:0}
 .notes a{display:grid;grid-template-columns:1fr auto;gap:4px 12px;padding:10px 4px;color:var(--ink)}.notes a:hover{background:var(--bg);text-decoration:none}
 .notes .meta{color:var(--muted);font-size:12px}.badge{font-size:11px;border:1px solid var(--line);border-radius:999px;padding:1px 8px;color:var(--muted);margin-left:6px}
-.badge.ok{color:var(--ok);border-color:currentColor}.badge.late,.badge.disabled{color:var(--danger);border-color:currentColor}
+.badge.ok{color:var(--ok);border-color:currentColor}.badge.late,.badge.disabled,.badge.full{color:var(--danger);border-color:currentColor}
 pre.stream{font-family:var(--mono);font-size:13px;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:12px;max-height:60vh;overflow:auto;white-space:pre-wrap;word-break:break-word;margin:0}
 .flash{padding:10px 14px;border-radius:8px;margin-bottom:16px;border:1px solid var(--line);background:var(--panel)}.flash.error{border-color:var(--danger);color:var(--danger)}.flash.ok{border-color:var(--ok);color:var(--ok)}
 .narrow{max-width:420px;margin:40px auto}.muted{color:var(--muted)}.small{font-size:13px}code,.mono{font-family:var(--mono);font-size:13px}
@@ -61,12 +61,14 @@ export const JS = `
     function save2(){rs.textContent="Saving…";post(rich.dataset.rich,{html:rich.innerHTML,title:rtitle?rtitle.value:undefined}).then(function(r){return r.json().then(function(j){rs.textContent=r.ok?"Saved "+new Date().toLocaleTimeString():(j.error&&j.error.message)||"Not saved";});});}
     function later2(){clearTimeout(rt);rt=setTimeout(save2,1200);rs.textContent="Unsaved changes";}
     rich.addEventListener("input",later2);if(rtitle)rtitle.addEventListener("input",later2);}
-  // Live stream: new lines appear while the page is open.
+  // Live stream: new lines arrive as Server-Sent Events while the page is open (the API's follow).
   var pre=document.querySelector("[data-tail]");
-  if(pre){var after=Number(pre.dataset.after||0),box=pre;box.scrollTop=box.scrollHeight;
-    function poll(){fetch(pre.dataset.tail+"?after="+after,{credentials:"same-origin"}).then(function(r){return r.ok?r.json():null;}).then(function(j){
-      if(j&&j.text){var stick=box.scrollTop+box.clientHeight>=box.scrollHeight-8;pre.appendChild(document.createTextNode(j.text));after=j.after;var s=document.getElementById("byte-size");if(s)s.textContent=j.byte_size;if(stick)box.scrollTop=box.scrollHeight;}
-    }).catch(function(){}).then(function(){setTimeout(poll,1500);});}
-    setTimeout(poll,1500);}
+  if(pre&&window.EventSource){var box=pre,cursor=pre.dataset.cursor,size=document.getElementById("byte-size"),enc=new TextEncoder();box.scrollTop=box.scrollHeight;
+    function follow(){var es=new EventSource(pre.dataset.tail+"?cursor="+encodeURIComponent(cursor));
+      es.onmessage=function(e){var l=JSON.parse(e.data),t=l.text+"\\n",stick=box.scrollTop+box.clientHeight>=box.scrollHeight-8;cursor=e.lastEventId||cursor;
+        pre.appendChild(document.createTextNode(t));if(size)size.textContent=Number(size.textContent)+enc.encode(t).length;if(stick)box.scrollTop=box.scrollHeight;};
+      // The browser reconnects by itself after a dropped connection; a refusal (signed out, too many open) it does not retry: try again later.
+      es.onerror=function(){if(es.readyState===2)setTimeout(follow,30000);};}
+    follow();}
 })();
 `;

@@ -135,13 +135,23 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
   }, 30_000);
 
   test("a stream updates while its page is open", async () => {
+    // The page follows the stream's events (SSE); it does not poll.
+    const requested: string[] = [];
+    const onRequest = (r: { url(): string }) => void requested.push(new URL(r.url()).pathname);
+    page.on("request", onRequest);
     await page.goto(`${base}/notes?q=live`);
     await page.click('a:has-text("live.log")');
     await page.waitForURL(/\/notes\/note_/);
     expect(await page.textContent("pre.stream")).toContain("first line from curl");
+    const size = Number(await page.textContent("#byte-size"));
+    await page.waitForTimeout(300);
     for (const line of ["deploy 4f2a1c ok", "payment received: 42.00 EUR"]) expect((await apiPost("/api/v1/notes/by-filename/live.log/append", { text: line })).status).toBe(200);
     await page.waitForFunction(() => document.querySelector("pre.stream")?.textContent?.includes("payment received"), undefined, { timeout: 10_000 });
-    expect(await page.textContent("pre.stream")).toContain("deploy 4f2a1c ok\npayment received: 42.00 EUR");
+    expect(await page.textContent("pre.stream")).toContain("first line from curl\ndeploy 4f2a1c ok\npayment received: 42.00 EUR\n");
+    expect(Number(await page.textContent("#byte-size"))).toBe(size + Buffer.byteLength("deploy 4f2a1c ok\npayment received: 42.00 EUR\n"));
+    page.off("request", onRequest);
+    expect(requested.filter((p) => /^\/notes\/note_\w+\/events$/.test(p))).toHaveLength(1);
+    expect(requested.filter((p) => p.endsWith("/tail"))).toEqual([]);
     await shot("stream");
   }, 30_000);
 
@@ -207,7 +217,7 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
   }, 30_000);
 
   test("every page ran under its Content-Security-Policy without a violation, and a note's Delete asks first", async () => {
-    for (const path of ["/settings", "/settings/tokens", "/notes"]) await page.goto(`${base}${path}`);
+    for (const path of ["/settings", "/settings/tokens", "/trash", "/notes"]) await page.goto(`${base}${path}`);
     expect(violations).toEqual([]);
     await page.click(".notes a");
     const asked: string[] = [];
@@ -217,7 +227,7 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
     });
     const url = page.url();
     await page.click("form[data-confirm] button");
-    expect(asked).toEqual(["Delete this note for good?"]);
+    expect(asked).toEqual(["Move this note to the trash? You can restore it from Trash for 30 days."]);
     expect(page.url()).toBe(url);
     expect(violations).toEqual([]);
   });

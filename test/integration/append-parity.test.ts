@@ -20,6 +20,8 @@ interface Case {
   contentType?: string;
   pinned?: "own" | "other";
   headers?: Record<string, string>;
+  /** The status both ways must answer, where the case is about it. */
+  status?: number;
 }
 
 const json = "application/json";
@@ -45,6 +47,14 @@ const CASES: Case[] = [
   { name: "a pinned token on another stream", path: () => "/api/v1/notes/by-filename/other.log/append", body: '{"text":"x"}', pinned: "other" },
   { name: "with an Idempotency-Key (first use)", path: () => "/api/v1/notes/by-filename/seed.log/append", body: '{"text":"once"}', headers: { "idempotency-key": "k1" } },
   { name: "JSON nested too deep", path: () => "/api/v1/notes/by-filename/seed.log/append", body: `{"text":${"[".repeat(100)}${"]".repeat(100)}}` },
+  { name: "text/plain: the body is the text", path: () => "/api/v1/notes/by-filename/new.log/append", body: "deploy ok", contentType: "text/plain", status: 201 },
+  { name: "text/plain; charset=utf-8 by id", path: ({ id }) => `/api/v1/notes/${id}/append`, body: "café\r\nok", contentType: "text/plain; charset=utf-8", status: 200 },
+  { name: "text/plain that looks like JSON", path: () => "/api/v1/notes/by-filename/seed.log/append", body: '{"text":"x"}', contentType: "text/plain", status: 200 },
+  { name: "text/plain nested brackets are text", path: () => "/api/v1/notes/by-filename/seed.log/append", body: "[".repeat(100), contentType: "text/plain", status: 200 },
+  { name: "an empty text/plain body", path: () => "/api/v1/notes/by-filename/seed.log/append", body: "", contentType: "text/plain", status: 422 },
+  { name: "text/plain in another charset", path: () => "/api/v1/notes/by-filename/seed.log/append", body: "x", contentType: "text/plain; charset=latin1", status: 400 },
+  { name: "text/plain with an Idempotency-Key", path: () => "/api/v1/notes/by-filename/seed.log/append", body: "once", contentType: "text/plain", headers: { "idempotency-key": "k2" }, status: 200 },
+  { name: "another text type", path: () => "/api/v1/notes/by-filename/seed.log/append", body: "x", contentType: "text/html", status: 400 },
 ];
 
 /** A fresh workspace with one stream, at a fixed time, and a token (pinned when asked). */
@@ -77,6 +87,7 @@ describe("the append answers alike through the boundary and through the router",
       );
       const [textA, textB] = [await viaBoundary.text(), await viaRouter.text()];
       expect({ status: viaBoundary.status, body: normalise(textA, a.id) }).toEqual({ status: viaRouter.status, body: normalise(textB, b.id) });
+      if (c.status) expect(viaBoundary.status).toBe(c.status);
       expect(viaBoundary.headers.get("content-type")?.split(";")[0]).toBe(viaRouter.headers.get("content-type")?.split(";")[0]!);
       // Every append is charged to the appends bucket, with or without the trailing slash.
       expect(viaBoundary.headers.get("x-ratelimit-bucket")).toBe("appends");

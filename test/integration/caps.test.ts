@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { runTask } from "../../src/schedule";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
 
 let h: Harness;
@@ -107,7 +108,7 @@ describe("storage cap", () => {
     expect(note.plain_body).toBe("abc\n" + "012345678\n".repeat(3));
   });
 
-  test("shrinking an editable note frees storage; deleting frees all of it", async () => {
+  test("shrinking an editable note frees storage; deleting frees all of it when the trash is purged", async () => {
     h = harness();
     const a = await h.account("dev");
     const token = await h.token(a);
@@ -117,6 +118,9 @@ describe("storage cap", () => {
     await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { plain_body: "x".repeat(10) } } });
     expect(await usage()).toBe(10);
     await h.request("DELETE", `/api/v1/notes/${id}`, { token });
+    expect(await usage()).toBe(10);
+    h.clock.advance(30 * 86_400_000);
+    await runTask(h.deps, "trash-purge");
     expect(await usage()).toBe(0);
   });
 });

@@ -169,6 +169,63 @@ describe("dead-man's switch", () => {
   });
 });
 
+describe("full or silent, and bounded", () => {
+  const CAP = 3 * 1024 * 1024;
+  const append = (token: string, text: string) => h.request("POST", "/api/v1/notes/by-filename/backups.log/append", { token, body: { text } });
+
+  test("a stream that is full (appends refused) alerts that it is full, not that no write reached it", async () => {
+    const { token, id } = await setup({ alertEmail: "ops@example.com" });
+    const have = (await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json()).byte_size as number;
+    expect((await append(token, "f".repeat(CAP - have - 1))).status).toBe(200);
+    h.clock.advance(30 * MIN);
+    const refusedAt = h.clock.now();
+    expect((await append(token, "refused: the stream is full")).status).toBe(403);
+    await h.settle();
+    await h.jobs.drain();
+    await smtp!.waitFor(1); // the full-stream mail
+    expect(smtp!.mails[0]!.subject).toBe("[notestream] backups.log is full");
+    h.clock.advance(31 * MIN);
+    await tick();
+    await smtp!.waitFor(2);
+    const alert = smtp!.mails[1]!;
+    expect(alert.subject).toBe("[notestream] backups.log is full and refusing writes");
+    expect(alert.text).toContain(`Appends to "backups.log" are being refused because the stream is full (since ${new Date(refusedAt).toISOString()})`);
+    expect(alert.text).not.toContain("No write has reached");
+    expect(alert.text).toContain("set retention or free space");
+  });
+
+  test("the alert carries at most the last 20 lines and 4 KB of them, whatever the stream holds (3 MB of lines)", async () => {
+    const { token, id } = await setup();
+    // About 3 MB in 100-byte lines, many lines to an append, then the last 25 lines one by one.
+    const line = (i: number) => `line ${String(i).padStart(6, "0")} ${"l".repeat(87)}`;
+    let i = 0;
+    for (let a = 0; a < 30; a++) {
+      const lines = Array.from({ length: 1000 }, () => line(i++));
+      expect((await append(token, lines.join("\n"))).status).toBe(200);
+    }
+    for (let a = 0; a < 25; a++) expect((await append(token, line(i++))).status).toBe(200);
+    expect((await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json()).byte_size).toBeGreaterThan(3_000_000);
+    h.clock.advance(61 * MIN);
+    await tick();
+    await smtp!.waitFor(1);
+    const quoted = smtp!.mails[0]!.text.split("\n").filter((l) => l.startsWith("  line "));
+    expect(quoted).toEqual(Array.from({ length: 20 }, (_, k) => `  ${line(i - 20 + k)}`));
+    expect(smtp!.mails[0]!.text.length).toBeLessThan(4096 + 1024);
+  });
+
+  test("a huge last line is cut to 4 KB in the alert", async () => {
+    const { token } = await setup();
+    expect((await append(token, `start ${"h".repeat(2 * 1024 * 1024)} end`)).status).toBe(200);
+    h.clock.advance(61 * MIN);
+    await tick();
+    await smtp!.waitFor(1);
+    const text = smtp!.mails[0]!.text;
+    expect(text.length).toBeLessThan(4096 + 1024);
+    expect(text).toContain("hhhh end");
+    expect(text).not.toContain("start h");
+  });
+});
+
 describe("mail without an SMTP server", () => {
   test("each mail becomes an .eml file under <data dir>/outbox", async () => {
     h = harness({ clock: new FakeClock() });

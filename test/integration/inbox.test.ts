@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { runAllTasks } from "../../src/schedule";
+import { runAllTasks, runTask } from "../../src/schedule";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
@@ -61,6 +61,19 @@ async function storageUsed(t = token): Promise<number> {
 
 const TEXT = { "content-type": "text/plain" };
 const DEV_STORAGE = 15 * 1024 * MB;
+
+/**
+ * Leaves the workspace `room` bytes of storage: a payload still fits, the line it becomes may not.
+ * That refusal is one time can cure (stored bodies are pruned, the trash is purged), so it is the
+ * inbox's transient failure: retried. Returns what gives the room back.
+ */
+function squeezeStorage(room: number): () => void {
+  const sqlite = h.deps.db.$client;
+  const used = sqlite.query<{ u: number }, [string]>("SELECT storage_used AS u FROM workspaces WHERE id = ?").get(acct.workspaceId)!.u;
+  const offset = DEV_STORAGE - room - used;
+  sqlite.run("UPDATE workspaces SET storage_used = storage_used + ? WHERE id = ?", [offset, acct.workspaceId]);
+  return () => sqlite.run("UPDATE workspaces SET storage_used = storage_used - ? WHERE id = ?", [offset, acct.workspaceId]);
+}
 
 const githubPush = {
   ref: "refs/heads/main",
@@ -260,13 +273,12 @@ describe("receiving payloads", () => {
 
   test("a payload waiting for a retry holds back later ones, so lines keep the order of receipt", async () => {
     const id = await stream();
-    const realSize = (await noteOf(id)).byte_size as number;
     const inbox = await enableInbox(id);
-    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [DEV_NOTE_CAP, id]);
+    const release = squeezeStorage(20);
     const t1 = h.clock.now();
     expect((await deliver(inbox.token, "first", { "content-type": "text/plain" })).status).toBe(202);
-    await h.jobs.drain(); // attempt 1 fails on the cap; the retry is due in 10 s
-    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [realSize, id]);
+    await h.jobs.drain(); // attempt 1 fails on the storage cap; the retry is due in 10 s
+    release();
     h.clock.advance(1_000);
     const t2 = h.clock.now();
     expect((await deliver(inbox.token, "second", { "content-type": "text/plain" })).status).toBe(202);
@@ -339,16 +351,19 @@ describe("receiving payloads", () => {
     expect(count("inbox_deliveries")).toBe(0);
   });
 
-  test("deleting the stream removes its inbox: the URL is 404 and its deliveries go with it", async () => {
+  test("deleting the stream takes its inbox to the trash: the URL is 404; its deliveries go at the purge", async () => {
     const id = await stream();
     const inbox = await enableInbox(id);
     expect((await deliver(inbox.token, "queued", { "content-type": "text/plain" })).status).toBe(202);
     expect((await h.request("DELETE", `/api/v1/notes/${id}`, { token })).status).toBe(200);
     await h.jobs.drain();
-    expect(count("inbox_deliveries")).toBe(0);
+    expect(count("inbox_deliveries")).toBe(1);
     const after = await deliver(inbox.token, "too late", { "content-type": "text/plain" });
     expect(after.status).toBe(404);
     expect((await errorOf(after)).code).toBe("not_found");
+    h.clock.advance(30 * 86_400_000);
+    await runAllTasks(h.deps);
+    expect(count("inbox_deliveries")).toBe(0);
   });
 
   test("a 300 KB body is 413 payload_too_large and nothing is stored: inboxes take 256 KB", async () => {
@@ -452,11 +467,10 @@ describe("receiving payloads", () => {
 });
 
 describe("dead letters and replay", () => {
-  test("a payload that cannot fit retries with backoff, is dead-lettered after 9 attempts, and a replay delivers it", async () => {
+  test("a payload whose line does not fit the workspace's storage retries with backoff, is dead-lettered after 9 attempts, and a replay delivers it", async () => {
     const id = await stream();
-    const realSize = (await noteOf(id)).byte_size as number;
     const inbox = await enableInbox(id);
-    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [DEV_NOTE_CAP, id]);
+    const release = squeezeStorage(JSON.stringify(githubPush).length + 10);
 
     const receivedAt = h.clock.now();
     const res = await deliver(inbox.token, JSON.stringify(githubPush), GITHUB_HEADERS);
@@ -467,7 +481,7 @@ describe("dead letters and replay", () => {
     // While it retries: pending, with the cap named in last_error.
     const [retrying] = await deliveries(id, "pending");
     expect(retrying).toMatchObject({ id: deliveryId, status: "pending", attempts: 1, line: null, delivered_at: null });
-    expect(retrying.last_error).toContain("may hold 3 MB");
+    expect(retrying.last_error).toContain("of storage");
     expect(await deliveries(id, "dead")).toEqual([]);
 
     let dead: any[] = [];
@@ -477,19 +491,19 @@ describe("dead letters and replay", () => {
       if (dead.length > 0) break;
       const [p] = await deliveries(id, "pending");
       expect(p.status).toBe("pending");
-      expect(p.last_error).toContain("3 MB");
+      expect(p.last_error).toContain("of storage");
       h.clock.advance(7 * 3_600_000);
       await h.jobs.drain();
     }
     expect(dead).toHaveLength(1);
     expect(loops).toBe(8); // attempt 1 before the loop, attempts 2–9 in it
     expect(dead[0]).toMatchObject({ id: deliveryId, status: "dead", attempts: 9, line: null, received_at: iso(receivedAt) });
-    expect(dead[0].last_error).toContain("may hold 3 MB");
+    expect(dead[0].last_error).toContain("of storage");
     expect(await deliveries(id, "pending")).toEqual([]);
     expect((await noteOf(id)).plain_body).toBe("started\n");
 
     // Room again; one click replays it.
-    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [realSize, id]);
+    release();
     const replay = await h.request("POST", `/api/v1/notes/${id}/inbox/deliveries/${deliveryId}/replay`, { token });
     expect(replay.status).toBe(200);
     expect(await replay.json()).toEqual({ id: deliveryId, status: "pending" });
@@ -508,10 +522,56 @@ describe("dead letters and replay", () => {
     expect((await errorOf(missing)).code).toBe("not_found");
   });
 
+  test("a payload to a full stream (retention reject) is dead at its first attempt with the reason; after retention drop_oldest a replay delivers it", async () => {
+    const id = await stream();
+    const inbox = await enableInbox(id);
+    // Fill it to the cap exactly, through the API.
+    const have = (await noteOf(id)).byte_size as number;
+    const block = "z".repeat(100 * KB - 1);
+    let size = have;
+    while (size + 100 * KB <= DEV_NOTE_CAP) {
+      expect((await h.request("POST", `/api/v1/notes/${id}/append`, { token, body: { text: block } })).status).toBe(200);
+      size += 100 * KB;
+    }
+    expect((await h.request("POST", `/api/v1/notes/${id}/append`, { token, body: { text: "f".repeat(DEV_NOTE_CAP - size - 1) } })).status).toBe(200);
+    expect((await noteOf(id)).byte_size).toBe(DEV_NOTE_CAP);
+
+    const receivedAt = h.clock.now();
+    const { id: deliveryId } = await (await deliver(inbox.token, "deploy ok", TEXT)).json();
+    await h.jobs.drain();
+    const [dead] = await deliveries(id, "dead");
+    expect(dead).toMatchObject({ id: deliveryId, status: "dead", attempts: 1, line: null });
+    expect(dead.last_error).toContain("the stream is full");
+    expect(dead.last_error).toContain("may hold 3 MB");
+    expect(await deliveries(id, "pending")).toEqual([]);
+    const job = h.deps.db.$client.query<{ status: string }, []>("SELECT status FROM jobs WHERE queue = 'inbox'").get();
+    expect(job).toEqual({ status: "failed" });
+
+    expect((await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { retention: "drop_oldest" } } })).status).toBe(200);
+    expect((await h.request("POST", `/api/v1/notes/${id}/inbox/deliveries/${deliveryId}/replay`, { token })).status).toBe(200);
+    await h.jobs.drain();
+    const [done] = await deliveries(id, "delivered");
+    expect(done).toMatchObject({ id: deliveryId, line: `${iso(receivedAt)} deploy ok`, last_error: null });
+    const note = await noteOf(id);
+    expect(note.plain_body.endsWith(`${iso(receivedAt)} deploy ok\n`)).toBe(true);
+    expect(note.byte_size).toBeLessThanOrEqual(DEV_NOTE_CAP);
+  });
+
+  test("a payload for a read-only account is dead at its first attempt with the reason", async () => {
+    const id = await stream();
+    const inbox = await enableInbox(id);
+    const { id: deliveryId } = await (await deliver(inbox.token, "late", TEXT)).json();
+    h.deps.db.$client.run("UPDATE workspaces SET state = 'read_only' WHERE id = ?", [acct.workspaceId]);
+    await h.jobs.drain();
+    const [dead] = await deliveries(id, "dead");
+    expect(dead).toMatchObject({ id: deliveryId, attempts: 1 });
+    expect(dead.last_error).toContain("read-only");
+  });
+
   test("a pending delivery cannot be replayed (409), nor one of another workspace's note (404)", async () => {
     const id = await stream();
     const inbox = await enableInbox(id);
-    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [DEV_NOTE_CAP, id]);
+    squeezeStorage(20);
     const { id: deliveryId } = await (await deliver(inbox.token, "waiting", { "content-type": "text/plain" })).json();
     await h.jobs.drain();
     const pending = await h.request("POST", `/api/v1/notes/${id}/inbox/deliveries/${deliveryId}/replay`, { token });
@@ -644,15 +704,19 @@ describe("inbox bodies count against the workspace's storage", () => {
     expect(await storageUsed()).toBe(before + line);
   });
 
-  test("deleting the stream gives back its inbox bodies' bytes with its own", async () => {
+  test("a deleted stream's inbox bodies stay counted in the trash and are given back with its own bytes at the purge", async () => {
     const before = await storageUsed();
     const id = await stream();
     const inbox = await enableInbox(id);
     expect((await deliver(inbox.token, "f".repeat(50 * KB), TEXT)).status).toBe(202);
     expect((await deliver(inbox.token, "g".repeat(30 * KB), TEXT)).status).toBe(202);
     await h.jobs.drain();
-    expect(await storageUsed()).toBeGreaterThan(before + 80 * KB);
+    const withBodies = await storageUsed();
+    expect(withBodies).toBeGreaterThan(before + 80 * KB);
     expect((await h.request("DELETE", `/api/v1/notes/${id}`, { token })).status).toBe(200);
+    expect(await storageUsed()).toBe(withBodies);
+    h.clock.advance(30 * 86_400_000);
+    await runTask(h.deps, "trash-purge");
     expect(count("inbox_deliveries")).toBe(0);
     expect(await storageUsed()).toBe(before);
   });
@@ -715,17 +779,16 @@ describe("payloads that cannot be summarised as they are", () => {
 
   test("a payload whose handling throws unexpectedly is dead-lettered at its first attempt with the error, and the inbox goes on", async () => {
     const id = await stream();
-    const realSize = (await noteOf(id)).byte_size as number;
     const inbox = await enableInbox(id);
-    // A full note holds the inbox's queue, so the second payload can be damaged before its turn.
-    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [DEV_NOTE_CAP, id]);
+    // A full workspace holds the inbox's queue, so the second payload can be damaged before its turn.
+    const release = squeezeStorage(21);
     const t1 = h.clock.now();
     expect((await deliver(inbox.token, "first", TEXT)).status).toBe(202);
     const { id: broken } = await (await deliver(inbox.token, "second", TEXT)).json();
     await h.jobs.drain();
     // Its stored headers no longer parse: no retry can ever read them.
     h.deps.db.$client.run("UPDATE inbox_deliveries SET headers = '{not json' WHERE id = ?", [broken]);
-    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [realSize, id]);
+    release();
     h.clock.advance(10_000);
     const t3 = h.clock.now();
     expect((await deliver(inbox.token, "third", TEXT)).status).toBe(202);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { runAllTasks } from "../../src/schedule";
+import { runAllTasks, runTask } from "../../src/schedule";
 import { MB, TRIAL_NOTES, TRIAL_STORAGE } from "../../src/limits/plans";
 import { AppError } from "../../src/http/errors";
 import { lapse, runLifecycle, startTrial, subscribe } from "../../src/modules/accounts/lifecycle";
@@ -241,10 +241,13 @@ describe("after the trial", () => {
     const streams = await h.request("GET", "/api/v1/notes?kind=stream", { token });
     expect(await streams.json()).toEqual([]);
 
+    // In the trash they count against no note cap, but their bytes stay counted until the purge.
     const keptBytes = kept.reduce((s, n) => s + n.size, 0);
+    const totalBytes = notes.reduce((s, n) => s + n.size, 0);
     const acct = await account(token);
-    expect(acct.usage).toMatchObject({ notes: 10, plain_notes: 10, storage_bytes: keptBytes });
-    expect(workspace(a.workspaceId).storage_used).toBe(keptBytes);
+    expect(acct.usage).toMatchObject({ notes: 10, plain_notes: 10, storage_bytes: totalBytes });
+    const inTrash: { id: string }[] = await (await h.request("GET", "/api/v1/trash", { token })).json();
+    expect(inTrash.map((n) => n.id).sort()).toEqual(trashed.map((n) => n.id).sort());
 
     // The trashed stream gave up its filename: the name is free for a new stream.
     const row = h.deps.db.$client.query("SELECT filename, trashed_filename FROM notes WHERE id = ?").get(notes[0]!.id);
@@ -256,6 +259,13 @@ describe("after the trial", () => {
         [a.workspaceId, h.clock.now(), h.clock.now(), h.clock.now()],
       ),
     ).not.toThrow();
+
+    // 30 days after the trash, the purge deletes them for good and frees their bytes.
+    h.clock.advance(30 * DAY);
+    await runTask(h.deps, "trash-purge");
+    expect(await (await h.request("GET", "/api/v1/trash", { token })).json()).toEqual([]);
+    expect(noteCount(a.workspaceId)).toBe(11);
+    expect(workspace(a.workspaceId).storage_used).toBe(keptBytes);
   });
 
   test("a subscription started before the 30 days are up calls off the trash and allows writes again", async () => {
@@ -285,7 +295,7 @@ describe("after the trial", () => {
     await endTrial(a);
     h.clock.t = workspace(a.workspaceId).trash_due_at!;
     expect((await lifecycle()).trashed).toBe(5);
-    expect(workspace(a.workspaceId).storage_used).toBeLessThan(totalBytes);
+    expect(workspace(a.workspaceId).storage_used).toBe(totalBytes);
 
     await h.deps.writer.write(() => subscribe(h.deps, a.workspaceId, "dev"));
     expect(noteCount(a.workspaceId, "trashed_at IS NOT NULL")).toBe(0);
@@ -297,6 +307,20 @@ describe("after the trial", () => {
     expect(stream).toMatchObject({ id: notes[0]!.id, plain_body: "first line\n" });
     expect((await append(token, "old.log", "back")).status).toBe(200);
     expect(await account(token)).toMatchObject({ state: "active", usage: { notes: 15, storage_bytes: totalBytes + 5 } });
+  });
+
+  test("a subscription after the purge brings nothing back: 30 days after the trash the notes are gone", async () => {
+    h = harness();
+    const { a, token, notes } = await trialWith15Notes();
+    await endTrial(a);
+    h.clock.t = workspace(a.workspaceId).trash_due_at!;
+    expect((await lifecycle()).trashed).toBe(5);
+    h.clock.advance(30 * DAY);
+    await runTask(h.deps, "trash-purge");
+    await h.deps.writer.write(() => subscribe(h.deps, a.workspaceId, "dev"));
+    expect(noteCount(a.workspaceId)).toBe(10);
+    await expectError(await h.request("GET", `/api/v1/notes/${notes[0]!.id}`, { token }), 404, "not_found");
+    expect((await append(token, "old.log", "a new stream")).status).toBe(201);
   });
 
   test("a trashed stream whose filename was taken meanwhile comes back without one, reachable by id", async () => {

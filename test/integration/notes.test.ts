@@ -48,7 +48,7 @@ describe("editable notes", () => {
     expect((await errorOf(res)).details[0]).toMatchObject({ field: "note", code: "required" });
   });
 
-  test("read by id returns plain_body; update changes title and body; delete removes it", async () => {
+  test("read by id returns plain_body; update changes title and body; delete moves it to the trash", async () => {
     const { id } = await (await create({ title: "t", plain_body: "one" })).json();
     const read = await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json();
     expect(read.plain_body).toBe("one");
@@ -65,6 +65,8 @@ describe("editable notes", () => {
     expect(await del.json()).toEqual({ id, deleted: true });
     expect((await h.request("GET", `/api/v1/notes/${id}`, { token })).status).toBe(404);
     expect((await h.request("DELETE", `/api/v1/notes/${id}`, { token })).status).toBe(404);
+    const trash = await (await h.request("GET", "/api/v1/trash", { token })).json();
+    expect(trash).toMatchObject([{ id, title: "t2", byte_size: 4 }]);
   });
 
   test("format is immutable: a PATCH that changes it is refused", async () => {

@@ -17,7 +17,7 @@ describe("append by filename", () => {
     const first = await append("deploys.log", "deploy 1");
     expect(first.status).toBe(201);
     const a = await first.json();
-    expect(a).toMatchObject({ filename: "deploys.log", created: true, byte_size: 9, storage_used: 9 });
+    expect(a).toMatchObject({ filename: "deploys.log", created: true, byte_size: 9, storage_used: 9, dropped_bytes: 0 });
     expect(a.id).toStartWith("note_");
     expect(a.bytes_remaining).toBe(3 * 1024 * 1024 - 9);
     expect(a.storage_cap).toBe(15 * 1024 ** 3);
@@ -181,6 +181,33 @@ describe("append cost does not grow with the note", () => {
   });
 });
 
+describe("a full drop_oldest stream", () => {
+  test("an append changes the chunks it drops and the same three rows, however large the stream", async () => {
+    const { id } = await (await append("big.log", "seed")).json();
+    const block = "x".repeat(100 * 1024 - 1);
+    for (let i = 0; i < 30; i++) expect((await append("big.log", block)).status).toBe(200);
+    const cap = 3 * 1024 * 1024;
+    const have = 5 + 30 * 100 * 1024;
+    expect((await append("big.log", "y".repeat(cap - have - 1))).status).toBe(200);
+    expect((await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { retention: "drop_oldest" } } })).status).toBe(200);
+    const sqlite = h.deps.db.$client;
+    const changes = () => (sqlite.query("SELECT total_changes() AS c").get() as { c: number }).c;
+    // "seed\n" (5 bytes) is the oldest chunk and enough for a 4-byte line: one row goes.
+    let before = changes();
+    let res = await (await append("big.log", "one")).json();
+    expect(res).toMatchObject({ dropped_bytes: 5, byte_size: cap - 1 });
+    expect(changes() - before).toBe(4);
+    // The next needs more than the byte left: a whole 100 KB chunk goes, and nothing else.
+    before = changes();
+    res = await (await append("big.log", "two")).json();
+    expect(res).toMatchObject({ dropped_bytes: 100 * 1024, byte_size: cap - 1 - 100 * 1024 + 4 });
+    expect(changes() - before).toBe(4);
+    const note = await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json();
+    expect(note.byte_size).toBe(Buffer.byteLength(note.plain_body));
+    expect(note.plain_body.endsWith("one\ntwo\n")).toBe(true);
+  });
+});
+
 describe("concurrent appends", () => {
   test("share transactions yet each is answered and stored once, in order per request", async () => {
     const results = await Promise.all(Array.from({ length: 100 }, (_, i) => append("c.log", `line ${i}`)));
@@ -228,11 +255,11 @@ describe("a batch of appends to one stream", () => {
 
 // That both ways to the append answer alike is append-parity.test.ts; these are the fast path's own answers.
 describe("the append fast path", () => {
-  test("valid JSON sent as text/plain is refused (400), as on every other route", async () => {
+  test("valid JSON sent as another type than JSON or text/plain is refused (400), as on every other route", async () => {
     const res = await h.request("POST", "/api/v1/notes/by-filename/x.log/append", {
       token,
       body: '{"text":"hi"}',
-      headers: { "content-type": "text/plain" },
+      headers: { "content-type": "text/x-json" },
     });
     expect(res.status).toBe(400);
     expect((await errorOf(res)).message).toContain("Content-Type: application/json");

@@ -57,3 +57,43 @@ test("migration 0008 counts inbox bodies stored before this release in their wor
     await h.close();
   }
 });
+
+test("a database migrated by a newer binary is refused, naming both versions; migrate records who migrated", async () => {
+  const { SchemaTooNewError } = await import("../../src/db/migrate");
+  const pkg = (await import("../../package.json")).default;
+  const dir = mkdtempSync(join(tmpdir(), "notestream-mig-"));
+  const db = openDatabase({ dataDir: dir });
+  migrate(db);
+  expect(db.$client.query("SELECT value FROM app_meta WHERE key = 'migrated_by'").get()).toEqual({ value: pkg.version });
+  // What a newer release leaves behind: one more migration, and its version.
+  db.$client.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', ?)", [Date.now() + 365 * 86_400_000]);
+  db.$client.run("UPDATE app_meta SET value = '9.9.9' WHERE key = 'migrated_by'");
+  expect(() => migrate(db)).toThrow(SchemaTooNewError);
+  try {
+    migrate(db);
+  } catch (e) {
+    expect((e as Error).message).toContain("9.9.9");
+    expect((e as Error).message).toContain(`this is notestream ${pkg.version}`);
+  }
+  db.$client.close();
+});
+
+test("migration 0011 counts notes an earlier release trashed (and uncounted) in their workspace's storage again", async () => {
+  const { harness } = await import("../helpers/harness");
+  const h = harness();
+  try {
+    const a = await h.account("dev");
+    const token = await h.token(a);
+    const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "t", plain_body: "x".repeat(1000) } } })).json();
+    const sqlite = h.deps.db.$client;
+    // As an earlier release trashed it: out of sight and out of the storage count.
+    sqlite.run("UPDATE notes SET trashed_at = 1 WHERE id = ?", [id]);
+    sqlite.run("UPDATE workspaces SET storage_used = storage_used - 1000 WHERE id = ?", [a.workspaceId]);
+    const used = () => (sqlite.query("SELECT storage_used AS n FROM workspaces WHERE id = ?").get(a.workspaceId) as { n: number }).n;
+    const before = used();
+    sqlite.exec(readFileSync(join(root, "migrations/0011_trash_until_purge.sql"), "utf8").split("--> statement-breakpoint").at(-1)!);
+    expect(used() - before).toBe(1000);
+  } finally {
+    await h.close();
+  }
+});

@@ -6,3 +6,4 @@ export * from "./jobs";
 export * from "./exports";
 export * from "./oauth";
 export * from "./billing";
+export * from "./meta";

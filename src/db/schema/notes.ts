@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { workspaces } from "./accounts";
 
@@ -71,6 +72,10 @@ export const notes = sqliteTable(
     index("notes_workspace_format").on(t.workspaceId, t.format),
     uniqueIndex("notes_inbox_token").on(t.inboxTokenHash),
     index("notes_deadman_due").on(t.deadmanStatus, t.deadmanDueAt),
+    // The hourly purge finds trashed notes without scanning every note.
+    index("notes_trashed").on(t.trashedAt).where(sql`trashed_at IS NOT NULL`),
+    // The retention task visits only the streams that set a number of days.
+    index("notes_retention_days").on(t.retentionDays).where(sql`retention_days IS NOT NULL`),
   ],
 );
 

@@ -4,6 +4,7 @@ import { tokens, workspaces } from "../../db/schema";
 import { AppError } from "../../http/errors";
 import { DAY_MS } from "../../lib/clock";
 import { TRIAL_DAYS, TRIAL_GRACE_DAYS, tierFor, type PlanName } from "../../limits/plans";
+import { moveToTrash, takeOutOfTrash, type TrashedRow } from "../notes/trash";
 import { getWorkspace, type WorkspaceRow } from "../workspaces/repo";
 
 /**
@@ -35,8 +36,8 @@ export function startTrial(deps: Deps, workspaceId: string): WorkspaceRow {
 
 /**
  * A subscription starts, changes plan or resumes: writes are allowed again, a pending trash is
- * called off and trashed notes come back. Losing API access revokes the API tokens; a plan
- * without a subscription (free) loses its browser-extension token.
+ * called off and the notes the trial's end trashed come back. Losing API access revokes the API
+ * tokens; a plan without a subscription (free) loses its browser-extension token.
  */
 export function subscribe(deps: Deps, workspaceId: string, plan: PlanName, opts: { paidAt?: number } = {}): WorkspaceRow {
   const ws = getWorkspace(deps, workspaceId);
@@ -49,7 +50,7 @@ export function subscribe(deps: Deps, workspaceId: string, plan: PlanName, opts:
   };
   if (ws.state === "trial") set.trialEndsAt = deps.clock.now();
   update(deps, ws.id, set);
-  restoreTrash(deps, ws.id);
+  restoreTrialTrash(deps, ws);
   const tier = tierFor(deps.config.limitProfile, plan);
   if (!tier.api) revokeTokens(deps, ws.id, "api");
   if (plan === "free") revokeTokens(deps, ws.id, "extension");
@@ -109,45 +110,38 @@ export function runLifecycle(deps: Deps): { trialsEnded: number; trashed: number
   return { trialsEnded: ended.length, trashed };
 }
 
-/** Keeps the most recently updated notes up to the plan's cap and moves the rest to the trash. */
+/**
+ * Keeps the most recently updated notes up to the plan's cap and moves the rest to the trash,
+ * where their bytes stay counted until the purge (notes/trash.ts: one rule for every trash).
+ */
 function trashAboveCap(deps: Deps, ws: WorkspaceRow): number {
   const tier = tierFor(deps.config.limitProfile, ws.plan as PlanName);
   if (!tier.notes) return 0;
   const keep = "shared" in tier.notes ? tier.notes.shared : tier.notes.plain + tier.notes.rich;
   const now = deps.clock.now();
-  const sqlite = deps.db.$client;
-  const victims = sqlite
-    .query<{ id: string; byte_size: number }, [string, number]>(
-      `SELECT id, byte_size FROM notes WHERE workspace_id = ?1 AND trashed_at IS NULL
+  const victims = deps.db.$client
+    .query<{ id: string }, [string, number]>(
+      `SELECT id FROM notes WHERE workspace_id = ?1 AND trashed_at IS NULL
        ORDER BY updated_at DESC, id DESC LIMIT -1 OFFSET ?2`,
     )
     .all(ws.id, keep);
-  const move = sqlite.prepare("UPDATE notes SET trashed_at = ?, trashed_filename = filename, filename = NULL WHERE id = ?");
-  let bytes = 0;
-  for (const v of victims) {
-    move.run(now, v.id);
-    bytes += v.byte_size;
-  }
-  if (bytes) sqlite.run("UPDATE workspaces SET storage_used = storage_used - ? WHERE id = ?", [bytes, ws.id]);
+  for (const v of victims) moveToTrash(deps, v.id, now);
   return victims.length;
 }
 
-/** Brings trashed notes back; a stream gets its filename back unless another note took it. */
-function restoreTrash(deps: Deps, workspaceId: string): void {
-  const sqlite = deps.db.$client;
-  const rows = sqlite
-    .query<{ id: string; byte_size: number; trashed_filename: string | null }, [string]>(
-      "SELECT id, byte_size, trashed_filename FROM notes WHERE workspace_id = ? AND trashed_at IS NOT NULL",
+/**
+ * Brings back what the end of the trial trashed, not what the user deleted: a workspace whose
+ * trial has ended cannot write, so nothing reached its trash from the trash date on but the
+ * lifecycle's own (what the purge has not taken yet).
+ */
+function restoreTrialTrash(deps: Deps, ws: WorkspaceRow): void {
+  if (ws.state !== "trial_ended" || ws.trialEndsAt === null) return;
+  const trashedFrom = ws.trialEndsAt + TRIAL_GRACE_DAYS * DAY_MS;
+  const rows = deps.db.$client
+    .query<TrashedRow, [string, number]>(
+      "SELECT id, workspace_id AS workspaceId, trashed_filename AS trashedFilename FROM notes WHERE workspace_id = ? AND trashed_at >= ?",
     )
-    .all(workspaceId);
-  let bytes = 0;
-  for (const r of rows) {
-    const taken =
-      r.trashed_filename !== null &&
-      sqlite.query("SELECT 1 FROM notes WHERE workspace_id = ? AND filename = ?").get(workspaceId, r.trashed_filename) !== null;
-    sqlite.run("UPDATE notes SET trashed_at = NULL, filename = ?, trashed_filename = NULL WHERE id = ?", [taken ? null : r.trashed_filename, r.id]);
-    bytes += r.byte_size;
-  }
-  if (bytes) sqlite.run("UPDATE workspaces SET storage_used = storage_used + ? WHERE id = ?", [bytes, workspaceId]);
+    .all(ws.id, trashedFrom);
+  const now = deps.clock.now();
+  for (const r of rows) takeOutOfTrash(deps, r, now);
 }
-

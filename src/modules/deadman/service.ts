@@ -1,6 +1,7 @@
 import type { Deps } from "../../deps";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
+import { byteLength } from "../../lib/text";
 import { enqueueMail } from "../../mail/queue";
 import { deadmanAlert, deadmanRecovered } from "../../mail/templates";
 import { isPlausibleEmail, normaliseEmail } from "../accounts/service";
@@ -8,7 +9,9 @@ import type { NoteRow } from "../notes/repo";
 import type { Tier } from "../../limits/plans";
 
 export const MAX_INTERVAL_SECONDS = 366 * 24 * 3600;
-const LAST_LINES = 5;
+/** An alert quotes at most this many of the stream's last lines, and this many bytes of them. */
+const ALERT_LINES = 20;
+const ALERT_BYTES = 4096;
 
 /**
  * The dead-man part of a PATCH, inside its write. Setting an interval arms the switch with a
@@ -53,7 +56,8 @@ export function deadmanChanges(
   return changes;
 }
 
-function recipient(deps: Deps, note: { alertEmail: string | null; workspaceId: string }): string {
+/** Where a stream's alerts go: its alert_email, or the workspace owner's address. */
+export function recipient(deps: Deps, note: { alertEmail: string | null; workspaceId: string }): string {
   if (note.alertEmail) return note.alertEmail;
   const owner = deps.db.$client
     .query<{ email: string }, [string]>("SELECT a.email FROM workspaces w JOIN accounts a ON a.id = w.owner_id WHERE w.id = ?")
@@ -82,11 +86,20 @@ export function checkDeadlines(deps: Deps): number {
   const sqlite = deps.db.$client;
   const due = sqlite
     .query<
-      { id: string; workspaceId: string; title: string; filename: string | null; alertEmail: string | null; lastWriteAt: number; interval: number },
+      {
+        id: string;
+        workspaceId: string;
+        title: string;
+        filename: string | null;
+        alertEmail: string | null;
+        lastWriteAt: number;
+        interval: number;
+        fullSince: number | null;
+      },
       [number]
     >(
       `SELECT id, workspace_id AS workspaceId, title, filename, alert_email AS alertEmail, last_write_at AS lastWriteAt,
-              expected_interval_seconds AS interval
+              expected_interval_seconds AS interval, full_since AS fullSince
        FROM notes WHERE deadman_status = 'ok' AND deadman_due_at <= ? AND trashed_at IS NULL`,
     )
     .all(now);
@@ -103,18 +116,68 @@ export function checkDeadlines(deps: Deps): number {
         silentForMs: now - n.lastWriteAt,
         intervalSeconds: n.interval,
         lastLines: lastLines(deps, n.id),
-        baseUrl: deps.config.baseUrl ?? `http://localhost:${deps.config.port}`,
+        baseUrl: publicBase(deps),
+        // A full stream is not silent: its writers are being refused, which is another fix.
+        fullSince: n.fullSince === null ? null : iso(n.fullSince),
       }),
     );
   }
   return due.length;
 }
 
-/** The last few lines of a stream, read from its newest chunks only. */
-function lastLines(deps: Deps, noteId: string): string[] {
+/** The service's address for links in mail. */
+export function publicBase(deps: Deps): string {
+  return deps.config.baseUrl ?? `http://localhost:${deps.config.port}`;
+}
+
+/**
+ * The last lines of a stream for an alert: at most 20, and 4 KB of them. Only the ends of the
+ * newest chunks are read (a chunk may be a whole batch of lines, or one 3 MB line), so the cost
+ * does not depend on how much the stream holds.
+ */
+export function lastLines(deps: Deps, noteId: string): string[] {
   const chunks = deps.db.$client
-    .query<{ text: string }, [string, number]>("SELECT text FROM note_chunks WHERE note_id = ? ORDER BY seq DESC LIMIT ?")
-    .all(noteId, LAST_LINES)
-    .reverse();
-  return chunks.map((c) => c.text).join("").split("\n").filter(Boolean).slice(-LAST_LINES);
+    .query<{ tail: string; cut: number }, [string]>(
+      `SELECT substr(text, -${ALERT_BYTES + 1}) AS tail, length(text) > ${ALERT_BYTES + 1} AS cut FROM note_chunks WHERE note_id = ? ORDER BY seq DESC`,
+    )
+    .iterate(noteId);
+  let text = "";
+  let whole = true;
+  for (const c of chunks) {
+    text = c.tail + text;
+    if (c.cut || text.length > ALERT_BYTES || newlines(text) > ALERT_LINES) {
+      whole = false;
+      break;
+    }
+  }
+  const lines = text.split("\n");
+  lines.pop();
+  // Read from a chunk's middle, the first line may be the end of a longer one.
+  if (!whole && lines.length > 1) lines.shift();
+  const kept: string[] = [];
+  let size = 0;
+  for (let i = lines.length - 1; i >= 0 && kept.length < ALERT_LINES; i--) {
+    const line = lines[i]!;
+    if (line === "") continue;
+    const bytes = byteLength(line) + 1;
+    if (size + bytes > ALERT_BYTES) {
+      if (kept.length === 0) kept.push(`…${lastBytes(line, ALERT_BYTES - 4)}`);
+      break;
+    }
+    kept.push(line);
+    size += bytes;
+  }
+  return kept.reverse();
+}
+
+function newlines(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf("\n"); i !== -1; i = s.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+/** The end of a line, at most `max` UTF-8 bytes, without a broken character at its start. */
+function lastBytes(line: string, max: number): string {
+  const buf = Buffer.from(line.slice(-max));
+  return buf.subarray(Math.max(0, buf.length - max)).toString("utf8").replace(/^\uFFFD+/, "");
 }

@@ -41,13 +41,13 @@ function processDelivery(deps: Deps, deliveryId: string): JobOutcome {
   if (!d || d.status !== "pending") return { ok: true };
   deps.db.update(inboxDeliveries).set({ attempts: d.attempts + 1 }).where(eq(inboxDeliveries.id, d.id)).run();
   const note = deps.db.select().from(notes).where(eq(notes.id, d.noteId)).get();
-  if (!note || note.trashedAt !== null) return { fail: "the note no longer exists" };
+  if (!note || note.trashedAt !== null) return { fail: "the stream is gone (deleted, or in the trash: restore it, then replay)" };
   try {
     // Nested: a failure undoes the append's rows and the lines and counters it left in the
     // writer's overlay, and the attempt count above stands.
     return deps.writer.nested(() => deliverLine(deps, d, note));
   } catch (e) {
-    // The causes that pass (a full note, a read-only account) come back as a retry; an exception
+    // The cause that passes by itself (a full workspace) comes back as a retry; an exception
     // is a fault the same stored bytes would meet at every retry, for hours, while the inbox's
     // later payloads wait behind it (one note's jobs run in order). Dead-letter it now, with the
     // reason; a replay tries again once the cause is gone.
@@ -57,18 +57,28 @@ function processDelivery(deps: Deps, deliveryId: string): JobOutcome {
 
 type DeliveryRow = typeof inboxDeliveries.$inferSelect;
 
+function permanentReason(e: AppError): string {
+  if (e instanceof CapExceeded) return `the stream is full (retention reject); set retention or free space, then replay: ${e.message}`;
+  if (e.code === "account_read_only") return `the account is read-only; once it can write again, replay: ${e.message}`;
+  return `${e.code}: ${e.message}`;
+}
+
 function deliverLine(deps: Deps, d: DeliveryRow, note: typeof notes.$inferSelect): JobOutcome {
   const line = inboxLine(iso(d.receivedAt), summarise(d.contentType, JSON.parse(d.headers), d.body)) + "\n";
   try {
     appendTo({ deps, principal: inboxPrincipal(note) }, note, line);
   } catch (e) {
-    // A full note or a read-only account may change when the owner acts: retried, then dead-lettered.
-    if (e instanceof CapExceeded || (e instanceof AppError && e.code === "account_read_only")) {
+    if (!(e instanceof AppError)) throw e;
+    // A full workspace frees itself in time (stored bodies are pruned, the trash is purged):
+    // retried, then dead-lettered.
+    if (e instanceof CapExceeded && (e.details as { cap?: string }).cap === "storage") {
       deps.db.update(inboxDeliveries).set({ lastError: e.message }).where(eq(inboxDeliveries.id, d.id)).run();
       return { retry: e.message };
     }
-    if (e instanceof AppError) return { fail: e.message };
-    throw e;
+    // Anything else waits for the owner (a full stream under retention reject, a locked note, a
+    // read-only account): retrying would only hold the inbox's later payloads for hours. Dead
+    // at once, with the reason; a replay tries again once the cause is gone.
+    return { fail: permanentReason(e) };
   }
   deps.db
     .update(inboxDeliveries)

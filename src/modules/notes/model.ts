@@ -6,6 +6,10 @@ const WebhookFormatSchema = t.Union(
   { description: "generic (signed envelope), slack, discord, teams, google_chat or mattermost" },
 );
 
+const RetentionSchema = t.Union([t.Literal("reject"), t.Literal("drop_oldest")], {
+  description: "Streams at their size cap: reject refuses appends (cap_exceeded); drop_oldest removes the oldest lines to make room",
+});
+
 const Timestamp = t.String({ format: "date-time", description: "ISO 8601 UTC" });
 
 export const NoteRecord = t.Object(
@@ -30,6 +34,9 @@ export const NoteRecord = t.Object(
     expected_interval_seconds: t.Nullable(t.Integer({ description: "Dead-man's switch: seconds without a write before an alert; null is off" })),
     alert_email: t.Nullable(t.String({ description: "Where dead-man alerts go; null means the account's address" })),
     deadman_status: t.Union([t.Literal("off"), t.Literal("ok"), t.Literal("late")]),
+    retention: RetentionSchema,
+    retention_days: t.Nullable(t.Integer({ description: "Streams: lines older than this many days are removed; null keeps lines of any age" })),
+    full: t.Boolean({ description: "The stream refuses appends because it is at its size cap under retention reject" }),
     plain_body: t.Optional(t.String({ description: "Present on single-note reads, absent from lists" })),
   },
   { $id: "#/components/schemas/Note" },
@@ -37,6 +44,20 @@ export const NoteRecord = t.Object(
 export type NoteRecord = typeof NoteRecord.static;
 
 export const NoteList = t.Array(NoteRecord);
+
+/** A note in the trash: its record (filename: the one it had), and when it went and will be purged. */
+export const TrashedNote = t.Composite(
+  [
+    NoteRecord,
+    t.Object({
+      trashed_at: t.String({ format: "date-time", description: "When it went to the trash (deleted, or trashed after a trial)" }),
+      purge_at: t.String({ format: "date-time", description: "When it is deleted for good and its storage freed: 30 days after trashed_at" }),
+    }),
+  ],
+  { $id: "#/components/schemas/TrashedNote" },
+);
+export type TrashedNote = typeof TrashedNote.static;
+export const TrashList = t.Array(TrashedNote);
 
 export const CreateNoteBody = t.Object({
   note: t.Object({
@@ -69,6 +90,8 @@ export const UpdateNoteBody = t.Object({
     webhook_format: t.Optional(WebhookFormatSchema),
     expected_interval_seconds: t.Optional(t.Nullable(t.Integer({ description: "Streams, Dev and Team plans: at least 60; null turns the switch off" }))),
     alert_email: t.Optional(t.Nullable(t.String({ description: "Recipient of dead-man alerts; null means the account's address" }))),
+    retention: t.Optional(RetentionSchema),
+    retention_days: t.Optional(t.Nullable(t.Integer({ description: "Streams: 1 to 3650 days; null keeps lines of any age" }))),
   }),
 });
 export type UpdateNoteInput = (typeof UpdateNoteBody.static)["note"];

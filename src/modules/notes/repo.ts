@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, getTableColumns, gt, isNull, like, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, isNull, like, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { noteChunks, notes } from "../../db/schema";
 import { NotFound } from "../../http/errors";
@@ -77,6 +77,9 @@ export function toRecord(ctx: Ctx, row: NoteMeta, plainBody?: string): NoteRecor
     expected_interval_seconds: row.expectedIntervalSeconds,
     alert_email: row.alertEmail,
     deadman_status: row.deadmanStatus,
+    retention: row.retention,
+    retention_days: row.retentionDays,
+    full: row.fullSince !== null,
     ...(plainBody === undefined ? {} : { plain_body: plainBody }),
   };
 }
@@ -114,23 +117,12 @@ export function streamTail(deps: Deps, noteId: string, maxChars: number): { text
   return { text: parts.reverse().join(""), lastSeq, truncated };
 }
 
-/** A stream's chunks after `afterSeq`, in order, at most `limit`: what a live page has not shown yet. */
-export function chunksAfter(deps: Deps, noteId: string, afterSeq: number, limit: number): { seq: number; text: string }[] {
-  return deps.db
-    .select({ seq: noteChunks.seq, text: noteChunks.text })
-    .from(noteChunks)
-    .where(and(eq(noteChunks.noteId, noteId), gt(noteChunks.seq, afterSeq)))
-    .orderBy(asc(noteChunks.seq))
-    .limit(limit)
-    .all();
-}
-
-/** The workspace's most recently updated notes, trashed ones included, for a note picker. */
+/** The workspace's most recently updated notes, for a note picker (a token is never pinned to a trashed one). */
 export function recentNotes(deps: Deps, workspaceId: string, limit: number) {
   return deps.db
     .select({ id: notes.id, title: notes.title, filename: notes.filename, kind: notes.kind })
     .from(notes)
-    .where(eq(notes.workspaceId, workspaceId))
+    .where(and(eq(notes.workspaceId, workspaceId), isNull(notes.trashedAt)))
     .orderBy(desc(notes.updatedAt))
     .limit(limit)
     .all();

@@ -1,9 +1,10 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { send } from "../../http/reply";
-import { listAnswer } from "../../http/list";
+import { listAnswer, PageQuery } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
-import { BulkCreateBody, CreateNoteBody, Deleted, FilenameParams, ListNotesQuery, NoteIdParams, NoteList, NoteRecord, UpdateNoteBody } from "./model";
+import { BulkCreateBody, CreateNoteBody, Deleted, FilenameParams, ListNotesQuery, NoteIdParams, NoteList, NoteRecord, TrashList, UpdateNoteBody } from "./model";
 import * as notes from "./service";
+import { listTrash, restoreNote } from "./trash";
 
 const detail = (summary: string) => ({ detail: { tags: ["notes"], summary } });
 
@@ -47,5 +48,15 @@ export const notesRoutes = (auth: AnyAuth) =>
     .delete("/notes/:id", async ({ ctx, params }) => send(await notes.deleteNote({ ctx, id: params.id })), {
       params: NoteIdParams,
       response: { 200: Deleted },
-      ...detail("Delete a note; its slot and bytes are freed"),
+      ...detail("Move a note to the trash: its slot is freed at once, its bytes when it is purged 30 days later"),
+    })
+    .get(
+      "/trash",
+      ({ ctx, query, request, set }) => listAnswer({ request, query, set, baseUrl: ctx.deps.config.baseUrl }, (page) => listTrash({ ctx, page })),
+      { query: t.Object(PageQuery), response: { 200: TrashList }, ...detail("List the trash (without bodies), most recently trashed first") },
+    )
+    .post("/notes/:id/restore", async ({ ctx, params }) => send(await restoreNote({ ctx, id: params.id })), {
+      params: NoteIdParams,
+      response: { 200: NoteRecord },
+      ...detail("Bring a note back from the trash (404 when it is not there; cap_exceeded when there is no room)"),
     });

@@ -8,13 +8,14 @@ import { byteLength, hasLoneSurrogate, stripControl, titleProblem } from "../../
 import { assertFolderIdWellFormed, assertFolderInWorkspace } from "../folders/repo";
 import { webhookChanges } from "../webhooks/service";
 import { deadmanChanges } from "../deadman/service";
-import { inboxBodyBytes } from "../inbox/storage";
+import { retentionChanges } from "../streams/retention";
 import { captureBeforeSave } from "../snapshots/capture";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
 import { addStorage, assertWritable, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
 import { MAX_BULK, type CreateNoteInput, type NoteRecord, type UpdateNoteInput } from "./model";
 import { listNoteRows, newNoteRow, readBody, toRecord, visibleNote, visibleStream, type NoteRow } from "./repo";
+import { moveToTrash } from "./trash";
 
 export const DEFAULT_TITLE = "Untitled";
 
@@ -174,7 +175,7 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
     if (input.folder_id !== undefined) next.folderId = input.folder_id;
     if (title !== undefined) next.title = title;
     let delta = 0;
-    Object.assign(next, webhookChanges(deps, note, input), deadmanChanges(deps, tier, note, input));
+    Object.assign(next, webhookChanges(deps, note, input), deadmanChanges(deps, tier, note, input), retentionChanges(note, input));
     if (input.plain_body !== undefined) {
       const size = byteLength(input.plain_body);
       assertNoteSize(tier, "plain", size, note.byteSize);
@@ -203,11 +204,9 @@ export async function deleteNote({ ctx, id }: { ctx: Ctx; id: string }): Promise
   return commit(ctx, 200, () => {
     const note = visibleNote(ctx, id);
     writableWorkspace(ctx);
-    // Chunks, snapshots and inbox payloads go with it (ON DELETE CASCADE); the slot and the
-    // bytes, the payloads' counted bodies among them, are freed.
-    const inboxBytes = inboxBodyBytes(deps, note.id);
-    deps.db.delete(notes).where(eq(notes.id, note.id)).run();
-    addStorage(deps, note.workspaceId, -(note.byteSize + inboxBytes));
+    // To the trash, with its inbox, webhook, alerts and pinned tokens, for a restore; its slot is
+    // free at once, its bytes when the purge deletes it (trash.ts).
+    moveToTrash(deps, note.id, deps.clock.now());
     return { id: note.id, deleted: true as const };
   });
 }

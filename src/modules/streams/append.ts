@@ -4,7 +4,7 @@ import type { Ctx } from "../../deps";
 import { assertShallowJson } from "../../http/body-limit";
 import { AppError, ValidationFailed } from "../../http/errors";
 import type { FastHandler, FastRoute } from "../../http/fast-route";
-import { isJsonContentType, JSON_BODY_REQUIRED } from "../../http/plugins/json-body";
+import { bodyKind } from "../../http/plugins/json-body";
 import { pathOf } from "../../lib/url";
 import { AppendBody, type AppendResponse } from "./model";
 import { appendByFilename, appendById } from "./service";
@@ -29,6 +29,9 @@ export const appendRoute: FastRoute = {
   },
 };
 
+/** The append takes UTF-8 text/plain as well as JSON: the body is then the text (`curl -d 'deploy ok'`). */
+export const appendTakesPlainText = (method: string, path: string): boolean => method === "POST" && appendTarget(path) !== null;
+
 /** The same handler for the Elysia routes, which reach it by the same paths. */
 export function appendFromRouter(ctx: Ctx, request: Request): Promise<Reply<AppendResponse>> {
   return readAppend(ctx, request, appendTarget(pathOf(request.url))!);
@@ -48,13 +51,17 @@ function appendTarget(path: string): AppendTarget | null {
 }
 
 function readAppend(ctx: Ctx, request: Request, { raw, byFilename }: AppendTarget): Promise<Reply<AppendResponse>> {
-  if (!isJsonContentType(request)) throw new AppError("bad_request", JSON_BODY_REQUIRED);
-  return request.text().then((text) => {
-    const body = parseJson(text);
-    if (!checkBody.Check(body)) throw bodyProblem(body);
+  const kind = bodyKind(request, true);
+  return request.text().then((body) => {
+    const text = kind === "text" ? body : textOf(parseJson(body));
     const param = decodeParam(raw, byFilename ? "filename" : "id");
-    return byFilename ? appendByFilename({ ctx, filename: param, text: body.text }) : appendById({ ctx, id: param, text: body.text });
+    return byFilename ? appendByFilename({ ctx, filename: param, text }) : appendById({ ctx, id: param, text });
   });
+}
+
+function textOf(body: unknown): string {
+  if (!checkBody.Check(body)) throw bodyProblem(body);
+  return body.text;
 }
 
 function parseJson(text: string): unknown {

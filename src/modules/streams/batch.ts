@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { BatchOverlay } from "../../db/writer";
 import type { NoteRow } from "../notes/repo";
 import type { WorkspaceRow } from "../workspaces/repo";
+import { LineNotifier } from "./notifier";
 
 interface NoteCounters {
   byteSize: number;
@@ -18,6 +19,7 @@ export interface BatchRows {
 const TEXT = 0;
 const NOTE = 1;
 const STORAGE = 2;
+const DROP = 3;
 
 /**
  * What appends write, kept in memory during one writer batch and written once per note and
@@ -35,10 +37,13 @@ export class AppendBatch implements BatchOverlay {
   private notes = new Map<string, NoteCounters>();
   private texts = new Map<string, string[]>();
   private storage = new Map<string, number>();
-  /** What the running write changed, as [kind, key, value before] triples, newest last. */
+  /** What the running write changed, as [kind, key, value before] triples (a dropped line for DROP), newest last. */
   private journal: unknown[] = [];
   /** By workspace id. */
   readonly rows = new Map<string, BatchRows>();
+  /** Followers of streams (SSE), woken once a batch that wrote their lines has committed. */
+  readonly followers = new LineNotifier();
+  private written: string[] = [];
 
   constructor(private readonly sqlite: Database) {}
 
@@ -56,6 +61,20 @@ export class AppendBatch implements BatchOverlay {
     if (!lines) this.texts.set(noteId, (lines = []));
     lines.push(text);
     this.journal.push(TEXT, noteId, undefined);
+  }
+
+  /** The batch's lines to the stream that are not stored yet, oldest first. */
+  pendingLines(noteId: string): readonly string[] | undefined {
+    return this.texts.get(noteId);
+  }
+
+  /**
+   * Removes the stream's `count` oldest pending lines (retention drop_oldest, once its stored
+   * chunks are gone): a batch of appends larger than the cap keeps only its newest lines.
+   */
+  dropPending(noteId: string, count: number): void {
+    const lines = this.texts.get(noteId)!;
+    for (let i = 0; i < count; i++) this.journal.push(DROP, noteId, lines.shift());
   }
 
   /** `armed`: the note has a dead-man interval (its deadline moves with every write). */
@@ -85,6 +104,7 @@ export class AppendBatch implements BatchOverlay {
       const key = j[i + 1] as string;
       const before = j[i + 2];
       if (j[i] === TEXT) this.texts.get(key)!.pop();
+      else if (j[i] === DROP) this.texts.get(key)!.unshift(before as string);
       else if (j[i] === NOTE) before === undefined ? this.notes.delete(key) : this.notes.set(key, before as NoteCounters);
       else before === undefined ? this.storage.delete(key) : this.storage.set(key, before as number);
     }
@@ -100,6 +120,7 @@ export class AppendBatch implements BatchOverlay {
       // The chunk's time is its note's write time in this batch (set by the same appends).
       for (const [id, lines] of this.texts) {
         if (lines.length > 0) insert.run(id, lines.length === 1 ? lines[0]! : lines.join(""), this.notes.get(id)?.at ?? Date.now());
+        if (lines.length > 0 && this.followers.size > 0 && this.followers.has(id)) this.written.push(id);
       }
       this.texts.clear();
     }
@@ -128,7 +149,12 @@ export class AppendBatch implements BatchOverlay {
     this.journal.length = 0;
   }
 
+  committed(): void {
+    if (this.written.length > 0) this.followers.wake(this.written.splice(0));
+  }
+
   discard(): void {
+    this.written.length = 0;
     this.texts.clear();
     this.notes.clear();
     this.storage.clear();

@@ -2,13 +2,40 @@ import { Elysia, t } from "elysia";
 import type { AnyAuth } from "../../http/plugins/auth";
 import { send } from "../../http/reply";
 import { appendFromRouter } from "./append";
-import { AppendBody, AppendResponse } from "./model";
+import { linesOrFollow } from "./follow";
+import { AppendBody, AppendResponse, LinesPage, LinesQuery } from "./model";
 
 const detail = (summary: string) => ({
   tags: ["streams"],
   summary,
   // The handler reads the body itself (as the boundary's fast path does), so the schema is documented here.
-  requestBody: { required: true, content: { "application/json": { schema: AppendBody } } },
+  requestBody: {
+    required: true,
+    content: {
+      "application/json": { schema: AppendBody },
+      "text/plain": { schema: t.String({ description: "The text itself (UTF-8), normalised as the JSON text is" }) },
+    },
+  },
+});
+
+const FOLLOW =
+  "With Accept: text/event-stream the answer follows the stream instead (Server-Sent Events): each new line is an event, " +
+  "id its cursor, data {\"text\", \"at\"}; Last-Event-ID or ?cursor= resumes after that line, ?last=N sends the newest N first, " +
+  "otherwise it starts after the current last line; a comment heartbeat every 25 s. At most 10 open per token (429 with Retry-After).";
+
+const linesDetail = (summary: string) => ({
+  tags: ["streams"],
+  summary,
+  description: FOLLOW,
+  responses: {
+    200: {
+      description: "The lines, or the event stream",
+      content: {
+        "application/json": { schema: LinesPage },
+        "text/event-stream": { schema: t.String({ description: "id: <cursor>\\ndata: {\"text\", \"at\"}\\n\\n per line" }) },
+      },
+    },
+  },
 });
 
 /**
@@ -29,4 +56,14 @@ export const streamsRoutes = (auth: AnyAuth) =>
       params: t.Object({ id: t.String() }),
       response: { 200: AppendResponse },
       detail: detail("Append a line to a stream by id"),
+    })
+    .get("/notes/:id/lines", ({ ctx, params, query, request }) => linesOrFollow({ ctx, by: { id: params.id }, query, request }), {
+      params: t.Object({ id: t.String() }),
+      query: LinesQuery,
+      detail: linesDetail("Read a stream's newest lines, or the lines after a cursor; or follow it live"),
+    })
+    .get("/notes/by-filename/:filename/lines", ({ ctx, params, query, request }) => linesOrFollow({ ctx, by: { filename: params.filename }, query, request }), {
+      params: t.Object({ filename: t.String({ description: "The stream's exact filename, URL-encoded" }) }),
+      query: LinesQuery,
+      detail: linesDetail("The same, by filename"),
     });

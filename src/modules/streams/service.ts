@@ -15,6 +15,7 @@ import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/ca
 import { assertWritable, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
 import type { BatchRows } from "./batch";
 import type { AppendResponse } from "./model";
+import { applyDrop, endFullSpell, planDrop, refusedFull, type Drop } from "./retention";
 
 function cleanText(text: string): string {
   if (hasLoneSurrogate(text)) throw ValidationFailed.field("text", "invalid", "text must be valid Unicode (no lone surrogates)");
@@ -89,18 +90,23 @@ export function appendTo(ctx: Ctx, note: NoteRow, line: string): AppendResponse 
 interface AppendPlan {
   note: NoteRow | { filename: string };
   line: string;
+  /** What the workspace's storage grows by: the line's bytes less any dropped. */
   size: number;
   newSize: number;
   ws: WorkspaceRow;
   /** The workspace's storage with this batch's earlier appends. */
   storageUsed: number;
   tier: Tier;
+  cap: number | null;
+  /** The oldest lines to remove first (retention drop_oldest at the cap). */
+  drop: Drop | null;
 }
 
 /**
  * Every check of an append, and nothing written: an append's expected failures (caps, a locked
  * or missing note, a read-only account) all happen here, before its first write. The writer
- * relies on that to run appends without a savepoint each.
+ * relies on that to run appends without a savepoint each. (A refusal for size may queue a write
+ * of its own, to run after this one: the start of a full spell.)
  */
 function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: string, workspace?: WorkspaceRow): AppendPlan {
   const { deps } = ctx;
@@ -118,10 +124,20 @@ function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: strin
   if (!("id" in note)) assertNoteSlots(deps, ws, tier, "plain");
   const size = byteLength(line);
   const currentSize = "id" in note ? (batch.noteSize(note.id) ?? note.byteSize) : 0;
-  const newSize = currentSize + size;
+  let newSize = currentSize + size;
+  const cap = bodyCapFor(tier, "plain");
+  let drop: Drop | null = null;
+  // Past the cap, a stream's retention decides: make room by dropping its oldest lines (never
+  // for a line larger than the cap itself), or refuse and start a full spell.
+  if (cap !== null && newSize > cap && "id" in note) {
+    if (note.retention === "drop_oldest" && size <= cap) drop = planDrop(deps, note.id, newSize - cap);
+    else if (note.retention === "reject" && note.fullSince === null) refusedFull(deps, note);
+    if (drop) newSize -= drop.bytes;
+  }
   assertNoteSize(tier, "plain", newSize, currentSize);
-  assertStorage(ws, tier, size, storageUsed);
-  return { note, line, size, newSize, ws, storageUsed, tier };
+  const delta = drop ? size - drop.bytes : size;
+  assertStorage(ws, tier, delta, storageUsed);
+  return { note, line, size: delta, newSize, ws, storageUsed, tier, cap, drop };
 }
 
 /**
@@ -143,12 +159,14 @@ function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
     batchRows(deps, note.workspaceId).streams.set(note.filename!, note);
   }
   const batch = deps.appendBatch;
+  if (plan.drop) applyDrop(deps, note.id, plan.drop);
   batch.addText(note.id, plan.line);
   batch.setNote(note.id, plan.newSize, now, note.expectedIntervalSeconds != null);
   batch.addStorage(plan.ws.id, plan.size);
   enqueueAppendDelivery(deps, note, plan.line, plan.newSize, now);
   noteResumed(deps, note, plan.line, now);
-  const cap = bodyCapFor(plan.tier, "plain");
+  if (note.fullSince !== null) endFullSpell(deps, note);
+  const cap = plan.cap;
   return {
     id: note.id,
     filename: note.filename,
@@ -157,6 +175,7 @@ function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
     bytes_remaining: cap === null ? null : Math.max(0, cap - plan.newSize),
     storage_used: plan.storageUsed + plan.size,
     storage_cap: plan.tier.storage,
+    dropped_bytes: plan.drop ? plan.drop.bytes : 0,
     updated_at: iso(now),
   };
 }

@@ -39,8 +39,8 @@ export function mintToken(deps: Deps, input: MintInput): { id: string; token: st
   const ws = getWorkspace(deps, input.workspaceId);
   const tier = tierOf(deps, ws);
   if (input.noteId) {
-    const note = deps.db.select({ ws: notes.workspaceId }).from(notes).where(eq(notes.id, input.noteId)).get();
-    if (!note || note.ws !== ws.id) throw new AppError("not_found", `note ${input.noteId} is not in this workspace`);
+    const note = deps.db.select({ ws: notes.workspaceId, trashedAt: notes.trashedAt }).from(notes).where(eq(notes.id, input.noteId)).get();
+    if (!note || note.ws !== ws.id || note.trashedAt !== null) throw new AppError("not_found", `note ${input.noteId} is not in this workspace`);
   }
   if (tier.tokens !== null) {
     const used = countActiveTokens(deps, ws.id);

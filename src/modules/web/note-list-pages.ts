@@ -7,6 +7,7 @@ import { pageMacros } from "../../web/macros";
 import type { WebSession } from "../../web/session";
 import * as folderService from "../folders/service";
 import { listNoteRows } from "../notes/repo";
+import { listTrash, restoreNote, TRASH_DAYS } from "../notes/trash";
 import * as noteService from "../notes/service";
 import { textFields } from "./form";
 import { kindBadge, sidebar } from "./note-parts";
@@ -58,11 +59,50 @@ function listPage(deps: Deps, s: WebSession, url: URL): Response {
   );
 }
 
-/** The note list with its folder sidebar, and the forms on it: a new note, a new, renamed or deleted folder. */
+function trashPage(deps: Deps, s: WebSession, url: URL): Response {
+  const pageNo = pageNumber(url.searchParams.get("page"));
+  const { items, total } = listTrash({ ctx: s.ctx, page: { limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE } });
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  const link = (p: number) => `/trash?page=${p}`;
+  return page(
+    layout({
+      title: "Trash",
+      session: s,
+      active: "notes",
+      flash: flashFrom(url),
+      body: html`<div class="shell">${sidebar(deps, s, "trash")}<div>
+  <div class="card">
+  <h1>Trash</h1>
+  <p class="muted small">Deleted notes (and notes over the free plan's cap after a trial) stay here for ${TRASH_DAYS} days, still counted in your storage, then they are deleted for good. A restored stream keeps its inbox URL, webhook, alerts and the tokens pinned to it.</p>
+  ${
+    items.length === 0
+      ? html`<p class="muted">The trash is empty.</p>`
+      : html`<table><tr><th>Note</th><th>Size</th><th>Deleted</th><th>Deleted for good</th><th></th></tr>${items.map(
+          (n) => html`<tr><td><strong>${n.title}</strong> <span class="muted small">${n.kind === "stream" ? n.filename : "editable"}</span></td><td>${bytes(n.byte_size)}</td><td>${when(n.trashed_at)}</td><td>${when(n.purge_at)}</td><td><form method="post" action="/trash/${n.id}/restore">${csrfField(s)}<button>Restore</button></form></td></tr>`,
+        )}</table>`
+  }
+  </div>
+  ${pages > 1 ? html`<nav class="pager">${pageNo > 1 ? html`<a href="${link(pageNo - 1)}">← Newer</a>` : ""}<span class="muted">Page ${pageNo} of ${pages} · ${total} notes</span>${pageNo < pages ? html`<a href="${link(pageNo + 1)}">Older →</a>` : ""}</nav>` : ""}
+</div></div>`,
+    }),
+  );
+}
+
+/** The note list with its folder sidebar, and the forms on it: a new note, a new, renamed or deleted folder; the trash. */
 export const noteListPages = (deps: Deps) =>
   new Elysia()
     .use(pageMacros(deps))
     .get("/notes", ({ s, request }) => listPage(deps, s, new URL(request.url)), { session: "page" })
+    .get("/trash", ({ s, request }) => trashPage(deps, s, new URL(request.url)), { session: "page" })
+    .post(
+      "/trash/:id/restore",
+      async ({ s, params }) => {
+        const { body: note } = await restoreNote({ ctx: s.ctx, id: params.id });
+        const renamed = note.kind === "stream" && note.filename === null;
+        return back(`/notes/${note.id}`, "ok", renamed ? "Restored. Another stream took its filename meanwhile, so it is reachable by its page and id only." : "Restored from the trash.");
+      },
+      { session: "form", refused: "/trash" },
+    )
     .post(
       "/notes/new",
       async ({ s, body }) => {

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { TypeCompiler, ValueErrorType } from "@sinclair/typebox/compiler";
 import type { Deps } from "../../deps";
-import { errorResponse, ValidationFailed, type FieldProblem } from "../../http/errors";
+import { AppError, errorResponse, ValidationFailed, type FieldProblem } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { TITLE_MAX_CHARS } from "../../lib/text";
 import { bodyCaps } from "../../limits/plans";
@@ -9,11 +9,14 @@ import { html, page, raw, type Html } from "../../web/html";
 import { back, bytes, csrfField, flashFrom, layout, when } from "../../web/layout";
 import { pageMacros, type RefusalPage } from "../../web/macros";
 import { refusalMessage } from "../../web/refusal";
-import type { WebSession } from "../../web/session";
+import { loadSession, type WebSession } from "../../web/session";
 import { folderNames } from "../folders/repo";
-import { chunksAfter, readBody, streamTail, visibleNote, type NoteRow } from "../notes/repo";
+import { readBody, streamTail, visibleNote, type NoteRow } from "../notes/repo";
 import * as noteService from "../notes/service";
+import { TRASH_DAYS } from "../notes/trash";
 import { listSnapshots, restoreSnapshot } from "../snapshots/service";
+import { followStream } from "../streams/follow";
+import { cursorOf, endOf, readableStream } from "../streams/lines";
 import { textFields } from "./form";
 import { limit } from "./limits";
 import { kindBadge, sidebar } from "./note-parts";
@@ -60,7 +63,7 @@ function notePage(deps: Deps, s: WebSession, note: NoteRow, url: URL): Response 
     <a class="button" href="/notes/${note.id}/download/txt">TXT</a>
     ${note.format === "rich" ? html`<a class="button" href="/notes/${note.id}/download/docx">DOCX</a><a class="button" href="/notes/${note.id}/download/pdf">PDF</a>` : ""}
     ${note.kind === "stream" ? html`<a class="button" href="/notes/${note.id}/settings">Webhook, inbox, alerts</a>` : ""}
-    <form method="post" action="/notes/${note.id}/delete" data-confirm="Delete this note for good?">${csrfField(s)}<button class="danger">Delete</button></form>
+    <form method="post" action="/notes/${note.id}/delete" data-confirm="Move this note to the trash? You can restore it from Trash for ${TRASH_DAYS} days.">${csrfField(s)}<button class="danger">Delete</button></form>
   </div>`;
   let main: Html;
   if (note.kind === "stream") {
@@ -70,7 +73,7 @@ function notePage(deps: Deps, s: WebSession, note: NoteRow, url: URL): Response 
       <p class="muted small"><code>${note.filename}</code> · <span id="byte-size">${note.byteSize}</span> bytes · last write ${when(iso(note.lastWriteAt))}${
         tail.truncated ? html` · showing the newest ${bytes(TAIL_BYTES)}, <a href="/notes/${note.id}/download/txt">download it all</a>` : ""
       }</p>
-      <pre class="stream" data-tail="/notes/${note.id}/tail" data-after="${tail.lastSeq}">${tail.text}</pre>
+      <pre class="stream" data-tail="/notes/${note.id}/events" data-cursor="${cursorOf(endOf(deps, note.id))}">${tail.text}</pre>
       <p class="status">New lines appear here as they arrive.</p>
     </div>`;
   } else if (note.format === "rich") {
@@ -138,13 +141,21 @@ export const notePages = (deps: Deps) => {
       refused: noteRefused,
     })
     .get(
-      "/notes/:id/tail",
-      ({ s, params, query }) => {
-        const note = visibleNote(s.ctx, params.id);
-        // The sequence number the page last saw, digits only (Number() takes "1e400" as Infinity).
-        const after = /^[0-9]{1,15}$/.test(String(query.after ?? "")) ? Number(query.after) : 0;
-        const rows = chunksAfter(deps, note.id, after, 500);
-        return Response.json({ text: rows.map((r) => r.text).join(""), after: rows.length ? rows[rows.length - 1]!.seq : after, byte_size: note.byteSize });
+      "/notes/:id/events",
+      ({ s, params, query, request }) => {
+        const note = readableStream(s.ctx, { id: params.id });
+        // The API's follow (Server-Sent Events), for the page's script; one browser account holds ten.
+        return followStream(deps, {
+          noteId: note.id,
+          query: { cursor: query.cursor },
+          request,
+          key: `browser:${s.account.id}`,
+          stillAllowed: () => {
+            const again = loadSession(deps, request);
+            if (!again) throw new AppError("unauthorized", "signed out");
+            readableStream(again.ctx, { id: note.id });
+          },
+        });
       },
       { session: "script" },
     )
@@ -173,7 +184,7 @@ export const notePages = (deps: Deps) => {
       "/notes/:id/delete",
       async ({ s, params }) => {
         await noteService.deleteNote({ ctx: s.ctx, id: params.id });
-        return back("/notes", "ok", "Note deleted.");
+        return back("/notes", "ok", `Moved to the trash. Restore it from Trash within ${TRASH_DAYS} days; after that it is deleted for good.`);
       },
       { session: "form", refused: "/notes/:id" },
     )

@@ -5,7 +5,10 @@ import type { WebSession } from "../../web/session";
 import { foldersWithNoteCounts } from "../folders/repo";
 import type { NoteRow } from "../notes/repo";
 
-/** What the note list and a note's page both show: the folder sidebar, and a note's badges. */
+/**
+ * What the note list, a note's page and the trash show: the folder sidebar (`activeFolder`:
+ * null for all notes, "trash" for the trash), and a note's badges.
+ */
 export function sidebar(deps: Deps, s: WebSession, activeFolder: string | null): Html {
   const rows = foldersWithNoteCounts(deps, s.workspaceId);
   return html`<aside class="side">
@@ -13,10 +16,11 @@ export function sidebar(deps: Deps, s: WebSession, activeFolder: string | null):
   <ul>
     <li><a href="/notes" class="${activeFolder === null ? "on" : ""}">All notes</a></li>
     ${rows.map((f) => html`<li><a href="/notes?folder=${f.id}" class="${activeFolder === f.id ? "on" : ""}">${f.name}<span>${f.n}</span></a></li>`)}
+    <li><a href="/trash" class="${activeFolder === "trash" ? "on" : ""}">Trash</a></li>
   </ul>
   <form method="post" action="/folders" class="row">${csrfField(s)}<input type="text" name="name" placeholder="New folder" maxlength="80" required aria-label="New folder name"><button type="submit">Add</button></form>
   ${
-    activeFolder
+    activeFolder && activeFolder !== "trash"
       ? html`<details class="small mt10"><summary>Folder settings</summary>
       <form method="post" action="/folders/${activeFolder}/rename" class="row mt8">${csrfField(s)}<input type="text" name="name" maxlength="80" required placeholder="New name"><button>Rename</button></form>
       <form method="post" action="/folders/${activeFolder}/delete" class="mt8">${csrfField(s)}<button class="danger">Delete folder (notes stay)</button></form></details>`
@@ -25,8 +29,13 @@ export function sidebar(deps: Deps, s: WebSession, activeFolder: string | null):
 </aside>`;
 }
 
-export function kindBadge(n: Pick<NoteRow, "kind" | "format" | "deadmanStatus" | "webhookStatus">): Html {
+export function kindBadge(n: Pick<NoteRow, "kind" | "format" | "deadmanStatus" | "webhookStatus" | "fullSince">): Html {
   return html`${n.kind === "stream" ? html`<span class="badge">stream</span>` : n.format === "rich" ? html`<span class="badge">rich</span>` : ""}${
     n.deadmanStatus === "late" ? html`<span class="badge late">late</span>` : ""
-  }${n.webhookStatus === "disabled" ? html`<span class="badge disabled">webhook off</span>` : ""}`;
+  }${fullBadge(n)}${n.webhookStatus === "disabled" ? html`<span class="badge disabled">webhook off</span>` : ""}`;
+}
+
+/** A stream refusing appends at its size cap (retention reject): shown wherever the stream is. */
+export function fullBadge(n: Pick<NoteRow, "fullSince">): Html | "" {
+  return n.fullSince === null ? "" : html`<span class="badge full">full</span>`;
 }

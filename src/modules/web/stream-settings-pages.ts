@@ -4,15 +4,19 @@ import { iso } from "../../lib/clock";
 import { pageFrom } from "../../lib/pagination";
 import { publicOrigin } from "../../web/guard";
 import { html, page, type Html } from "../../web/html";
-import { back, csrfField, flashFrom, layout, redirect, secretBox, when } from "../../web/layout";
+import { back, bytes, csrfField, flashFrom, layout, redirect, secretBox, when } from "../../web/layout";
 import { pageMacros, type RefusalPage } from "../../web/macros";
 import type { WebSession } from "../../web/session";
 import { disableInbox, listInboxDeliveries, replayDelivery, rotateInbox } from "../inbox/service";
-import { visibleNote } from "../notes/repo";
+import { visibleNote, type NoteRow } from "../notes/repo";
+import { MAX_RETENTION_DAYS } from "../streams/retention";
 import { updateNote } from "../notes/service";
 import { WEBHOOK_FORMATS, type WebhookFormat } from "../webhooks/formats";
 import { listWebhookAttempts } from "../webhooks/service";
+import { bodyCapFor } from "../../limits/plans";
+import { getWorkspace, tierOf } from "../workspaces/repo";
 import { firstValue, formFields } from "./form";
+import { fullBadge } from "./note-parts";
 
 function streamSettingsPage(s: WebSession, noteId: string, url: URL, shown?: Html): Response {
   const note = visibleNote(s.ctx, noteId);
@@ -63,6 +67,7 @@ function streamSettingsPage(s: WebSession, noteId: string, url: URL, shown?: Htm
       : html`<p class="muted small">None: every payload reached the note.</p>`
   }
 </div>
+${retentionCard(s, note)}
 <div class="card"><h2>Alert when it goes quiet ${note.deadmanStatus === "late" ? html`<span class="badge late">late</span>` : note.deadmanStatus === "ok" ? html`<span class="badge ok">watching</span>` : ""}</h2>
   <p class="small">If no line arrives within the interval, we mail once; and once more when lines come back. Last write: ${when(iso(note.lastWriteAt))}.</p>
   <form method="post" action="/notes/${note.id}/deadman">${csrfField(s)}
@@ -76,6 +81,20 @@ function streamSettingsPage(s: WebSession, noteId: string, url: URL, shown?: Htm
   );
 }
 
+
+/** What happens at the size cap (refuse, or drop the oldest lines) and removal by age. */
+function retentionCard(s: WebSession, note: NoteRow): Html {
+  const cap = bodyCapFor(tierOf(s.ctx.deps, getWorkspace(s.ctx.deps, note.workspaceId)), "plain");
+  return html`<div class="card"><h2>When it is full ${fullBadge(note)}</h2>
+  ${note.fullSince !== null ? html`<div class="flash error">New lines are being refused since ${when(iso(note.fullSince))}: the stream is at its size cap. Drop the oldest lines, or free space, to take lines again.</div>` : ""}
+  <p class="small">A stream holds up to ${cap === null ? "any size" : bytes(cap)}. At that size it can refuse new lines (and mail you once), or drop its oldest lines to make room. Lines can also go once they are older than a number of days.</p>
+  <form method="post" action="/notes/${note.id}/retention">${csrfField(s)}
+    <div class="row"><label class="grow"><span>At the size cap</span><select name="retention"><option value="reject" ${note.retention === "reject" ? "selected" : ""}>refuse new lines</option><option value="drop_oldest" ${note.retention === "drop_oldest" ? "selected" : ""}>drop the oldest lines</option></select></label>
+    <label><span>Remove lines older than (days; empty keeps them)</span><input type="number" name="retention_days" min="1" max="${MAX_RETENTION_DAYS}" value="${note.retentionDays ?? ""}"></label></div>
+    <div class="row"><button class="primary">Save</button></div>
+  </form>
+</div>`;
+}
 
 /** Any refusal while showing the page (above all, a note this account cannot see) is its 404. */
 const settingsRefused: RefusalPage = (_, { s }) =>
@@ -116,6 +135,21 @@ export const streamSettingsPages = (deps: Deps) =>
           input: { expected_interval_seconds: off ? null : seconds, alert_email: off ? undefined : firstValue(b.alert_email).trim() || null },
         });
         return back(`/notes/${params.id}/settings`, "ok", off ? "Alerts turned off." : "Saved: we'll mail if it goes quiet.");
+      },
+      { session: "form", refused: "/notes/:id/settings" },
+    )
+    .post(
+      "/notes/:id/retention",
+      async ({ s, params, body }) => {
+        const b = formFields(body);
+        const days = firstValue(b.retention_days).trim();
+        await updateNote({
+          ctx: s.ctx,
+          id: params.id,
+          // The service checks both, as for the API: an unknown choice or a bad number comes back as its message.
+          input: { retention: firstValue(b.retention) as "reject" | "drop_oldest", retention_days: days === "" ? null : Number(days) },
+        });
+        return back(`/notes/${params.id}/settings`, "ok", "Retention saved.");
       },
       { session: "form", refused: "/notes/:id/settings" },
     )

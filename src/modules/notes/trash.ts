@@ -1,0 +1,133 @@
+import { and, desc, eq, getTableColumns, isNotNull } from "drizzle-orm";
+import { commit, type Reply } from "../../db/commit";
+import { paged } from "../../db/paged";
+import { notes } from "../../db/schema";
+import type { Ctx, Deps } from "../../deps";
+import { NotFound } from "../../http/errors";
+import { DAY_MS, iso } from "../../lib/clock";
+import type { Page } from "../../lib/pagination";
+import { inboxBodyBytes } from "../inbox/storage";
+import { requireScope, requireUnpinned, seesNote } from "../tokens/service";
+import { assertNoteSlots, assertStorage } from "../workspaces/caps";
+import { addStorage, assertWritable, getWorkspace, tierOf } from "../workspaces/repo";
+import type { NoteRecord, TrashedNote } from "./model";
+import { toRecord, visibleNote, type NoteRow } from "./repo";
+
+/**
+ * The trash, one rule for every way in (a user's DELETE, the end of a trial) and out (a restore,
+ * a subscription):
+ * - a trashed note is hidden from every reader (visibleNote and the lists filter it): its inbox
+ *   URL answers 404, its webhook and dead-man's switch are silent, tokens pinned to it see nothing;
+ * - it keeps all of that for a restore; a stream gives up its filename, so the name can be
+ *   appended to again (a new stream), and gets it back on restore unless that stream took it;
+ * - it counts against no note cap, but its bytes (inbox bodies included) stay in the workspace's
+ *   storage until the purge, TRASH_DAYS after trashing, deletes its rows and frees them.
+ */
+export const TRASH_DAYS = 30;
+const TRASH_MS = TRASH_DAYS * DAY_MS;
+/** Notes purged per run: one run is one write, and appends wait for it. */
+const PURGE_BATCH = 200;
+
+/** Inside a write: nothing is deleted, so a restore finds it all; the filename is free for a new stream. */
+export function moveToTrash(deps: Deps, noteId: string, now: number): void {
+  deps.db.$client
+    .query("UPDATE notes SET trashed_at = ?, trashed_filename = filename, filename = NULL WHERE id = ? AND trashed_at IS NULL")
+    .run(now, noteId);
+}
+
+export type TrashedRow = Pick<NoteRow, "id" | "workspaceId" | "trashedFilename">;
+
+/**
+ * Inside a write: out of the trash, with its filename unless another stream took it meanwhile
+ * (then it is reachable by id). An armed dead-man's switch counts from now: the silence of a
+ * note nobody could write to is not the stream's.
+ */
+export function takeOutOfTrash(deps: Deps, note: TrashedRow, now: number): void {
+  const sqlite = deps.db.$client;
+  const name = note.trashedFilename;
+  const taken = name !== null && sqlite.query("SELECT 1 FROM notes WHERE workspace_id = ? AND filename = ?").get(note.workspaceId, name) !== null;
+  sqlite
+    .query(
+      `UPDATE notes SET trashed_at = NULL, filename = ?1, trashed_filename = NULL,
+         deadman_due_at = CASE WHEN deadman_status = 'ok' THEN ?2 + expected_interval_seconds * 1000 ELSE deadman_due_at END
+       WHERE id = ?3`,
+    )
+    .run(taken ? null : name, now, note.id);
+}
+
+const { body: _body, richHtml: _richHtml, ...trashColumns } = getTableColumns(notes);
+type TrashRow = Omit<NoteRow, "body" | "richHtml">;
+
+/** A trashed note as the API shows it: the filename it had, when it went and when it will be purged. */
+function trashRecord(ctx: Ctx, row: TrashRow): TrashedNote {
+  const trashedAt = row.trashedAt!;
+  return {
+    ...toRecord(ctx, { ...row, filename: row.trashedFilename ?? row.filename }),
+    trashed_at: iso(trashedAt),
+    purge_at: iso(trashedAt + TRASH_MS),
+  };
+}
+
+/** GET /trash: the workspace's trashed notes, most recently trashed first. */
+export function listTrash({ ctx, page }: { ctx: Ctx; page: Page }): { items: TrashedNote[]; total: number } {
+  requireScope(ctx, "read");
+  requireUnpinned(ctx, "list the trash");
+  const where = and(eq(notes.workspaceId, ctx.principal.workspaceId), isNotNull(notes.trashedAt));
+  const rows = ctx.deps.db.select(trashColumns).from(notes).where(where).orderBy(desc(notes.trashedAt), desc(notes.id));
+  const { items, total } = paged(ctx.deps.db, { from: notes, where, rows, page });
+  return { items: items.map((r) => trashRecord(ctx, r)), total };
+}
+
+/** A note of the caller's trash (a pinned token's own note only); anything else is the same 404. */
+function trashedNote(ctx: Ctx, id: string): Pick<NoteRow, "id" | "workspaceId" | "trashedFilename" | "format" | "byteSize"> {
+  if (!seesNote(ctx.principal, id)) throw new NotFound("note in the trash");
+  const row = ctx.deps.db
+    .select({ id: notes.id, workspaceId: notes.workspaceId, trashedFilename: notes.trashedFilename, format: notes.format, byteSize: notes.byteSize })
+    .from(notes)
+    .where(and(eq(notes.id, id), eq(notes.workspaceId, ctx.principal.workspaceId), isNotNull(notes.trashedAt)))
+    .get();
+  if (!row) throw new NotFound("note in the trash");
+  return row;
+}
+
+/** POST /notes/{id}/restore: back from the trash, if the workspace has room for it. */
+export async function restoreNote({ ctx, id }: { ctx: Ctx; id: string }): Promise<Reply<NoteRecord>> {
+  requireScope(ctx, "write");
+  const { deps } = ctx;
+  return commit(ctx, 200, () => {
+    const note = trashedNote(ctx, id);
+    const ws = assertWritable(getWorkspace(deps, note.workspaceId));
+    const tier = tierOf(deps, ws);
+    assertNoteSlots(deps, ws, tier, note.format);
+    // Its bytes never left the storage count: there is room for them while the workspace is
+    // within its cap (a plan with less room may have put it over).
+    const bytes = note.byteSize + inboxBodyBytes(deps, note.id);
+    assertStorage(ws, tier, bytes, ws.storageUsed - bytes);
+    takeOutOfTrash(deps, note, deps.clock.now());
+    return toRecord(ctx, visibleNote(ctx, note.id));
+  });
+}
+
+/**
+ * The periodic purge: notes trashed TRASH_DAYS ago or more are deleted for good, with their
+ * chunks, snapshots, inbox payloads and webhook attempts (ON DELETE CASCADE); their bytes and
+ * their inbox bodies' leave the storage count, and tokens pinned to them are revoked (they would
+ * see nothing again, yet hold a place under the plan's token cap).
+ */
+export function purgeTrash(deps: Deps): number {
+  const now = deps.clock.now();
+  const sqlite = deps.db.$client;
+  const due = sqlite
+    .query<{ id: string; workspaceId: string; byteSize: number }, [number, number]>(
+      "SELECT id, workspace_id AS workspaceId, byte_size AS byteSize FROM notes WHERE trashed_at <= ? LIMIT ?",
+    )
+    .all(now - TRASH_MS, PURGE_BATCH);
+  for (const n of due) {
+    const bytes = n.byteSize + inboxBodyBytes(deps, n.id);
+    sqlite.query("DELETE FROM notes WHERE id = ?").run(n.id);
+    addStorage(deps, n.workspaceId, -bytes);
+    sqlite.query("UPDATE tokens SET revoked_at = ? WHERE note_id = ? AND revoked_at IS NULL").run(now, n.id);
+  }
+  if (due.length) deps.tokens.clear();
+  return due.length;
+}

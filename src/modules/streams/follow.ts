@@ -1,0 +1,248 @@
+import type { Ctx, Deps } from "../../deps";
+import { AppError } from "../../http/errors";
+import { authenticate } from "../tokens/service";
+import { endOf, lastLines, linesAfter, linesRead, MAX_LINES, positionOf, readableStream, readLines, type Position } from "./lines";
+import type { LinesPage, LinesQuery, StreamLine } from "./model";
+
+/** Open follows per token (or browser account); the server-wide cap is NOTESTREAM_SSE_MAX. */
+export const OPEN_PER_TOKEN = 10;
+/** A slot frees only when a follower hangs up, which no clock predicts: a guess a client can wait. */
+const RETRY_AFTER_SECONDS = 30;
+
+const encoder = new TextEncoder();
+
+/** One open follow, as the registry knows it. */
+interface Follow {
+  key: string;
+  close(): void;
+}
+
+/**
+ * The service's open follows (SSE): how many each token holds and in all, the wake-ups of the
+ * notes they follow, and one timer that notices lines written by another process (the CLI) from
+ * SQLite's data_version, which moves only for other connections' commits.
+ */
+export class Followers {
+  /** A comment line this often keeps proxies from closing an idle stream. */
+  heartbeatMs = 25_000;
+  /** How often writes of other processes are looked for. */
+  recheckMs = 2_000;
+  /** Set by closeAll: a follow that opens after it ends at once (its client retries elsewhere or later). */
+  closing = false;
+  private open = new Set<Follow>();
+  private perKey = new Map<string, number>();
+  private poll: ReturnType<typeof setInterval> | null = null;
+  private dataVersion = -1;
+
+  constructor(private readonly deps: Deps) {}
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Takes a slot for `key`, or refuses with 429 when the key or the service has none left. */
+  admit(key: string): void {
+    const mine = this.perKey.get(key) ?? 0;
+    const message =
+      mine >= OPEN_PER_TOKEN
+        ? `this token already follows ${OPEN_PER_TOKEN} streams; close one first`
+        : this.open.size >= this.deps.config.sseMax
+          ? "the service follows as many streams as it is configured to; retry later"
+          : null;
+    if (message) throw new AppError("rate_limited", message, undefined, { "retry-after": String(RETRY_AFTER_SECONDS) });
+  }
+
+  add(f: Follow): void {
+    this.open.add(f);
+    this.perKey.set(f.key, (this.perKey.get(f.key) ?? 0) + 1);
+    if (!this.poll) {
+      this.dataVersion = this.readDataVersion();
+      this.poll = setInterval(() => this.lookForOtherWriters(), this.recheckMs);
+    }
+  }
+
+  remove(f: Follow): void {
+    if (!this.open.delete(f)) return;
+    const n = (this.perKey.get(f.key) ?? 1) - 1;
+    if (n > 0) this.perKey.set(f.key, n);
+    else this.perKey.delete(f.key);
+    if (this.open.size === 0 && this.poll) {
+      clearInterval(this.poll);
+      this.poll = null;
+    }
+  }
+
+  /** Ends every open follow (shutdown), so the server's in-flight requests can finish. */
+  closeAll(): void {
+    this.closing = true;
+    for (const f of [...this.open]) f.close();
+  }
+
+  private readDataVersion(): number {
+    return (this.deps.db.$client.query("PRAGMA data_version").get() as { data_version: number }).data_version;
+  }
+
+  private lookForOtherWriters(): void {
+    const v = this.readDataVersion();
+    if (v === this.dataVersion) return;
+    this.dataVersion = v;
+    this.deps.appendBatch.followers.wakeAll();
+  }
+}
+
+const registries = new WeakMap<Deps, Followers>();
+
+/** The open follows of this service (one per set of deps). */
+export function followers(deps: Deps): Followers {
+  let r = registries.get(deps);
+  if (!r) registries.set(deps, (r = new Followers(deps)));
+  return r;
+}
+
+/**
+ * Where a follow starts: after Last-Event-ID (which wins: a reconnecting EventSource keeps its
+ * first URL), after ?cursor=, or after the current last line; `?last=N` sends the newest N first.
+ */
+function followStart(deps: Deps, noteId: string, query: LinesQuery, lastEventId: string | null): { from: Position; replay: StreamLine[] } {
+  const read = linesRead(query);
+  if (lastEventId !== null) return { from: positionOf(lastEventId, "Last-Event-ID"), replay: [] };
+  if ("after" in read) return { from: read.after, replay: [] };
+  if (query.last === undefined) return { from: endOf(deps, noteId), replay: [] };
+  const { lines, next } = lastLines(deps, noteId, read.last);
+  return { from: next ?? endOf(deps, noteId), replay: lines };
+}
+
+const wantsEvents = (request: Request): boolean => (request.headers.get("accept") ?? "").includes("text/event-stream");
+
+/**
+ * Follows a stream the caller may read, as the request asks (query, Last-Event-ID). `key` is
+ * whose slot it takes; `stillAllowed` re-checks the caller at every heartbeat.
+ */
+export function followStream(deps: Deps, o: { noteId: string; query: LinesQuery; request: Request; key: string; stillAllowed: () => void }): Response {
+  const start = followStart(deps, o.noteId, o.query, o.request.headers.get("last-event-id"));
+  return followResponse(deps, { key: o.key, noteId: o.noteId, ...start, stillAllowed: o.stillAllowed, signal: o.request.signal });
+}
+
+/** GET /notes/{id}/lines and by filename: a page of lines, or with Accept: text/event-stream, the follow. */
+export function linesOrFollow({ ctx, by, query, request }: { ctx: Ctx; by: { id: string } | { filename: string }; query: LinesQuery; request: Request }): LinesPage | Response {
+  const note = readableStream(ctx, by);
+  if (!wantsEvents(request)) return readLines(ctx.deps, note, linesRead(query));
+  const { deps } = ctx;
+  const authorization = request.headers.get("authorization");
+  return followStream(deps, {
+    noteId: note.id,
+    query,
+    request,
+    key: `token:${ctx.principal.tokenId}`,
+    // A revoked or expired token, or a note deleted or out of reach, ends the follow.
+    stillAllowed: () => void readableStream({ deps, principal: authenticate(deps, authorization) }, { id: note.id }),
+  });
+}
+
+function eventOf(line: StreamLine): string {
+  return `id: ${line.cursor}\ndata: ${JSON.stringify({ text: line.text, at: line.at })}\n\n`;
+}
+
+interface FollowOptions {
+  /** Whose slot it takes: a token's id, or a browser account's. */
+  key: string;
+  noteId: string;
+  /** The follow sends the lines after this one. */
+  from: Position;
+  /** Lines sent first (the newest N, with ?last=N). */
+  replay: StreamLine[];
+  /** Asked at every heartbeat: throws once the caller may no longer read the note (revoked, deleted). */
+  stillAllowed: () => void;
+  /** The request's signal: the follow ends when the client goes. */
+  signal: AbortSignal;
+}
+
+/**
+ * A Server-Sent Events answer that follows a stream: every new line as an event whose id is its
+ * cursor, pushed when the batch that wrote it commits; a comment heartbeat; ends on hang-up,
+ * shutdown, or once the caller may no longer read the note.
+ */
+function followResponse(deps: Deps, o: FollowOptions): Response {
+  const registry = followers(deps);
+  registry.admit(o.key);
+  let cursor = o.from;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let closed = false;
+  let scheduled = false;
+  let behind = false;
+
+  const send = (text: string) => {
+    try {
+      controller.enqueue(encoder.encode(text));
+    } catch {
+      // The body is gone (the client left before its cancel reached us).
+      close();
+    }
+  };
+  // Synchronous from query to enqueue: no write can slip in between, and none is missed after.
+  const pump = () => {
+    scheduled = false;
+    while (!closed) {
+      if ((controller.desiredSize ?? 1) <= 0) {
+        behind = true;
+        return;
+      }
+      const { lines, next } = linesAfter(deps, o.noteId, cursor, MAX_LINES);
+      if (next) cursor = next;
+      if (lines.length) send(lines.map(eventOf).join(""));
+      if (lines.length < MAX_LINES) return;
+    }
+  };
+  const wake = () => {
+    if (scheduled || closed) return;
+    scheduled = true;
+    queueMicrotask(pump);
+  };
+  const heartbeat = setInterval(() => {
+    try {
+      o.stillAllowed();
+    } catch {
+      return close();
+    }
+    send(": heartbeat\n\n");
+  }, registry.heartbeatMs);
+  const unwatch = deps.appendBatch.followers.watch(o.noteId, wake);
+  const follow: Follow = { key: o.key, close: () => close() };
+
+  function close(): void {
+    if (closed) return;
+    closed = true;
+    clearInterval(heartbeat);
+    unwatch();
+    registry.remove(follow);
+    o.signal.removeEventListener("abort", close);
+    try {
+      controller.close();
+    } catch {}
+  }
+
+  registry.add(follow);
+  o.signal.addEventListener("abort", close);
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+        // The comment makes the answer start at once, so a client sees the follow is open.
+        send(`: following\nretry: 2000\n\n${o.replay.map(eventOf).join("")}`);
+        pump();
+      },
+      pull() {
+        if (behind) {
+          behind = false;
+          wake();
+        }
+      },
+      cancel: close,
+    },
+    { highWaterMark: 16 },
+  );
+  if (registry.closing) close();
+  return new Response(body, {
+    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
+  });
+}

@@ -1,0 +1,171 @@
+import type { Deps } from "../../deps";
+import { ValidationFailed } from "../../http/errors";
+import { iso } from "../../lib/clock";
+import { byteLength } from "../../lib/text";
+import { bodyCapFor } from "../../limits/plans";
+import { enqueueMail } from "../../mail/queue";
+import { streamFull } from "../../mail/templates";
+import { publicBase, recipient } from "../deadman/service";
+import type { NoteRow } from "../notes/repo";
+import { addStorage, getWorkspace, tierOf } from "../workspaces/repo";
+
+export const MAX_RETENTION_DAYS = 3650;
+const DAY_MS = 86_400_000;
+/** Chunks one run of the age sweep removes at most: a long backlog is cleared over several runs, never in one long write. */
+const SWEEP_CHUNKS = 10_000;
+
+/**
+ * The retention part of a PATCH, inside its write. Any change of it ends a full spell: the next
+ * refusal, if the stream is still full, starts a new one and mails again.
+ */
+export function retentionChanges(
+  note: NoteRow,
+  input: { retention?: "reject" | "drop_oldest"; retention_days?: number | null },
+): Partial<NoteRow> {
+  if (input.retention === undefined && input.retention_days === undefined) return {};
+  if (note.kind !== "stream") {
+    const field = input.retention !== undefined ? "note.retention" : "note.retention_days";
+    throw ValidationFailed.field(field, "not_a_stream", "retention belongs to streams (append-only notes)");
+  }
+  const changes: Partial<NoteRow> = { fullSince: null };
+  if (input.retention !== undefined) {
+    // The API's schema already holds to these two; a form's field is checked here.
+    if (input.retention !== "reject" && input.retention !== "drop_oldest") {
+      throw ValidationFailed.field("note.retention", "invalid", "retention must be reject or drop_oldest");
+    }
+    changes.retention = input.retention;
+  }
+  const days = input.retention_days;
+  if (days !== undefined) {
+    if (days !== null && (!Number.isInteger(days) || days < 1 || days > MAX_RETENTION_DAYS)) {
+      throw ValidationFailed.field(
+        "note.retention_days",
+        "out_of_range",
+        `retention_days must be a whole number from 1 to ${MAX_RETENTION_DAYS}, or null to keep lines of any age`,
+      );
+    }
+    changes.retentionDays = days;
+  }
+  return changes;
+}
+
+/**
+ * What an append to a full `drop_oldest` stream removes first: every stored chunk up to
+ * `lastSeq` (0: none), then the batch's `pending` oldest lines not stored yet.
+ */
+export interface Drop {
+  bytes: number;
+  lastSeq: number;
+  pending: number;
+}
+
+/**
+ * Which oldest lines must go to free `need` bytes, read without writing (it runs among an append's
+ * checks): whole chunks in seq order from the (note_id, seq) index, counted only as far as they
+ * are dropped, then the batch's own lines. Null when all of it is not enough, which only a
+ * stream whose counted size is off can meet; the append is then refused as at any cap.
+ */
+export function planDrop(deps: Deps, noteId: string, need: number): Drop | null {
+  let bytes = 0;
+  let lastSeq = 0;
+  const chunks = deps.db.$client
+    .query<{ seq: number; bytes: number }, [string]>("SELECT seq, length(CAST(text AS BLOB)) AS bytes FROM note_chunks WHERE note_id = ? ORDER BY seq")
+    .iterate(noteId);
+  for (const c of chunks) {
+    bytes += c.bytes;
+    lastSeq = c.seq;
+    if (bytes >= need) break;
+  }
+  let pending = 0;
+  const lines = bytes < need ? deps.appendBatch.pendingLines(noteId) : undefined;
+  if (lines) while (bytes < need && pending < lines.length) bytes += byteLength(lines[pending++]!);
+  return bytes >= need ? { bytes, lastSeq, pending } : null;
+}
+
+/** Removes what planDrop chose; the caller counts `drop.bytes` off the note and the workspace. */
+export function applyDrop(deps: Deps, noteId: string, drop: Drop): void {
+  if (drop.lastSeq !== 0) deps.db.$client.query("DELETE FROM note_chunks WHERE note_id = ? AND seq <= ?").run(noteId, drop.lastSeq);
+  if (drop.pending !== 0) deps.appendBatch.dropPending(noteId, drop.pending);
+}
+
+/**
+ * An append to this `reject` stream was refused for its size: the spell starts, in a write of its
+ * own after the refusal (the refused append writes nothing). The row may be the batch's cached
+ * one, so later refusals in the batch queue nothing more.
+ */
+export function refusedFull(deps: Deps, note: NoteRow): void {
+  const at = deps.clock.now();
+  note.fullSince = at;
+  deps.writer.write(() => startFullSpell(deps, note.id, at)).catch((e) => {
+    console.error(JSON.stringify({ level: "error", msg: "could not mark a stream full", note: note.id, error: String(e) }));
+  });
+}
+
+/** Marks the stream full and queues its one mail, unless a spell is on or its retention changed meanwhile. */
+function startFullSpell(deps: Deps, noteId: string, at: number): void {
+  const n = deps.db.$client
+    .query<{ workspaceId: string; title: string; filename: string | null; alertEmail: string | null }, [number, string]>(
+      `UPDATE notes SET full_since = ?1 WHERE id = ?2 AND full_since IS NULL AND retention = 'reject' AND trashed_at IS NULL
+       RETURNING workspace_id AS workspaceId, title, filename, alert_email AS alertEmail`,
+    )
+    .get(at, noteId);
+  if (!n) return;
+  const ws = getWorkspace(deps, n.workspaceId);
+  enqueueMail(
+    deps,
+    streamFull({
+      to: recipient(deps, n),
+      noteTitle: n.title,
+      filename: n.filename,
+      noteId,
+      since: iso(at),
+      capBytes: bodyCapFor(tierOf(deps, ws), "plain"),
+      baseUrl: publicBase(deps),
+    }),
+  );
+}
+
+/** Inside an append's write, after its checks: it fits again, so the full spell is over. */
+export function endFullSpell(deps: Deps, note: NoteRow): void {
+  deps.db.$client.query("UPDATE notes SET full_since = NULL WHERE id = ?").run(note.id);
+  note.fullSince = null;
+}
+
+/**
+ * The periodic sweep of `retention_days`: each stream that sets it loses its chunks older than
+ * that, oldest first. Chunks are in time order per note, so the (note_id, seq) index yields the
+ * expired ones first and the first younger chunk ends the scan: the cost is what it removes.
+ * A stream that shrinks is no longer full.
+ */
+export function expireOldLines(deps: Deps): number {
+  const now = deps.clock.now();
+  const sqlite = deps.db.$client;
+  const streams = sqlite
+    .query<{ id: string; workspaceId: string; days: number }, []>(
+      "SELECT id, workspace_id AS workspaceId, retention_days AS days FROM notes WHERE retention_days IS NOT NULL AND trashed_at IS NULL",
+    )
+    .all();
+  const scan = sqlite.query<{ seq: number; bytes: number | null }, [number, string]>(
+    // The size is read only for chunks that go: the first one that stays ends the scan unread.
+    "SELECT seq, CASE WHEN at < ?1 THEN length(CAST(text AS BLOB)) END AS bytes FROM note_chunks WHERE note_id = ?2 ORDER BY seq",
+  );
+  let removed = 0;
+  for (const n of streams) {
+    let bytes = 0;
+    let lastSeq = 0;
+    let count = 0;
+    for (const c of scan.iterate(now - n.days * DAY_MS, n.id)) {
+      if (c.bytes === null || removed + count >= SWEEP_CHUNKS) break;
+      bytes += c.bytes;
+      lastSeq = c.seq;
+      count++;
+    }
+    if (count === 0) continue;
+    sqlite.query("DELETE FROM note_chunks WHERE note_id = ? AND seq <= ?").run(n.id, lastSeq);
+    sqlite.query("UPDATE notes SET byte_size = byte_size - ?, full_since = NULL WHERE id = ?").run(bytes, n.id);
+    addStorage(deps, n.workspaceId, -bytes);
+    removed += count;
+    if (removed >= SWEEP_CHUNKS) break;
+  }
+  return removed;
+}

@@ -1,0 +1,154 @@
+/**
+ * Following a stream live (Server-Sent Events) and plain-text appends, against the compiled
+ * binary over real HTTP: lines arrive in order, a reconnect with Last-Event-ID misses and repeats
+ * nothing, the per-token limit holds, a quiet follow outlives the server's idle timeout, and
+ * SIGTERM ends open follows and exits cleanly.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { BUILD_TIMEOUT_MS, appendPath, buildBinary, cleanup, provision, request, startServer, tempDir, type RunningServer } from "../helpers/binary";
+import { sseReader, type SseReader } from "../helpers/sse";
+
+beforeAll(() => void buildBinary(), BUILD_TIMEOUT_MS);
+afterAll(() => cleanup());
+
+const linesPath = (filename: string) => `/api/v1/notes/by-filename/${encodeURIComponent(filename)}/lines`;
+
+/** Opens a follow; the caller closes it (or the server ends it). */
+async function follow(server: RunningServer, token: string, filename: string, headers: Record<string, string> = {}) {
+  const ac = new AbortController();
+  const res = await fetch(`${server.base}${linesPath(filename)}`, {
+    headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", ...headers },
+    signal: ac.signal,
+  });
+  const sse: SseReader | null = res.ok ? sseReader(res.body!) : null;
+  return { res, sse, close: () => ac.abort() };
+}
+
+const textOf = (e: { data: string }) => JSON.parse(e.data).text as string;
+
+/**
+ * Appends `texts` from `lanes` concurrent clients, each sending its next text once the previous
+ * one is acknowledged; resolves with what each lane sent, in its order.
+ */
+async function appendAll(server: RunningServer, token: string, filename: string, texts: string[], lanes = 1): Promise<string[][]> {
+  const queue = [...texts];
+  return Promise.all(
+    Array.from({ length: lanes }, async () => {
+      const sent: string[] = [];
+      for (let t = queue.shift(); t !== undefined; t = queue.shift()) {
+        const r = await request(server.base, "POST", appendPath(filename), { token, json: { text: t } });
+        if (r.status !== 200 && r.status !== 201) throw new Error(`append ${t}: ${r.status} ${JSON.stringify(r.body)}`);
+        sent.push(t);
+      }
+      return sent;
+    }),
+  );
+}
+
+describe("following a stream over real HTTP", () => {
+  let server: RunningServer;
+  let token: string;
+  beforeAll(async () => {
+    const dataDir = tempDir("follow");
+    token = provision(dataDir).token;
+    // Unlimited: a thousand appends a minute are past Dev's rate limit.
+    server = await startServer(dataDir, { NOTESTREAM_LIMIT_PROFILE: "unlimited" });
+    expect((await request(server.base, "POST", appendPath("live.log"), { token, json: { text: "before" } })).status).toBe(201);
+  }, 30_000);
+  afterAll(async () => {
+    await server?.stop("SIGKILL").catch(() => {});
+  });
+
+  test("1,000 appends arrive as 1,000 events in the stream's order, each once", async () => {
+    const start = (await request(server.base, "GET", `${linesPath("live.log")}?last=1`, { token })).body.cursor as string;
+    const f = await follow(server, token, "live.log");
+    expect(f.res.status).toBe(200);
+    expect(f.res.headers.get("content-type")).toStartWith("text/event-stream");
+    const texts = Array.from({ length: 1000 }, (_, i) => `line ${i}`);
+    const lanes = await appendAll(server, token, "live.log", texts, 8);
+    const events = await f.sse!.take(1000, 20_000);
+    // The stream's own order (the lines after the one before them) is the order of the events.
+    const stored = await request(server.base, "GET", `${linesPath("live.log")}?cursor=${start}&limit=1000`, { token });
+    expect(events.map(textOf)).toEqual(stored.body.lines.map((l: { text: string }) => l.text));
+    expect(events.map((e) => e.id)).toEqual(stored.body.lines.map((l: { cursor: string }) => l.cursor));
+    expect(new Set(events.map(textOf))).toEqual(new Set(texts));
+    // What each client sent after its previous answer came is later in the stream.
+    const position = new Map(events.map((e, i) => [textOf(e), i]));
+    for (const sent of lanes) expect(sent.map((t) => position.get(t)!)).toEqual(sent.map((t) => position.get(t)!).sort((x, y) => x - y));
+    await Bun.sleep(200);
+    expect(f.sse!.pending()).toEqual([]);
+    f.close();
+  }, 60_000);
+
+  test("a reconnect with Last-Event-ID misses no line and repeats none", async () => {
+    await appendAll(server, token, "resume.log", ["created"]);
+    const a = await follow(server, token, "resume.log");
+    await appendAll(server, token, "resume.log", Array.from({ length: 100 }, (_, i) => `r${i}`));
+    const seen = await a.sse!.take(50);
+    a.close();
+    // Lines appended while nobody follows, and the rest of the first hundred, come on reconnect.
+    await appendAll(server, token, "resume.log", Array.from({ length: 100 }, (_, i) => `r${100 + i}`));
+    const b = await follow(server, token, "resume.log", { "last-event-id": seen[49]!.id! });
+    expect(b.res.status).toBe(200);
+    const rest = await b.sse!.take(150);
+    expect([...seen, ...rest].map(textOf)).toEqual(Array.from({ length: 200 }, (_, i) => `r${i}`));
+    await Bun.sleep(200);
+    expect(b.sse!.pending()).toEqual([]);
+    b.close();
+  }, 30_000);
+
+  test("the 11th open stream of a token is 429 with Retry-After", async () => {
+    const open = [];
+    for (let i = 0; i < 10; i++) {
+      const f = await follow(server, token, "live.log");
+      expect(f.res.status).toBe(200);
+      open.push(f);
+    }
+    const eleventh = await follow(server, token, "live.log");
+    expect(eleventh.res.status).toBe(429);
+    expect(Number(eleventh.res.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(((await eleventh.res.json()) as { error: { code: string } }).error.code).toBe("rate_limited");
+    for (const f of open) f.close();
+    // The server notices the hang-ups and frees the slots.
+    const deadline = Date.now() + 5000;
+    let again = await follow(server, token, "live.log");
+    while (again.res.status === 429 && Date.now() < deadline) {
+      await Bun.sleep(50);
+      again = await follow(server, token, "live.log");
+    }
+    expect(again.res.status).toBe(200);
+    again.close();
+  }, 30_000);
+
+  test("a quiet follow outlives the server's idle timeout (10 s)", async () => {
+    await appendAll(server, token, "quiet.log", ["created"]);
+    const f = await follow(server, token, "quiet.log");
+    await Bun.sleep(11_500);
+    expect((await request(server.base, "POST", appendPath("quiet.log"), { token, json: { text: "still here" } })).status).toBe(200);
+    expect((await f.sse!.take(1)).map(textOf)).toEqual(["still here"]);
+    f.close();
+  }, 30_000);
+
+  test("text/plain appends, as curl -d sends them", async () => {
+    const post = (body: string, type: string) => fetch(`${server.base}${appendPath("curl.log")}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": type }, body });
+    expect((await post("deploy ok", "text/plain")).status).toBe(201);
+    expect((await post("déploiement terminé", "text/plain; charset=utf-8")).status).toBe(200);
+    expect((await post("x", "application/x-www-form-urlencoded")).status).toBe(400);
+    const page = await request(server.base, "GET", `${linesPath("curl.log")}?last=10`, { token });
+    expect(page.body.lines.map((l: { text: string }) => l.text)).toEqual(["deploy ok", "déploiement terminé"]);
+  });
+});
+
+test("SIGTERM with streams open ends them and exits 0 promptly", async () => {
+  const dataDir = tempDir("follow-stop");
+  const { token } = provision(dataDir);
+  const server = await startServer(dataDir);
+  expect((await request(server.base, "POST", appendPath("s.log"), { token, json: { text: "x" } })).status).toBe(201);
+  const open = await Promise.all([follow(server, token, "s.log"), follow(server, token, "s.log"), follow(server, token, "s.log")]);
+  for (const f of open) expect(f.res.status).toBe(200);
+  const started = Date.now();
+  expect(await server.stop("SIGTERM")).toBe(0);
+  expect(Date.now() - started).toBeLessThan(5000);
+  for (const f of open) await f.sse!.ended(2000);
+  expect(server.logs.some((l) => l.includes('"stopped"'))).toBe(true);
+}, 30_000);

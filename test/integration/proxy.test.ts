@@ -1,0 +1,55 @@
+/** Behind a reverse proxy: the origin the client used decides links, inbox URLs and Secure cookies. */
+import { afterEach, expect, test } from "bun:test";
+import { ConfigError, loadConfig } from "../../src/config";
+import { harness, type Harness } from "../helpers/harness";
+
+let h: Harness;
+afterEach(() => h.close());
+
+const behindProxy = (env: Record<string, string> = {}) => harness({ env: { NOTESTREAM_BASE_URL: "", NOTESTREAM_TRUST_PROXY: "1", ...env } });
+
+test("X-Forwarded-Proto and -Host decide the inbox URL and the list links when no base URL is set", async () => {
+  h = behindProxy();
+  const token = await h.token(await h.account("dev"));
+  const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "x" } })).json();
+  const forwarded = { "x-forwarded-proto": "https", "x-forwarded-host": "notes.example.com" };
+  const inbox = await (await h.request("POST", `/api/v1/notes/${id}/inbox`, { token, headers: forwarded })).json();
+  expect(inbox.inbox_url).toStartWith("https://notes.example.com/h/inb_");
+  const list = await h.request("GET", "/api/v1/notes?limit=1", { token, headers: forwarded });
+  expect(list.headers.get("link")).toContain("<https://notes.example.com/api/v1/notes?");
+});
+
+test("the Forwarded header (RFC 7239) works too, and the outermost trusted proxy's value wins", async () => {
+  h = behindProxy();
+  const token = await h.token(await h.account("dev"));
+  const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "x" } })).json();
+  // The client forged the first element; the one proxy we trust appended the last.
+  const headers = { forwarded: 'proto=http;host=evil.example, proto=https;host="notes.example.com"' };
+  const inbox = await (await h.request("POST", `/api/v1/notes/${id}/inbox`, { token, headers })).json();
+  expect(inbox.inbox_url).toStartWith("https://notes.example.com/h/");
+});
+
+test("cookies are Secure when the client's origin is https, and not on plain http", async () => {
+  h = behindProxy();
+  const https = await h.request("GET", "/signin", { headers: { "x-forwarded-proto": "https", "x-forwarded-host": "notes.example.com" } });
+  expect(https.headers.getSetCookie().length).toBeGreaterThan(0);
+  for (const c of https.headers.getSetCookie()) expect(c).toMatch(/; Secure$/);
+  const http = await h.request("GET", "/signin");
+  for (const c of http.headers.getSetCookie()) expect(c).not.toContain("Secure");
+});
+
+test("without NOTESTREAM_TRUST_PROXY forwarded headers are ignored", async () => {
+  h = harness({ env: { NOTESTREAM_BASE_URL: "" } });
+  const token = await h.token(await h.account("dev"));
+  const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "x" } })).json();
+  const inbox = await (await h.request("POST", `/api/v1/notes/${id}/inbox`, { token, headers: { "x-forwarded-proto": "https", "x-forwarded-host": "evil.example" } })).json();
+  expect(inbox.inbox_url).toStartWith("http://notestream.test/h/");
+  const page = await h.request("GET", "/signin", { headers: { "x-forwarded-proto": "https" } });
+  for (const c of page.headers.getSetCookie()) expect(c).not.toContain("Secure");
+});
+
+test("a base URL with a path is refused at start with a clear message", () => {
+  expect(() => loadConfig({ NOTESTREAM_BASE_URL: "https://example.com/notes" })).toThrow(ConfigError);
+  expect(() => loadConfig({ NOTESTREAM_BASE_URL: "https://example.com/notes" })).toThrow(/without a path/);
+  expect(loadConfig({ NOTESTREAM_BASE_URL: "https://example.com/" }).baseUrl).toBe("https://example.com");
+});

@@ -1,0 +1,64 @@
+import { Database } from "bun:sqlite";
+import { describe, expect, test } from "bun:test";
+import { Writer } from "../../src/db/writer";
+import { AppendBatch } from "../../src/modules/streams/batch";
+
+/** The tables an append's overlay writes, with one note and one workspace. */
+function counters() {
+  const db = new Database(":memory:");
+  db.run("CREATE TABLE notes (id TEXT PRIMARY KEY, byte_size INTEGER, updated_at INTEGER, last_write_at INTEGER, expected_interval_seconds INTEGER, deadman_due_at INTEGER)");
+  db.run("CREATE TABLE workspaces (id TEXT PRIMARY KEY, storage_used INTEGER)");
+  db.run("CREATE TABLE note_chunks (seq INTEGER PRIMARY KEY, note_id TEXT NOT NULL, text TEXT NOT NULL, at INTEGER NOT NULL DEFAULT 0)");
+  db.run("INSERT INTO notes VALUES ('n', 0, 0, 0, NULL, NULL)");
+  db.run("INSERT INTO workspaces VALUES ('w', 0)");
+  const batch = new AppendBatch(db);
+  const writer = new Writer(db, null, batch);
+  const chunks = () => db.query<{ text: string }, []>("SELECT text FROM note_chunks ORDER BY seq").all().map((c) => c.text);
+  /** An append as the service makes it: drop the oldest pending lines first, then add its own. */
+  const line = (text: string, opts: { drop?: number; fail?: boolean } = {}) =>
+    writer.write(
+      () => {
+        if (opts.drop) batch.dropPending("n", opts.drop);
+        batch.addText("n", text);
+        if (opts.fail) throw Object.assign(new Error("refused"), { status: 422 });
+      },
+      { coalesce: true },
+    );
+  return { db, batch, writer, chunks, line };
+}
+
+describe("dropping a batch's own pending lines (retention drop_oldest)", () => {
+  test("the oldest pending lines go, the rest keep their order in the batch's chunk", async () => {
+    const { chunks, line } = counters();
+    await Promise.all([line("a\n"), line("b\n"), line("c\n", { drop: 2 }), line("d\n"), line("e\n", { drop: 1 })]);
+    expect(chunks()).toEqual(["d\ne\n"]);
+  });
+
+  test("a refused write's drop is undone by the journal: the lines it dropped are back, in place", async () => {
+    const { chunks, line } = counters();
+    const results = await Promise.allSettled([line("a\n"), line("b\n"), line("x\n", { drop: 2, fail: true }), line("c\n")]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    expect(chunks()).toEqual(["a\nb\nc\n"]);
+  });
+
+  test("a nested part that drops and then throws is undone; the write's earlier drop stands", async () => {
+    const { batch, writer, chunks, line } = counters();
+    const first = [line("a\n"), line("b\n"), line("c\n")];
+    const nested = writer.write(
+      () => {
+        batch.dropPending("n", 1);
+        try {
+          writer.nested(() => {
+            batch.dropPending("n", 2);
+            batch.addText("n", "lost\n");
+            throw new Error("half-done");
+          });
+        } catch {}
+        batch.addText("n", "kept\n");
+      },
+      { coalesce: true },
+    );
+    await Promise.all([...first, nested]);
+    expect(chunks()).toEqual(["b\nc\nkept\n"]);
+  });
+});
