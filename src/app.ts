@@ -22,6 +22,8 @@ import { webRoutes } from "./modules/web/routes";
 import { pageErrors } from "./web/page-errors";
 import { mcpRoutes } from "./mcp/http";
 import { oauthRoutes } from "./mcp/oauth/routes";
+import { metricsRoutes } from "./metrics/routes";
+import { observeService } from "./observability";
 import { foldersRoutes } from "./modules/folders/routes";
 import { notesRoutes } from "./modules/notes/routes";
 import { snapshotsRoutes } from "./modules/snapshots/routes";
@@ -76,6 +78,8 @@ export function buildApp(deps: Deps) {
     .use(webRoutes(deps))
     .use(mcpRoutes(deps))
     .use(oauthRoutes(deps))
+    // Registered only with a token: without one, /metrics is an unknown path like any other.
+    .use(deps.config.metricsToken ? metricsRoutes(deps.metrics, deps.config.metricsToken) : new Elysia())
     .use(api);
   routesOf = () => app.routes;
   return app;
@@ -87,7 +91,8 @@ export function buildApp(deps: Deps) {
  * a replay depends on, the API error log) are handed to it here.
  */
 export function buildHandler(deps: Deps) {
-  return createHandler(deps, buildApp(deps), {
+  const app = buildApp(deps);
+  return createHandler(deps, app, {
     fastRoutes: [appendRoute],
     tokens: {
       secretOf: bearerSecret,
@@ -96,5 +101,6 @@ export function buildHandler(deps: Deps) {
     },
     assertReplayable: (principal) => void assertWritable(getWorkspace(deps, principal.workspaceId)),
     onClientError: ({ principal, ...e }) => recordApiError(deps, { workspaceId: principal.workspaceId, tokenId: principal.tokenId, ...e }),
+    observe: observeService(deps, () => app.routes),
   });
 }

@@ -36,6 +36,8 @@ export interface Config {
   minIntervalSeconds: number;
   /** Streams followed live (Server-Sent Events) at once, server-wide; 0 turns following off. */
   sseMax: number;
+  /** Bearer token of GET /metrics; null turns the endpoint off (404). */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -63,6 +65,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_MIN_INTERVAL_SECONDS", "60", "Shortest dead-man interval a note may set (lower it for tests)."],
   ["NOTESTREAM_SSE_MAX", "1000", "Streams followed live (Server-Sent Events) at once, server-wide; past it 429 (0 turns following off)."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
+  ["NOTESTREAM_METRICS_TOKEN", "(unset)", "Turns on GET /metrics (Prometheus text format), for requests with this Bearer token; unset, /metrics is 404."],
 ] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -103,6 +106,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookTimeoutMs: parseNumber("NOTESTREAM_WEBHOOK_TIMEOUT_MS", env.NOTESTREAM_WEBHOOK_TIMEOUT_MS ?? "10000", 100, 120_000),
     jobConcurrency: parseNumber("NOTESTREAM_JOB_CONCURRENCY", env.NOTESTREAM_JOB_CONCURRENCY ?? "8", 1, 256),
     sseMax: parseWhole("NOTESTREAM_SSE_MAX", env.NOTESTREAM_SSE_MAX ?? "1000", 0, 100_000),
+    metricsToken: parseMetricsToken(env.NOTESTREAM_METRICS_TOKEN),
   };
 }
 
@@ -177,6 +181,14 @@ function parseWhole(name: string, raw: string, min: number, max: number): number
   const n = parseNumber(name, raw, min, max);
   if (!Number.isInteger(n)) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   return n;
+}
+
+function parseMetricsToken(raw: string | undefined): string | null {
+  const token = raw?.trim();
+  if (!token) return null;
+  // A Bearer token is one run of visible characters; a short one could be guessed.
+  if (!/^[\x21-\x7e]{16,512}$/.test(token)) throw new ConfigError("NOTESTREAM_METRICS_TOKEN must be 16 to 512 visible ASCII characters without spaces (e.g. openssl rand -hex 32)");
+  return token;
 }
 
 function parseTrustProxy(raw: string): number {

@@ -4,6 +4,7 @@ import type { Writer } from "./db/writer";
 import type { RateLimiter } from "./http/rate-limit";
 import type { Clock } from "./lib/clock";
 import type { Mailer } from "./mail/mailer";
+import type { Metrics } from "./metrics/metrics";
 import type { RateLimits } from "./limits/plans";
 import type { IdempotentWrite } from "./http/idempotency";
 import type { AppendBatch } from "./modules/streams/batch";
@@ -27,6 +28,8 @@ export interface Deps {
   resolve: (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
   /** Used only by the mail job; everything else enqueues mail. */
   mailer: Mailer;
+  /** What GET /metrics exposes; features count their background events here (src/metrics/). */
+  metrics: Metrics;
 }
 
 export type Scope = "read" | "write" | "append";

@@ -6,6 +6,7 @@ import { WalSync } from "./db/wal-sync";
 import { migrate } from "./db/migrate";
 import { Writer } from "./db/writer";
 import type { Deps } from "./deps";
+import { Metrics } from "./metrics/metrics";
 import { RateLimiter } from "./http/rate-limit";
 import { systemClock, type Clock } from "./lib/clock";
 import { AppendBatch } from "./modules/streams/batch";
@@ -26,5 +27,5 @@ export function createDeps(config: Config = loadConfig(), clock: Clock = systemC
   migrate(db);
   const durable = config.synchronous === "FULL" ? new WalSync(`${databasePath(config.dataDir)}-wal`) : null;
   const appendBatch = new AppendBatch(db.$client);
-  return { config, db, writer: new Writer(db.$client, durable, appendBatch), appendBatch, clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client), heartbeats: new Map(), jobs: { wake: () => {} }, resolve: resolveHost, mailer: mailerFor(config) };
+  return { config, db, writer: new Writer(db.$client, durable, appendBatch), appendBatch, clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client), heartbeats: new Map(), jobs: { wake: () => {} }, resolve: resolveHost, mailer: mailerFor(config), metrics: new Metrics() };
 }

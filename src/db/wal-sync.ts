@@ -16,6 +16,8 @@ export class WalSync {
   private idleWaiters: (() => void)[] = [];
   /** fsyncs run; commits / syncs is how many commits each one covered. */
   syncs = 0;
+  /** Told how long each fsync took (metrics), when set. */
+  onSync: ((seconds: number) => void) | null = null;
 
   constructor(private readonly walPath: string) {}
 
@@ -36,9 +38,11 @@ export class WalSync {
     const group = this.queued;
     this.queued = [];
     this.running = true;
+    const started = this.onSync ? performance.now() : 0;
     const finish = (err: unknown) => {
       this.running = false;
       this.syncs++;
+      if (this.onSync && !err) this.onSync((performance.now() - started) / 1000);
       for (const w of group) (err ? w.reject(err) : w.resolve());
       if (this.queued.length > 0) this.start();
       else this.idleWaiters.splice(0).forEach((r) => r());

@@ -36,6 +36,14 @@ export interface BatchOverlay {
   invalidate(): void;
 }
 
+/** Told of each committed batch (metrics); the composition root sets it, so the writer imports none. */
+export interface WriterObserver {
+  /** A batch committed with this many writes in it. */
+  committed(writes: number): void;
+  /** One fdatasync of the log took this long (NOTESTREAM_SYNCHRONOUS=FULL). */
+  synced(seconds: number): void;
+}
+
 const noOverlay: BatchOverlay = { begin() {}, mark: () => 0, rollback() {}, apply() {}, committed() {}, discard() {}, invalidate() {} };
 
 /**
@@ -70,6 +78,10 @@ export class Writer {
   readonly stats = { batches: 0, writes: 0 };
   // Prepared once: `Database.run(sql)` would compile each statement on every call.
   private readonly stmt;
+  private observer: WriterObserver | null = null;
+  /** What the running batch's writes asked to run once it commits (afterCommit), and whether a batch runs. */
+  private readonly after: (() => void)[] = [];
+  private inBatch = false;
 
   /** With a WalSync, a batch is answered only after its commit is on disk. */
   constructor(
@@ -110,6 +122,21 @@ export class Writer {
 
   private flushAfterSync = false;
 
+  observe(observer: WriterObserver): void {
+    this.observer = observer;
+    if (this.durable) this.durable.onSync = (seconds) => observer.synced(seconds);
+  }
+
+  /**
+   * Runs `fn` once the running write's batch has committed (a log line, a counter: what must not
+   * tell of a write that was rolled back); dropped with the write if it rolls back. Outside a
+   * write it runs at once.
+   */
+  afterCommit(fn: () => void): void {
+    if (this.inBatch) this.after.push(fn);
+    else fn();
+  }
+
   /**
    * Runs the writes of a batch inside one transaction. A coalesced write that fails unexpectedly
    * returns null, and the caller replays the batch with savepoints for all (`safe`).
@@ -119,7 +146,11 @@ export class Writer {
     const overlay = this.overlay;
     overlay.invalidate();
     const outcomes: { ok: boolean; value: unknown }[] = [];
+    const after = this.after;
+    after.length = 0;
+    this.inBatch = true;
     for (const w of batch) {
+      const mark = after.length;
       if (!w.coalesce) {
         overlay.apply();
         overlay.invalidate();
@@ -135,6 +166,7 @@ export class Writer {
         } catch (error) {
           if (!isExpected(error)) return null;
           overlay.rollback();
+          after.length = mark;
           outcomes.push({ ok: false, value: error });
         }
         continue;
@@ -148,6 +180,7 @@ export class Writer {
         this.stmt.rollbackTo.run();
         this.stmt.release.run();
         overlay.rollback();
+        after.length = mark;
         outcomes.push({ ok: false, value: error });
       }
     }
@@ -161,6 +194,7 @@ export class Writer {
    */
   nested<T>(run: () => T): T {
     const mark = this.overlay.mark();
+    const afterMark = this.after.length;
     this.stmt.nested.run();
     try {
       const value = run();
@@ -170,6 +204,7 @@ export class Writer {
       this.stmt.rollbackToNested.run();
       this.stmt.releaseNested.run();
       this.overlay.rollback(mark);
+      this.after.length = afterMark;
       throw error;
     }
   }
@@ -196,6 +231,7 @@ export class Writer {
         outcomes = this.runBatch(batch, true)!;
       }
     } catch (error) {
+      this.inBatch = false;
       try {
         this.sqlite.run("ROLLBACK");
       } catch {}
@@ -203,14 +239,17 @@ export class Writer {
       for (const w of batch) w.reject(error);
       return this.afterFlush();
     }
+    this.inBatch = false;
     try {
       this.overlay.apply();
       this.stmt.commit.run();
       this.stats.batches++;
       this.stats.writes += batch.length;
+      this.observer?.committed(batch.length);
     } catch (error) {
       // Nothing of the batch is durable: every request in it learns so.
       this.overlay.discard();
+      this.after.length = 0;
       try {
         this.sqlite.run("ROLLBACK");
       } catch {}
@@ -219,6 +258,8 @@ export class Writer {
     }
     // Outside the try above: the batch is committed, whatever its readers make of that.
     this.overlay.committed();
+    // After the commit, before the fsync: what they tell is in the database; a crash could still lose it.
+    if (this.after.length > 0) for (const fn of this.after.splice(0)) runAfterCommit(fn);
     const results = outcomes;
     const answer = () => batch.forEach((w, i) => (results[i]!.ok ? w.resolve(results[i]!.value) : w.reject(results[i]!.value)));
     if (!this.durable) {
@@ -243,5 +284,13 @@ export class Writer {
       this.drained = null;
       this.draining = null;
     }
+  }
+}
+
+function runAfterCommit(fn: () => void): void {
+  try {
+    fn();
+  } catch (e) {
+    console.error(JSON.stringify({ level: "error", msg: "an after-commit callback failed", error: String((e as Error)?.stack ?? e) }));
   }
 }

@@ -22,9 +22,15 @@ export interface BoundaryParts {
   assertReplayable: (principal: Principal) => void;
   /** A 4xx answered to a token, for its error log (GET /api/v1/errors). */
   onClientError: (e: { principal: Principal; method: string; path: string; status: number; code: string }) => void;
+  /** Told of every answer as it leaves (metrics), when set. */
+  observe?: AnswerObserver;
 }
 
+/** `route` is the fast route's pattern when one answered, else null (the router's, or none). */
+export type AnswerObserver = (method: string, path: string, route: string | null, status: number, started: number) => void;
+
 type Handle = (request: Request) => Response | Promise<Response>;
+type FastMatch = { bucket: TokenBucket; handler: FastHandler; route: FastRoute };
 
 const API = "/api/v1/";
 /** The only /api/v1 paths answered without a token. */
@@ -42,6 +48,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
   const hsts = deps.config.baseUrl?.startsWith("https://") ?? false;
   const identify = identifier(deps, parts.tokens);
   const once = idempotency(deps, parts.assertReplayable);
+  const observe = parts.observe;
 
   /** `peer` is the client's address, or a function that looks it up (a system call most requests never need). */
   const proxied = deps.config.trustProxy > 0 && !deps.config.baseUrl;
@@ -53,17 +60,20 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
     let address: string | undefined;
     const ipOf = () => (address ??= clientIp(deps, request, typeof peer === "function" ? peer() : peer));
     const api = path.startsWith(API);
+    const fast = api ? matchFast(request.method, path) : null;
     const finish = (response: Response): Response => {
       if (!api) {
         if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", id);
         secureResponse(response, hsts, request.url.startsWith("https:"));
       }
-      if (deps.config.logRequests) logRequest(request.method, path, response.status, started, id);
+      // The address costs a system call where nothing asked for it yet: only for the log line.
+      if (deps.config.logRequests) logRequest(request.method, path, response.status, started, id, ipOf());
+      if (observe) observe(request.method, path, fast && fast.route.routeOf(path), response.status, started);
       return response;
     };
     const failed = (e: unknown) => finish(api ? withHeaders(toResponse(e), { "x-request-id": id }) : toResponse(e));
     try {
-      const answer = api ? handleApi(request, path, ipOf, id) : handleOther(request, path, ipOf, id);
+      const answer = api ? handleApi(request, path, ipOf, id, fast) : handleOther(request, path, ipOf, id);
       return answer instanceof Promise ? answer.then(finish, failed) : finish(answer);
     } catch (e) {
       return failed(e);
@@ -71,7 +81,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
   };
 
   /** Every /api/v1 answer carries the request id and the rate-limit headers. */
-  function handleApi(request: Request, path: string, ipOf: () => string, id: string): Response | Promise<Response> {
+  function handleApi(request: Request, path: string, ipOf: () => string, id: string, fast: FastMatch | null): Response | Promise<Response> {
     const method = request.method;
     const who = identify(request.headers.get("authorization"), ipOf);
     if ("error" in who) return withHeaders(toResponse(who.error), apiHeaders(who.decision, id));
@@ -83,7 +93,6 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
       return app.handle(request);
     }
     const principal = who.principal;
-    const fast = matchFast(method, path);
     const bucket: TokenBucket = fast ? fast.bucket : bucketOf(method);
     const decision = deps.limiter.consume(tokenRateKey(principal.tokenId, bucket), rateFor(principal, bucket), bucket);
     const headers = apiHeaders(decision, id);
@@ -140,10 +149,10 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
     parts.onClientError({ principal, method, path, status: response.status, code });
   }
 
-  function matchFast(method: string, path: string) {
+  function matchFast(method: string, path: string): FastMatch | null {
     for (const route of parts.fastRoutes) {
       const handler = route.match(method, path);
-      if (handler) return { bucket: route.bucket, handler };
+      if (handler) return { bucket: route.bucket, handler, route };
     }
     return null;
   }

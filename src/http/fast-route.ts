@@ -14,4 +14,6 @@ export interface FastRoute {
   bucket: TokenBucket;
   /** The handler for this method and path, or null when the route does not match. */
   match(method: string, path: string): FastHandler | null;
+  /** The router's pattern of a path this route matched ("/api/v1/notes/:id/append"), for metrics. */
+  routeOf(path: string): string;
 }

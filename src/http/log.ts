@@ -53,12 +53,22 @@ export function requestId(request: Request): string {
  * One line per request. Built as a string: the fields are known, and only the method and path
  * need escaping. Inbox URLs carry their credential in the path: it never reaches the log.
  */
-export function logRequest(method: string, path: string, status: number, started: number, id: string): void {
+export function logRequest(method: string, path: string, status: number, started: number, id: string, ip: string): void {
   const ms = Math.round((performance.now() - started) * 100) / 100;
   const shown = path.startsWith("/h/") ? "/h/[redacted]" : path;
   logLine(
-    `{"time":"${iso(Date.now())}","level":"info","msg":"request","method":${methodJson(method)},"path":${jsonString(shown)},"status":${status},"duration_ms":${ms},"request_id":"${id}"}`,
+    `{"time":"${iso(Date.now())}","level":"info","msg":"request","method":${methodJson(method)},"path":${jsonString(shown)},"status":${status},"duration_ms":${ms},"request_id":"${id}","ip":${jsonString(ip)}}`,
   );
+}
+
+/**
+ * One line for a background event an operator looks for (a delivery retried, a dead letter, an
+ * alert sent), in the request lines' format and order: `{"time","level","msg",...fields}`.
+ * Callers pass only what is safe to keep in a log: ids, counts, hosts, domains; never a token,
+ * a secret URL, an address's local part or a body.
+ */
+export function logEvent(level: "info" | "warn" | "error", msg: string, fields: Record<string, string | number | boolean | null> = {}): void {
+  logLine(JSON.stringify({ time: iso(Date.now()), level, msg, ...fields }));
 }
 
 const METHOD_JSON = new Map(["GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS"].map((m) => [m, `"${m}"`]));

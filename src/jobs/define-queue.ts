@@ -2,7 +2,7 @@ import type { Static, TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Deps } from "../deps";
 import { cancelSerial, enqueue, type EnqueueOptions, type JobRow } from "./queue";
-import type { JobHandler, JobOutcome } from "./runner";
+import type { JobHandler, JobOutcome, Settled } from "./runner";
 
 /** What a feature writes for one queue: the work, given a payload already decoded and checked. */
 export interface QueueHandler<P> {
@@ -10,6 +10,8 @@ export interface QueueHandler<P> {
   run: (deps: Deps, payload: P, job: JobRow) => Promise<JobOutcome | (() => JobOutcome)>;
   /** Runs in the write that fails the job for good; not for a payload that never decoded. */
   onFailed?: (deps: Deps, payload: P, error: string) => void;
+  /** Told once an attempt's outcome has committed (log lines, metrics); not for a payload that never decoded. */
+  settled?: (deps: Deps, payload: P, job: JobRow, settled: Settled) => void;
 }
 
 export type Decoded<P> = { ok: true; payload: P } | { ok: false; error: string };
@@ -56,6 +58,11 @@ export function defineQueue<S extends TSchema>(name: string, schema: S, handler:
     onFailed: (deps, job, error) => {
       const d = decode(job.payload);
       if (d.ok) handler.onFailed?.(deps, d.payload, error);
+    },
+    settled: (deps, job, settled) => {
+      if (!handler.settled) return;
+      const d = decode(job.payload);
+      if (d.ok) handler.settled(deps, d.payload, job, settled);
     },
   };
 }

@@ -93,15 +93,21 @@ export function completeJob(deps: Deps, job: JobRow, leaseId: string): boolean {
   );
 }
 
-/** Schedules another attempt, or fails the job for good when its attempts are spent. Returns the new status. */
-export function retryJob(deps: Deps, job: JobRow, leaseId: string, error: string, delayMs?: number): "pending" | "failed" | null {
-  if (job.attempts >= job.maxAttempts) return failJob(deps, job, leaseId, error) ? "failed" : null;
+/** Schedules another attempt, or fails the job for good when its attempts are spent. Returns the new status (and when the attempt is due). */
+export function retryJob(
+  deps: Deps,
+  job: JobRow,
+  leaseId: string,
+  error: string,
+  delayMs?: number,
+): { status: "pending"; runAt: number } | { status: "failed" } | null {
+  if (job.attempts >= job.maxAttempts) return failJob(deps, job, leaseId, error) ? { status: "failed" } : null;
   const runAt = deps.clock.now() + (delayMs ?? backoffMs(deps, job.attempts));
   const changed = deps.db.$client.run(
     "UPDATE jobs SET status = 'pending', run_at = ?, lease_id = NULL, lease_expires_at = NULL, last_error = ? WHERE id = ? AND lease_id = ? AND status = 'running'",
     [runAt, error.slice(0, 1000), job.id, leaseId],
   ).changes;
-  return changed === 1 ? "pending" : null;
+  return changed === 1 ? { status: "pending", runAt } : null;
 }
 
 export function failJob(deps: Deps, job: JobRow, leaseId: string, error: string): boolean {

@@ -18,7 +18,12 @@ export interface JobHandler {
   run: (deps: Deps, job: JobRow) => Promise<JobOutcome | (() => JobOutcome)>;
   /** Runs in the same write that marks the job failed for good (a dead letter, say). */
   onFailed?: (deps: Deps, job: JobRow, error: string) => void;
+  /** Told once the write that settled an attempt has committed (a log line, a counter). */
+  settled?: (deps: Deps, job: JobRow, settled: Settled) => void;
 }
+
+/** How an attempt ended: done, due again at `runAt`, or failed for good. */
+export type Settled = { status: "done" } | { status: "retry"; error: string; runAt: number } | { status: "failed"; error: string };
 
 export const JOBS_BEAT = "jobs";
 
@@ -100,10 +105,18 @@ export class JobRunner {
     } catch (e) {
       result = { retry: String((e as Error)?.message ?? e) };
     }
+    let settled: Settled | null = null;
     try {
-      await this.deps.writer.write(() => this.settle(job, this.outcomeOf(result), handler));
+      settled = await this.deps.writer.write(() => this.settle(job, this.outcomeOf(result), handler));
     } catch (e) {
       console.error(JSON.stringify({ level: "error", msg: "could not settle a job", job: job.id, error: String(e) }));
+    }
+    if (settled && handler?.settled) {
+      try {
+        handler.settled(this.deps, job, settled);
+      } catch (e) {
+        console.error(JSON.stringify({ level: "error", msg: "a job's settled hook failed", job: job.id, error: String(e) }));
+      }
     }
     this.inflight--;
     if (this.inflight === 0) this.idleWaiters.splice(0).forEach((r) => r());
@@ -123,15 +136,16 @@ export class JobRunner {
     }
   }
 
-  private settle(job: JobRow, outcome: JobOutcome, handler: JobHandler | undefined): void {
+  /** Records the outcome; null when the job was not this runner's to settle any more (its lease expired). */
+  private settle(job: JobRow, outcome: JobOutcome, handler: JobHandler | undefined): Settled | null {
     const d = this.deps;
-    if ("ok" in outcome) {
-      completeJob(d, job, this.leaseId);
-      return;
-    }
+    if ("ok" in outcome) return completeJob(d, job, this.leaseId) ? { status: "done" } : null;
     const error = "fail" in outcome ? outcome.fail : outcome.retry;
-    const status = "fail" in outcome ? (failJob(d, job, this.leaseId, error) ? "failed" : null) : retryJob(d, job, this.leaseId, error, outcome.delayMs);
-    if (status === "failed") handler?.onFailed?.(d, job, error);
+    const next = "fail" in outcome ? (failJob(d, job, this.leaseId, error) ? { status: "failed" as const } : null) : retryJob(d, job, this.leaseId, error, outcome.delayMs);
+    if (next === null) return null;
+    if (next.status === "pending") return { status: "retry", error, runAt: next.runAt };
+    handler?.onFailed?.(d, job, error);
+    return { status: "failed", error };
   }
 
   /** Wakes for the next retry when it falls due; the cron sweep is only the safety net. */

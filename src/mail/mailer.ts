@@ -4,6 +4,7 @@ import type { Transporter } from "nodemailer";
 
 // nodemailer loads with the first mail, not at start-up.
 const nodemailer = async () => (await import("nodemailer")).default;
+import { logEvent } from "../http/log";
 import { randomBase62 } from "../lib/random";
 
 export interface MailMessage {
@@ -66,6 +67,12 @@ export class OutboxMailer implements Mailer {
     mkdirSync(this.dir, { recursive: true });
     const file = join(this.dir, `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomBase62(6)}.eml`);
     writeFileSync(file, info.message as Buffer);
-    console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "mail written to outbox", to: m.to, subject: m.subject, file }));
+    logEvent("info", "mail written to outbox", { to_domain: domainOf(m.to), file });
   }
+}
+
+/** The part after the last @ ("example.com"), or "unknown": what logs say of an address (the rest is personal data). */
+export function domainOf(address: string): string {
+  const at = address.lastIndexOf("@");
+  return at === -1 ? "unknown" : address.slice(at + 1).replace(/[>\s].*$/, "").toLowerCase() || "unknown";
 }

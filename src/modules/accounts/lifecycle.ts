@@ -2,6 +2,7 @@ import { and, eq, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { tokens, workspaces } from "../../db/schema";
 import { AppError } from "../../http/errors";
+import { logEvent } from "../../http/log";
 import { DAY_MS } from "../../lib/clock";
 import { TRIAL_DAYS, TRIAL_GRACE_DAYS, tierFor, type PlanName } from "../../limits/plans";
 import { moveToTrash, takeOutOfTrash, type TrashedRow } from "../notes/trash";
@@ -14,6 +15,11 @@ import { getWorkspace, type WorkspaceRow } from "../workspaces/repo";
  * restart loses nothing, and clears the token cache because a token's rights may change. A
  * transition the state does not allow is a 409 conflict.
  */
+
+/** A transition's log line, once its write has committed (workspace ids only: no address, no name). */
+function logTransition(deps: Deps, msg: string, fields: Record<string, string | number>): void {
+  deps.writer.afterCommit(() => logEvent("info", msg, fields));
+}
 
 function update(deps: Deps, id: string, set: Partial<WorkspaceRow>): void {
   deps.db.update(workspaces).set(set).where(eq(workspaces.id, id)).run();
@@ -50,6 +56,7 @@ export function subscribe(deps: Deps, workspaceId: string, plan: PlanName, opts:
   };
   if (ws.state === "trial") set.trialEndsAt = deps.clock.now();
   update(deps, ws.id, set);
+  if (ws.state === "read_only" || ws.state === "trial_ended") logTransition(deps, "account reactivated", { workspace_id: ws.id, from: ws.state, plan });
   restoreTrialTrash(deps, ws);
   const tier = tierFor(deps.config.limitProfile, plan);
   if (!tier.api) revokeTokens(deps, ws.id, "api");
@@ -71,6 +78,7 @@ export function lapse(deps: Deps, workspaceId: string): WorkspaceRow {
   if (ws.plan === "free") throw new AppError("conflict", "a free account has no subscription to lapse");
   update(deps, ws.id, { state: "read_only", lapsedAt: deps.clock.now() });
   revokeTokens(deps, ws.id, "extension");
+  logTransition(deps, "account lapsed", { workspace_id: ws.id, plan: ws.plan });
   return getWorkspace(deps, ws.id);
 }
 
@@ -97,6 +105,7 @@ export function runLifecycle(deps: Deps): { trialsEnded: number; trashed: number
     .returning({ id: workspaces.id })
     .all();
   if (ended.length) deps.tokens.clear();
+  for (const { id } of ended) logTransition(deps, "trial ended", { workspace_id: id });
   let trashed = 0;
   const due = deps.db
     .select()
@@ -104,7 +113,9 @@ export function runLifecycle(deps: Deps): { trialsEnded: number; trashed: number
     .where(and(eq(workspaces.state, "trial_ended"), isNotNull(workspaces.trashDueAt), lte(workspaces.trashDueAt, now)))
     .all();
   for (const ws of due) {
-    trashed += trashAboveCap(deps, ws);
+    const n = trashAboveCap(deps, ws);
+    trashed += n;
+    if (n > 0) logTransition(deps, "notes trashed after the trial", { workspace_id: ws.id, notes: n });
     deps.db.update(workspaces).set({ trashDueAt: null }).where(eq(workspaces.id, ws.id)).run();
   }
   return { trialsEnded: ended.length, trashed };

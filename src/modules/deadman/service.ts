@@ -1,7 +1,9 @@
 import type { Deps } from "../../deps";
 import { AppError, ValidationFailed } from "../../http/errors";
+import { logEvent } from "../../http/log";
 import { iso } from "../../lib/clock";
 import { byteLength } from "../../lib/text";
+import { domainOf } from "../../mail/mailer";
 import { enqueueMail } from "../../mail/queue";
 import { deadmanAlert, deadmanRecovered } from "../../mail/templates";
 import { isPlausibleEmail, normaliseEmail } from "../accounts/service";
@@ -105,10 +107,20 @@ export function checkDeadlines(deps: Deps): number {
     .all(now);
   for (const n of due) {
     sqlite.query("UPDATE notes SET deadman_status = 'late' WHERE id = ? AND deadman_status = 'ok'").run(n.id);
+    const to = recipient(deps, n);
+    deps.writer.afterCommit(() => {
+      deps.metrics.deadmanAlerts.inc();
+      logEvent("warn", "dead-man alert sent", {
+        note_id: n.id,
+        silent_seconds: Math.round((now - n.lastWriteAt) / 1000),
+        interval_seconds: n.interval,
+        to_domain: domainOf(to),
+      });
+    });
     enqueueMail(
       deps,
       deadmanAlert({
-        to: recipient(deps, n),
+        to,
         noteTitle: n.title,
         filename: n.filename,
         noteId: n.id,

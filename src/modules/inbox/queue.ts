@@ -5,6 +5,7 @@ import { inboxDeliveries, notes } from "../../db/schema";
 import { AppError, CapExceeded } from "../../http/errors";
 import { defineQueue } from "../../jobs/define-queue";
 import type { JobOutcome } from "../../jobs/runner";
+import { logEvent } from "../../http/log";
 import { iso } from "../../lib/clock";
 import { appendTo } from "../streams/service";
 import { inboxLine, summarise } from "./summarise";
@@ -33,7 +34,21 @@ export const inboxQueue = defineQueue("inbox", InboxPayload, {
   onFailed: (deps, { deliveryId }, error) => {
     deps.db.update(inboxDeliveries).set({ status: "dead", lastError: error.slice(0, 1000) }).where(eq(inboxDeliveries.id, deliveryId)).run();
   },
+  settled: (deps, { deliveryId }, _job, s) => {
+    const counts = deps.metrics.inboxPayloads;
+    if (s.status !== "failed") return (s.status === "done" ? counts.delivered : counts.retry).inc();
+    counts.dead.inc();
+    const d = deps.db.select({ noteId: inboxDeliveries.noteId }).from(inboxDeliveries).where(eq(inboxDeliveries.id, deliveryId)).get();
+    logEvent("warn", "inbox payload dead-lettered", { note_id: d?.noteId ?? null, delivery_id: deliveryId, reason: loggedReason(s.error) });
+  },
 });
+
+const UNEXPECTED = "could not turn the payload into a line";
+
+/** The reason for the log: an unexpected exception's own text stays in the dead letter (it might quote the payload). */
+function loggedReason(error: string): string {
+  return error.startsWith(UNEXPECTED) ? `${UNEXPECTED} (an unexpected error; the dead letter has its text)` : error.slice(0, 500);
+}
 
 /** One attempt, in one write: summarise, append (with its own webhook job), mark delivered. */
 function processDelivery(deps: Deps, deliveryId: string): JobOutcome {
@@ -51,7 +66,7 @@ function processDelivery(deps: Deps, deliveryId: string): JobOutcome {
     // is a fault the same stored bytes would meet at every retry, for hours, while the inbox's
     // later payloads wait behind it (one note's jobs run in order). Dead-letter it now, with the
     // reason; a replay tries again once the cause is gone.
-    return { fail: `could not turn the payload into a line: ${String((e as Error)?.message ?? e)}` };
+    return { fail: `${UNEXPECTED}: ${String((e as Error)?.message ?? e)}` };
   }
 }
 

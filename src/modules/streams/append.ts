@@ -27,6 +27,8 @@ export const appendRoute: FastRoute = {
     const target = appendTarget(path);
     return target && ((ctx, request) => readAppend(ctx, request, target));
   },
+  // The patterns of its two routes in routes.ts.
+  routeOf: (path) => (path.startsWith("/api/v1/notes/by-filename/") ? "/api/v1/notes/by-filename/:filename/append" : "/api/v1/notes/:id/append"),
 };
 
 /** The append takes UTF-8 text/plain as well as JSON: the body is then the text (`curl -d 'deploy ok'`). */

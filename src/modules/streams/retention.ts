@@ -1,8 +1,10 @@
 import type { Deps } from "../../deps";
 import { ValidationFailed } from "../../http/errors";
+import { logEvent } from "../../http/log";
 import { iso } from "../../lib/clock";
 import { byteLength } from "../../lib/text";
 import { bodyCapFor } from "../../limits/plans";
+import { domainOf } from "../../mail/mailer";
 import { enqueueMail } from "../../mail/queue";
 import { streamFull } from "../../mail/templates";
 import { publicBase, recipient } from "../deadman/service";
@@ -111,15 +113,21 @@ function startFullSpell(deps: Deps, noteId: string, at: number): void {
     .get(at, noteId);
   if (!n) return;
   const ws = getWorkspace(deps, n.workspaceId);
+  const to = recipient(deps, n);
+  const capBytes = bodyCapFor(tierOf(deps, ws), "plain");
+  deps.writer.afterCommit(() => {
+    deps.metrics.fullStreamAlerts.inc();
+    logEvent("warn", "full-stream alert sent", { note_id: noteId, cap_bytes: capBytes, to_domain: domainOf(to) });
+  });
   enqueueMail(
     deps,
     streamFull({
-      to: recipient(deps, n),
+      to,
       noteTitle: n.title,
       filename: n.filename,
       noteId,
       since: iso(at),
-      capBytes: bodyCapFor(tierOf(deps, ws), "plain"),
+      capBytes,
       baseUrl: publicBase(deps),
     }),
   );

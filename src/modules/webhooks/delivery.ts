@@ -3,7 +3,9 @@ import { t } from "elysia";
 import type { Deps } from "../../deps";
 import { notes, webhookAttempts } from "../../db/schema";
 import { defineQueue } from "../../jobs/define-queue";
-import type { JobOutcome } from "../../jobs/runner";
+import type { JobRow } from "../../jobs/queue";
+import type { JobOutcome, Settled } from "../../jobs/runner";
+import { logEvent } from "../../http/log";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { enqueueMail } from "../../mail/queue";
@@ -30,7 +32,7 @@ export const WebhookDelivery = t.Object({
 });
 export type WebhookDelivery = typeof WebhookDelivery.static;
 
-export const webhookDelivery = defineQueue("webhook", WebhookDelivery, { run: deliver });
+export const webhookDelivery = defineQueue("webhook", WebhookDelivery, { run: deliver, settled: afterAttempt });
 
 /** Inside an append's write: one delivery job, committed with the append, ordered per note. */
 export function enqueueAppendDelivery(deps: Deps, note: NoteRow, text: string, byteSize: number, now: number): void {
@@ -119,6 +121,39 @@ function mailOwnerAboutDisable(deps: Deps, noteId: string, url: string, reason: 
     )
     .get(noteId);
   if (n) enqueueMail(deps, webhookDisabled({ to: n.email, noteTitle: n.title, filename: n.filename, url, reason }));
+}
+
+/**
+ * Once an attempt's outcome has committed: its count, and a log line for a failure. The line
+ * names the note, the delivery and the receiver's host only: a webhook URL may carry a secret
+ * in its path or query (Slack's do), and the signing secret never leaves the note.
+ */
+function afterAttempt(deps: Deps, p: WebhookDelivery, job: JobRow, s: Settled): void {
+  const counts = deps.metrics.webhookDeliveries;
+  if (s.status === "done") return counts.delivered.inc();
+  (s.status === "retry" ? counts.retry : counts.failed).inc();
+  // The attempt just recorded (none when the webhook was gone before it was tried).
+  const last = deps.db.$client
+    .query<{ url: string; disabled: number }, [string, string, number]>(
+      "SELECT url, disabled FROM webhook_attempts WHERE note_id = ?1 AND delivery_id = ?2 AND attempt = ?3 ORDER BY id DESC LIMIT 1",
+    )
+    .get(p.noteId, p.deliveryId, job.attempts);
+  const host = last && URL.canParse(last.url) ? new URL(last.url).host : null;
+  const fields = { note_id: p.noteId, delivery_id: p.deliveryId, attempt: job.attempts, host, error: withoutUrl(s.error, last?.url, host) };
+  if (s.status === "retry") logEvent("warn", "webhook delivery failed, will retry", { ...fields, next_attempt_at: iso(s.runAt) });
+  else if (last?.disabled) {
+    deps.metrics.webhooksDisabled.inc();
+    logEvent("warn", "webhook disabled", fields);
+  } else logEvent("warn", "webhook delivery given up", fields);
+}
+
+/** An error that quotes the URL, its path or its query (none of ours should) shows the host instead. */
+function withoutUrl(error: string, url: string | undefined, host: string | null): string {
+  if (!url || !host || !URL.canParse(url)) return error;
+  const { pathname, search } = new URL(url);
+  let out = error.split(url).join(host);
+  for (const part of [search, pathname]) if (part.length > 1) out = out.split(part).join("…");
+  return out;
 }
 
 /** Retry-After in seconds or as an HTTP date, on 429 and 503, capped at an hour. */

@@ -1,0 +1,55 @@
+import { statSync } from "node:fs";
+import { databasePath } from "./db/client";
+import type { Deps } from "./deps";
+import type { AnswerObserver } from "./http/boundary";
+import { routePatterns } from "./http/route-patterns";
+import { followers } from "./modules/streams/follow";
+import { jobHandlers } from "./queues";
+
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+/**
+ * Wires GET /metrics to the running service when NOTESTREAM_METRICS_TOKEN is set: process
+ * metrics, the writer's batches and fsyncs, the scrape-time readings (job queues, live follows,
+ * file sizes), and the boundary's observer, returned here. Off, nothing is counted per request.
+ */
+export function observeService(deps: Deps, routes: () => readonly { method: string; path: string }[]): AnswerObserver | undefined {
+  if (!deps.config.metricsToken) return undefined;
+  const m = deps.metrics;
+  m.enableDefaultMetrics();
+  deps.writer.observe({ committed: (writes) => m.batchWrites.observe(writes), synced: (seconds) => m.fsyncSeconds.observe(seconds) });
+  m.sources = { jobQueues: () => jobQueues(deps), sseOpen: () => followers(deps).size, files: () => fileSizes(deps) };
+  // Built on first use from the finished app's routes; the fast routes (the append's) name their own.
+  let patternOf: ((method: string, path: string) => string | null) | undefined;
+  return (method, path, fastRoute, status, started) => {
+    const known = METHODS.has(method) ? method : "OTHER";
+    const route = fastRoute ?? (patternOf ??= routePatterns(routes()))(known, path) ?? "unmatched";
+    m.requests.count(m.requests.slot(known, route), status);
+    if (fastRoute !== null) m.appendSeconds.observe((performance.now() - started) / 1000);
+  };
+}
+
+/**
+ * Unfinished jobs of every queue (0 for an idle one): the jobs_due index (status first) finds
+ * them, and there are few unless something is stuck, which is what this is for.
+ */
+function jobQueues(deps: Deps): { queue: string; depth: number; oldestAgeSeconds: number }[] {
+  const rows = deps.db.$client
+    .query<{ queue: string; depth: number; oldest: number }, []>(
+      "SELECT queue, count(*) AS depth, min(created_at) AS oldest FROM jobs WHERE status IN ('pending', 'running') GROUP BY queue",
+    )
+    .all();
+  const now = deps.clock.now();
+  const byQueue = new Map(rows.map((r) => [r.queue, r]));
+  const names = new Set([...Object.keys(jobHandlers), ...byQueue.keys()]);
+  return [...names].sort().map((queue) => {
+    const r = byQueue.get(queue);
+    return { queue, depth: r?.depth ?? 0, oldestAgeSeconds: r ? Math.max(0, (now - r.oldest) / 1000) : 0 };
+  });
+}
+
+function fileSizes(deps: Deps): { database: number; wal: number } {
+  const db = databasePath(deps.config.dataDir);
+  const size = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  return { database: size(db), wal: size(`${db}-wal`) };
+}
