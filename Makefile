@@ -8,7 +8,7 @@ BUN := $(shell command -v bun 2>/dev/null || echo $(CURDIR)/.tools/node_modules/
 export PATH := $(dir $(BUN)):$(PATH)
 
 # The commands themselves are package.json's scripts (bun run test, …); the targets add the set-up.
-.PHONY: help run test check build bench migration clean install
+.PHONY: help run test check build bench migration clean install image test-image
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -44,6 +44,19 @@ migration: install ## Generate a migration from the schema: make migration name=
 	@test -n "$(name)" || { echo "usage: make migration name=<what_changed>"; exit 2; }
 	$(BUN) x drizzle-kit generate --name $(name)
 	$(BUN) scripts/embed-migrations.ts
+
+# The container engine for `make image`: docker when its daemon answers, else podman.
+CONTAINER_ENGINE ?= $(shell if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then echo docker; \
+  elif command -v podman >/dev/null 2>&1; then echo podman; fi)
+IMAGE_NAME ?= localhost/notestream:latest
+
+image: ## Build the container image (docker or podman; IMAGE_NAME=…, BUILD_ARGS="--build-arg RUNTIME_BASE=…")
+	@test -n "$(CONTAINER_ENGINE)" || { echo "make image: neither a running docker nor podman found"; exit 1; }
+	$(CONTAINER_ENGINE) build $(if $(filter podman,$(CONTAINER_ENGINE)),--format docker) \
+	  --build-arg BUN_VERSION=$(BUN_VERSION) $(BUILD_ARGS) -t $(IMAGE_NAME) .
+
+test-image: ## Build the image with podman from locally made bases and run it (root; minutes; not in make test)
+	bash scripts/test-image.sh
 
 clean: ## Remove build output and installed tools
 	rm -rf dist .tools node_modules
