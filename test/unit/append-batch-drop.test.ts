@@ -1,18 +1,9 @@
-import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { Writer } from "../../src/db/writer";
-import { AppendBatch } from "../../src/modules/streams/batch";
+import { overlayDb } from "../helpers/overlay-db";
 
 /** The tables an append's overlay writes, with one note and one workspace. */
 function counters() {
-  const db = new Database(":memory:");
-  db.run("CREATE TABLE notes (id TEXT PRIMARY KEY, byte_size INTEGER, updated_at INTEGER, last_write_at INTEGER, expected_interval_seconds INTEGER, deadman_due_at INTEGER)");
-  db.run("CREATE TABLE workspaces (id TEXT PRIMARY KEY, storage_used INTEGER)");
-  db.run("CREATE TABLE note_chunks (seq INTEGER PRIMARY KEY, note_id TEXT NOT NULL, text TEXT NOT NULL, at INTEGER NOT NULL DEFAULT 0)");
-  db.run("INSERT INTO notes VALUES ('n', 0, 0, 0, NULL, NULL)");
-  db.run("INSERT INTO workspaces VALUES ('w', 0)");
-  const batch = new AppendBatch(db);
-  const writer = new Writer(db, null, batch);
+  const { db, batch, writer } = overlayDb();
   const chunks = () => db.query<{ text: string }, []>("SELECT text FROM note_chunks ORDER BY seq").all().map((c) => c.text);
   /** An append as the service makes it: drop the oldest pending lines first, then add its own. */
   const line = (text: string, opts: { drop?: number; fail?: boolean } = {}) =>

@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { notes } from "../../src/db/schema";
 import { Writer } from "../../src/db/writer";
+import { overlayDb } from "../helpers/overlay-db";
 import { enqueue } from "../../src/jobs/queue";
 import { JobRunner } from "../../src/jobs/runner";
 import { AppendBatch } from "../../src/modules/streams/batch";
@@ -17,17 +18,7 @@ function setup() {
   return { db, writer, commits: () => writer.stats.batches };
 }
 
-/** The tables an append's overlay writes, with one note and one workspace. */
-function counters() {
-  const db = new Database(":memory:");
-  db.run("CREATE TABLE notes (id TEXT PRIMARY KEY, byte_size INTEGER, updated_at INTEGER, last_write_at INTEGER, expected_interval_seconds INTEGER, deadman_due_at INTEGER)");
-  db.run("CREATE TABLE workspaces (id TEXT PRIMARY KEY, storage_used INTEGER)");
-  db.run("CREATE TABLE note_chunks (seq INTEGER PRIMARY KEY, note_id TEXT NOT NULL, text TEXT NOT NULL, at INTEGER NOT NULL DEFAULT 0)");
-  db.run("INSERT INTO notes VALUES ('n', 0, 0, 0, NULL, NULL)");
-  db.run("INSERT INTO workspaces VALUES ('w', 0)");
-  const batch = new AppendBatch(db);
-  return { db, batch, writer: new Writer(db, null, batch) };
-}
+const counters = overlayDb;
 
 describe("Writer", () => {
   test("writes queued in the same turn share one transaction and each gets its own result", async () => {
