@@ -90,6 +90,17 @@ export function buildApp(deps: Deps) {
  * boundary is generic; the features it needs (the append route, token lookup, the account state
  * a replay depends on, the API error log) are handed to it here.
  */
+/** Called with a Bearer token (or nothing secret) by browser-based MCP clients: no cookies, so CORS is safe. */
+const CORS_PATHS = new Set([
+  "/mcp",
+  "/.well-known/oauth-protected-resource",
+  "/.well-known/oauth-protected-resource/mcp",
+  "/.well-known/oauth-authorization-server",
+  "/oauth/register",
+  "/oauth/token",
+  "/oauth/revoke",
+]);
+
 export function buildHandler(deps: Deps) {
   const app = buildApp(deps);
   return createHandler(deps, app, {
@@ -100,6 +111,12 @@ export function buildHandler(deps: Deps) {
       lookup: (secret) => lookupPrincipal(deps, secret),
     },
     assertReplayable: (principal) => void assertWritable(getWorkspace(deps, principal.workspaceId)),
+    cors: {
+      covers: (path) => CORS_PATHS.has(path),
+      get origins() {
+        return deps.config.mcpAllowedOrigins;
+      },
+    },
     onClientError: ({ principal, ...e }) => recordApiError(deps, { workspaceId: principal.workspaceId, tokenId: principal.tokenId, ...e }),
     observe: observeService(deps, () => app.routes),
   });

@@ -9,6 +9,8 @@ export interface Config {
   port: number;
   host: string;
   baseUrl: string | null;
+  /** Origins browser-based MCP clients may call /mcp and the OAuth endpoints from; null for any (they carry a Bearer token, no cookie). */
+  mcpAllowedOrigins: ReadonlySet<string> | null;
   limitProfile: LimitProfileName;
   /** "FULL" makes every acknowledged write survive power loss; "NORMAL" trades that for speed. */
   synchronous: "FULL" | "NORMAL";
@@ -63,6 +65,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_SMTP_URL", "(unset)", "smtp:// or smtps:// URL with credentials (smtps://user:pass@host:465); unset, mail is written to <data dir>/outbox/*.eml."],
   ["NOTESTREAM_MAIL_FROM", "notestream <notestream@localhost>", "Sender of the mail notestream sends."],
   ["NOTESTREAM_MIN_INTERVAL_SECONDS", "60", "Shortest dead-man interval a note may set (lower it for tests)."],
+  ["NOTESTREAM_MCP_ALLOWED_ORIGINS", "(any)", "Comma-separated origins browser-based MCP clients may call /mcp and the OAuth endpoints from (CORS); unset, any origin (they authenticate with a Bearer token, no cookie)."],
   ["NOTESTREAM_SSE_MAX", "1000", "Streams followed live (Server-Sent Events) at once, server-wide; past it 429 (0 turns following off)."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
   ["NOTESTREAM_METRICS_TOKEN", "(unset)", "Turns on GET /metrics (Prometheus text format), for requests with this Bearer token; unset, /metrics is 404."],
@@ -92,6 +95,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port,
     host: env.NOTESTREAM_HOST ?? "0.0.0.0",
     baseUrl: baseUrl ? baseUrl.replace(/\/+$/, "") : null,
+    mcpAllowedOrigins: parseOrigins(env.NOTESTREAM_MCP_ALLOWED_ORIGINS),
     limitProfile: profile,
     synchronous: sync,
     logRequests: parseBool("NOTESTREAM_LOG_REQUESTS", env.NOTESTREAM_LOG_REQUESTS ?? "true"),
@@ -205,4 +209,13 @@ function parseBool(name: string, raw: string): boolean {
   if (["1", "true", "yes", "on"].includes(v)) return true;
   if (["0", "false", "no", "off"].includes(v)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function parseOrigins(raw: string | undefined): ReadonlySet<string> | null {
+  const list = (raw ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  if (list.length === 0) return null;
+  for (const o of list) {
+    if (!URL.canParse(o) || new URL(o).origin !== o) throw new ConfigError(`NOTESTREAM_MCP_ALLOWED_ORIGINS: "${o}" is not an origin like https://app.example.com`);
+  }
+  return new Set(list);
 }

@@ -10,6 +10,7 @@ import { idempotency, type IdempotentWrite } from "./idempotency";
 import { logRequest, requestId } from "./log";
 import { rateFor, rateHeaders, rateLimited, tokenRateKey, type RateDecision, type TokenBucket } from "./rate-limit";
 import { setRequestState } from "./request-state";
+import { addCors, preflight, type CorsPolicy } from "./cors";
 import { asForwarded } from "./forwarded";
 import { secureResponse } from "./security-headers";
 
@@ -20,6 +21,8 @@ export interface BoundaryParts {
   tokens: TokenResolver;
   /** Throws when a stored Idempotency-Key answer may not be replayed any more (a read-only account). */
   assertReplayable: (principal: Principal) => void;
+  /** The Bearer-only endpoints browser-based clients may call from other origins. */
+  cors: CorsPolicy;
   /** A 4xx answered to a token, for its error log (GET /api/v1/errors). */
   onClientError: (e: { principal: Principal; method: string; path: string; status: number; code: string }) => void;
   /** Told of every answer as it leaves (metrics), when set. */
@@ -64,6 +67,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
     const finish = (response: Response): Response => {
       if (!api) {
         if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", id);
+        if (parts.cors.covers(path)) addCors(parts.cors, request, response);
         secureResponse(response, hsts, request.url.startsWith("https:"));
       }
       // The address costs a system call where nothing asked for it yet: only for the log line.
@@ -73,6 +77,8 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
     };
     const failed = (e: unknown) => finish(api ? withHeaders(toResponse(e), { "x-request-id": id }) : toResponse(e));
     try {
+      // A preflight is answered before any other check: the browser sends it without credentials.
+      if (request.method === "OPTIONS" && !api && parts.cors.covers(path)) return finish(preflight(parts.cors, request));
       const answer = api ? handleApi(request, path, ipOf, id, fast) : handleOther(request, path, ipOf, id);
       return answer instanceof Promise ? answer.then(finish, failed) : finish(answer);
     } catch (e) {

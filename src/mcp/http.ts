@@ -25,15 +25,19 @@ function principalOf(deps: Deps, authorization: string | null) {
 
 /**
  * POST /mcp: MCP over Streamable HTTP, stateless (a fresh server per request, JSON answers), with
- * the SDK's web-standard transport. The Origin header, when sent, must be ours (DNS rebinding).
+ * the SDK's web-standard transport.
  */
 export const mcpRoutes = (deps: Deps) =>
   new Elysia().all(
     "/mcp",
     async ({ request }) => {
+      // Browser-based clients call from their own origin with a Bearer token (CORS: http/cors.ts); no
+      // cookie is ever read here, so another origin gains nothing a token does not already give.
+      // Operators who want only some origins list them (NOTESTREAM_MCP_ALLOWED_ORIGINS).
       const origin = request.headers.get("origin");
-      if (origin && origin !== new URL(publicBase(deps, request)).origin) {
-        return Response.json({ error: "forbidden", error_description: "requests from other origins are refused" }, { status: 403 });
+      const allowed = deps.config.mcpAllowedOrigins;
+      if (origin && allowed && !allowed.has(origin) && origin !== new URL(publicBase(deps, request)).origin) {
+        return Response.json({ error: "forbidden", error_description: "requests from this origin are refused (NOTESTREAM_MCP_ALLOWED_ORIGINS)" }, { status: 403 });
       }
       let ctx: Ctx;
       try {

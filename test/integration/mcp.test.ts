@@ -146,14 +146,16 @@ describe("hosted MCP over Streamable HTTP", () => {
     expect(await toolError(client, "create_folder", { name: "one more" })).toStartWith("rate_limited:");
   });
 
-  test("without a token: 401 pointing at the protected resource metadata; another origin: 403", async () => {
+  test("without a token: 401 pointing at the protected resource metadata; an origin off the operator's allowlist: 403", async () => {
     h = harness();
     const base = serve();
     const res = await fetch(`${base}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
     const token = await h.token(await h.account("dev"));
+    h.deps.config.mcpAllowedOrigins = new Set(["https://ide.example"]);
     const cross = await fetch(`${base}/mcp`, { method: "POST", headers: { authorization: `Bearer ${token}`, origin: "https://evil.example", "content-type": "application/json" }, body: "{}" });
     expect(cross.status).toBe(403);
+    expect(cross.headers.get("access-control-allow-origin")).toBeNull();
   });
 });

@@ -465,18 +465,35 @@ describe("the MCP client with an OAuth access token", () => {
     expect(h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 0 });
   });
 
-  test("an Origin header from another site on POST /mcp is refused with 403, ours is accepted", async () => {
+  test("a browser-based client on another origin calls /mcp with its Bearer token and reads the CORS answer; an operator's allowlist refuses the rest", async () => {
     const g = await grant("dev");
-    const foreign = await rawMcp(g.tokens.access_token, { origin: "https://evil.example" });
-    expect(foreign.status).toBe(403);
+    const foreign = await rawMcp(g.tokens.access_token, { origin: "https://inspector.example" });
+    expect(foreign.status).toBe(200);
+    expect(foreign.headers.get("access-control-allow-origin")).toBe("https://inspector.example");
     await foreign.body?.cancel();
-    // Refused before the token is even looked at.
-    const foreignAnon = await rawMcp(undefined, { origin: "https://evil.example" });
-    expect(foreignAnon.status).toBe(403);
-    await foreignAnon.body?.cancel();
+    // Without a token it is the usual 401, its challenge readable by the page.
+    const anon = await rawMcp(undefined, { origin: "https://inspector.example" });
+    expect(anon.status).toBe(401);
+    expect(anon.headers.get("access-control-expose-headers")).toContain("WWW-Authenticate");
+    await anon.body?.cancel();
     const ours = await rawMcp(g.tokens.access_token, { origin: BASE });
     expect(ours.status).toBe(200);
     await ours.body?.cancel();
+  });
+
+  test("preflights from a browser are answered before any other check, on /mcp and the OAuth endpoints", async () => {
+    for (const path of ["/mcp", "/oauth/token", "/oauth/register", "/oauth/revoke", "/.well-known/oauth-authorization-server"]) {
+      const res = await h.request("OPTIONS", path, {
+        headers: { origin: "https://inspector.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type, mcp-protocol-version" },
+      });
+      expect([path, res.status]).toEqual([path, 204]);
+      expect(res.headers.get("access-control-allow-origin")).toBe("https://inspector.example");
+      expect(res.headers.get("access-control-allow-headers")).toContain("Mcp-Protocol-Version");
+      expect(res.headers.get("access-control-allow-headers")).toContain("Authorization");
+    }
+    // The pages, which use cookies, get no CORS.
+    const page = await h.request("OPTIONS", "/signin", { headers: { origin: "https://inspector.example", "access-control-request-method": "POST" } });
+    expect(page.headers.get("access-control-allow-origin")).toBeNull();
   });
 
   test("an access token ends after its hour", async () => {
