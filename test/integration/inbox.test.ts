@@ -238,7 +238,10 @@ describe("receiving payloads", () => {
 
   const senders: [string, string, Record<string, string>, string][] = [
     ["a Stripe event", JSON.stringify(stripeEvent), { "content-type": "application/json; charset=utf-8", "user-agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)" }, "Stripe payment_intent.succeeded pi_3MtwBwLkdIwHu7ix28a3tqPa 42.00 USD succeeded"],
-    ["an Alertmanager alert", JSON.stringify(alertmanager), { "content-type": "application/json", "user-agent": "Alertmanager/0.27.0" }, "Alertmanager FIRING 2 alerts: HighErrorRate (critical) - Error rate above 5% for 10 minutes"],
+    ["an Alertmanager alert", JSON.stringify(alertmanager), { "content-type": "application/json", "user-agent": "Alertmanager/0.27.0" }, "Alertmanager FIRING 2 alerts (2 firing) - Error rate above 5% for 10 minutes: HighErrorRate (critical, api-1:9090), HighErrorRate (critical, api-2:9090)"],
+    // Gitea and Forgejo copy GitHub's payload and send X-GitHub-Event too: their own header must be kept to tell them apart.
+    ["a Gitea push", JSON.stringify(githubPush), { "content-type": "application/json", "x-gitea-event": "push", "x-github-event": "push" }, GITHUB_SUMMARY.replace("GitHub", "Gitea")],
+    ["a Forgejo push", JSON.stringify(githubPush), { "content-type": "application/json", "x-forgejo-event": "push", "x-gitea-event": "push", "x-github-event": "push" }, GITHUB_SUMMARY.replace("GitHub", "Forgejo")],
     ["a text/plain body with newlines and control characters", "Backup finished\n\tfiles: 12\r\n\u0007bytes: 4096\u202E\n2026-01-01T00:00:00.000Z forged", { "content-type": "text/plain" }, "Backup finished files: 12 bytes: 4096 2026-01-01T00:00:00.000Z forged"],
   ];
   for (const [what, payload, headers, summary] of senders) {

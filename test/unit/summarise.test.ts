@@ -442,15 +442,17 @@ describe("Sentry", () => {
 });
 
 describe("Alertmanager", () => {
-  test("a firing group names the status, alert count, alert name, severity and summary", () => {
+  test("a firing group names the status, counts, common summary and every alert with its severity and instance", () => {
     expect(summariseJson(alertmanagerFiring, { "user-agent": "Alertmanager/0.27.0" })).toBe(
-      "Alertmanager FIRING 2 alerts: HighErrorRate (critical) - Error rate above 5% for 10 minutes",
+      "Alertmanager FIRING 2 alerts (2 firing) - Error rate above 5% for 10 minutes: HighErrorRate (critical, api-1:9090), HighErrorRate (critical, api-2:9090)",
     );
   });
 
   test("a resolved group with one alert says so", () => {
     const resolved = { ...alertmanagerFiring, status: "resolved", alerts: [{ ...alertmanagerFiring.alerts[0]!, status: "resolved" }] };
-    expect(summariseJson(resolved)).toBe("Alertmanager RESOLVED 1 alert: HighErrorRate (critical) - Error rate above 5% for 10 minutes");
+    expect(summariseJson(resolved)).toBe(
+      "Alertmanager RESOLVED 1 alert (1 resolved) - Error rate above 5% for 10 minutes: HighErrorRate (critical, api-1:9090, resolved)",
+    );
   });
 });
 

@@ -22,7 +22,7 @@ export const INBOX_PER_MINUTE = 120;
 /** Payloads a minute all of one workspace's inboxes accept together: more inboxes buy no more room. */
 export const INBOX_WORKSPACE_PER_MINUTE = 600;
 /** Request headers kept with a payload: enough to tell the sender, never credentials. */
-const KEPT_HEADERS = ["content-type", "user-agent", "x-github-event", "x-gitlab-event", "sentry-hook-resource", "x-event-key"];
+const KEPT_HEADERS = ["content-type", "user-agent", "x-github-event", "x-gitlab-event", "sentry-hook-resource", "x-event-key", "x-gitea-event", "x-forgejo-event"];
 
 /** Creates or rotates a stream's inbox: the old URL stops working at once. 32 base62 characters ≈ 190 bits. */
 export async function rotateInbox({ ctx, noteId, baseUrl }: { ctx: Ctx; noteId: string; baseUrl: string }): Promise<Reply<{ inbox_url: string; token: string }>> {

@@ -1,10 +1,11 @@
 import { jsonDepthExceeds } from "../../lib/json-depth";
+import { alertList, grafana, isAlertArray, isGrafana } from "./senders/alerts";
+import { firstLine, join, type Json, MAX_LINE_CHARS, plural, str } from "./senders/common";
+import { dockerHub, healthchecks, isDockerHub, isHealthchecks, isUptimeKuma, uptimeKuma } from "./senders/services";
 
 /** Turns a third-party webhook payload into one readable line of at most `max` characters. */
 
-export const MAX_LINE_CHARS = 1000;
-
-type Json = Record<string, any>;
+export { MAX_LINE_CHARS };
 
 /** Control characters go (newlines and tabs become spaces first), runs of spaces fold. */
 export function oneLine(s: string): string {
@@ -20,24 +21,21 @@ export function cutChars(s: string, max: number): string {
   return chars.length <= max ? s : chars.slice(0, max - 1).join("") + "…";
 }
 
-const firstLine = (s: unknown) => (typeof s === "string" ? s.split("\n")[0]!.trim() : "");
-const str = (v: unknown) => (typeof v === "string" || typeof v === "number" ? String(v) : "");
-const join = (...parts: unknown[]) => parts.map(str).filter(Boolean).join(" ");
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-function github(event: string, b: Json): string {
+/** GitHub, and Gitea and Forgejo, whose payloads copy GitHub's (their pusher has `login`, not `name`). */
+function github(event: string, b: Json, forge = "GitHub"): string {
   const repo = str(b.repository?.full_name);
   if (event === "push") {
     const ref = str(b.ref).replace(/^refs\/(heads|tags)\//, "");
     const commits = Array.isArray(b.commits) ? b.commits.length : 0;
     const head = firstLine(b.head_commit?.message);
-    return `GitHub push to ${repo} ${ref} by ${str(b.pusher?.name) || str(b.sender?.login)}: ${plural(commits, "commit")}${head ? `, "${head}"` : ""}`;
+    return `${forge} push to ${repo} ${ref} by ${str(b.pusher?.name) || str(b.pusher?.login) || str(b.sender?.login)}: ${plural(commits, "commit")}${head ? `, "${head}"` : ""}`;
   }
   const item = b.pull_request ?? b.issue;
-  if (item) return `GitHub ${event} ${str(b.action)} on ${repo}: #${str(item.number)} ${str(item.title)}`.replace(/\s+/g, " ");
-  if (b.workflow_run) return `GitHub workflow "${str(b.workflow_run.name)}" ${str(b.workflow_run.conclusion) || str(b.workflow_run.status)} on ${repo} ${str(b.workflow_run.head_branch)}`;
-  if (b.release) return `GitHub release ${str(b.action)} on ${repo}: ${str(b.release.tag_name)} ${str(b.release.name)}`;
-  return join("GitHub", event, b.action, repo ? `on ${repo}` : "");
+  if (item) return `${forge} ${event} ${str(b.action)} on ${repo}: #${str(item.number)} ${str(item.title)}`.replace(/\s+/g, " ");
+  if (b.workflow_run) return `${forge} workflow "${str(b.workflow_run.name)}" ${str(b.workflow_run.conclusion) || str(b.workflow_run.status)} on ${repo} ${str(b.workflow_run.head_branch)}`;
+  if (b.release) return `${forge} release ${str(b.action)} on ${repo}: ${str(b.release.tag_name)} ${str(b.release.name)}`;
+  return join(forge, event, b.action, repo ? `on ${repo}` : "");
 }
 
 function gitlab(b: Json): string {
@@ -76,15 +74,6 @@ function sentry(b: Json): string {
   const project = str(b.project_name) || str(issue.project?.slug) || str(b.project);
   const level = str(issue.level) || str(b.level);
   return join("Sentry", b.action, level, project ? `${project}:` : "", title, str(b.url) || str(issue.web_url) || str(issue.permalink));
-}
-
-function alertmanager(b: Json): string {
-  const alerts: Json[] = Array.isArray(b.alerts) ? b.alerts : [];
-  const first = alerts[0] ?? {};
-  const name = str(b.groupLabels?.alertname) || str(first.labels?.alertname) || str(b.commonLabels?.alertname);
-  const severity = str(b.commonLabels?.severity) || str(first.labels?.severity);
-  const summary = str(b.commonAnnotations?.summary) || str(first.annotations?.summary) || str(first.annotations?.description);
-  return join(`Alertmanager ${str(b.status).toUpperCase()}`, plural(alerts.length, "alert") + ":", name, severity ? `(${severity})` : "", summary ? `- ${summary}` : "");
 }
 
 function generic(b: Json): string | null {
@@ -129,13 +118,24 @@ export function summarise(contentType: string | null, headers: Record<string, st
   if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
     const b = parsed as Json;
     const ghEvent = headers["x-github-event"];
-    if (ghEvent) summary = github(ghEvent, b);
+    // Gitea and Forgejo send X-GitHub-Event too (Forgejo also X-Gitea-Event): their own header wins.
+    if (headers["x-forgejo-event"]) summary = github(headers["x-forgejo-event"], b, "Forgejo");
+    else if (headers["x-gitea-event"]) summary = github(headers["x-gitea-event"], b, "Gitea");
+    else if (ghEvent) summary = github(ghEvent, b);
     else if (headers["x-gitlab-event"] || (typeof b.object_kind === "string" && b.project)) summary = gitlab(b);
     else if (b.object === "event" && typeof b.type === "string" && b.data?.object) summary = stripe(b);
-    else if (Array.isArray(b.alerts) && typeof b.status === "string" && ("receiver" in b || "groupLabels" in b)) summary = alertmanager(b);
+    // Grafana's group is Alertmanager-shaped, so it is told apart first (by orgId and state).
+    else if (isGrafana(b)) summary = grafana(b);
+    else if (Array.isArray(b.alerts) && typeof b.status === "string" && ("receiver" in b || "groupLabels" in b)) summary = alertList("Alertmanager", b);
+    else if (isAlertArray(b.alerts)) summary = alertList("Alerts", b);
+    else if (isUptimeKuma(b)) summary = uptimeKuma(b);
+    else if (isHealthchecks(b)) summary = healthchecks(b);
+    else if (isDockerHub(b)) summary = dockerHub(b);
     else if (headers["sentry-hook-resource"] || (b.data && (b.data.issue || b.data.event)) || ("project_name" in b && "culprit" in b)) summary = sentry(b);
     else if (b.repository && (b.commits || b.pusher)) summary = github("push", b);
     else summary = generic(b);
+  } else if (isAlertArray(parsed)) {
+    summary = alertList("Alerts", parsed); // the Alertmanager API's own body: a bare list of alerts
   }
   if (summary === null) summary = parsed !== undefined ? JSON.stringify(parsed) : text;
   return oneLine(summary) || "(empty payload)";
