@@ -15,6 +15,7 @@ import { UsageError } from "./cli/args";
 import { backup, restore } from "./cli/backup";
 import { createDeps } from "./runtime";
 import { runStdio } from "./mcp/stdio";
+import { appendCommand, ClientError, tailCommand } from "./cli/client";
 import { serve, StartupError } from "./server";
 import { SchemaTooNewError } from "./db/migrate";
 import pkg from "../package.json";
@@ -43,6 +44,8 @@ Usage:
   notestream token list --email E                         id, state, kind, scopes, note, workspace, expiry, name
   notestream token revoke --id ID
   notestream mcp                          MCP over stdio for AI clients (NOTESTREAM_URL, NOTESTREAM_TOKEN)
+  notestream append FILENAME [TEXT…]      append TEXT as a line, or each line of stdin ([--url U] [--token T])
+  notestream tail [-n N] FILENAME         print a stream's newest N lines (default 10)
   notestream help | --version
 
 Configuration is read from NOTESTREAM_* environment variables (see README).`;
@@ -84,6 +87,11 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   }
+  if (command === "append" || command === "tail") {
+    // A client of a running server (NOTESTREAM_URL, NOTESTREAM_TOKEN): no database opened.
+    await (command === "append" ? appendCommand : tailCommand)(argv.slice(1), io.out);
+    return 0;
+  }
   const config = loadConfig();
   if (command === "serve") {
     if (argv.length > 1) throw new UsageError(`serve takes no arguments; configure it with NOTESTREAM_* variables`);
@@ -121,7 +129,7 @@ main(process.argv.slice(2)).then(
       console.error(`notestream: ${e.message}\nRun "notestream help" for usage.`);
       process.exit(2);
     }
-    if (isUserError(e) || e instanceof SchemaTooNewError || e instanceof StartupError) {
+    if (isUserError(e) || e instanceof ClientError || e instanceof SchemaTooNewError || e instanceof StartupError) {
       console.error(`notestream: ${(e as Error).message}`);
       process.exit(1);
     }
