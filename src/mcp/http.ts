@@ -1,15 +1,13 @@
 import { Elysia } from "elysia";
+import { publicOrigin } from "../http/origin";
 import type { Ctx, Deps } from "../deps";
 import { AppError } from "../http/errors";
 import { authenticate } from "../modules/tokens/service";
 import { oauthPrincipal, OAUTH_ACCESS_PREFIX } from "./oauth/tokens";
 
-export function publicBase(deps: Deps, request: Request): string {
-  return deps.config.baseUrl ?? new URL(request.url).origin;
-}
 
 function unauthorized(deps: Deps, request: Request, message: string): Response {
-  const metadata = `${publicBase(deps, request)}/.well-known/oauth-protected-resource/mcp`;
+  const metadata = `${publicOrigin(deps, request)}/.well-known/oauth-protected-resource/mcp`;
   return Response.json(
     { error: "invalid_token", error_description: message },
     { status: 401, headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${message}", resource_metadata="${metadata}"` } },
@@ -36,7 +34,7 @@ export const mcpRoutes = (deps: Deps) =>
       // Operators who want only some origins list them (NOTESTREAM_MCP_ALLOWED_ORIGINS).
       const origin = request.headers.get("origin");
       const allowed = deps.config.mcpAllowedOrigins;
-      if (origin && allowed && !allowed.has(origin) && origin !== new URL(publicBase(deps, request)).origin) {
+      if (origin && allowed && !allowed.has(origin) && origin !== new URL(publicOrigin(deps, request)).origin) {
         return Response.json({ error: "forbidden", error_description: "requests from this origin are refused (NOTESTREAM_MCP_ALLOWED_ORIGINS)" }, { status: 403 });
       }
       let ctx: Ctx;

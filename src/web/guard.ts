@@ -23,10 +23,6 @@ export function clientIp(request: Request): string {
   return requestState(request)?.ip ?? "unknown";
 }
 
-/** The origin of the links we hand out: the configured base URL, else the one this request came to. */
-export function publicOrigin(deps: Deps, request: Request): string {
-  return deps.config.baseUrl ?? new URL(request.url).origin;
-}
 
 /**
  * Forms are only accepted from our own pages: an Origin header, when sent, must be ours. Our pages

@@ -6,7 +6,7 @@ import { requireSession } from "../../web/guard";
 import { html, page } from "../../web/html";
 import { layout, redirect } from "../../web/layout";
 import { pageMacros } from "../../web/macros";
-import { publicBase } from "../http";
+import { publicOrigin } from "../../http/origin";
 import { consentPage, consentPolicy, type AuthorizeParams } from "./consent";
 import { resourcesOf } from "./metadata";
 import { findClient, storeCode, type OAuthClient } from "./store";
@@ -78,7 +78,7 @@ export const authorizeRoutes = (deps: Deps) =>
         const u = new URL(p.redirect_uri!);
         u.searchParams.set("code", code);
         if (p.state) u.searchParams.set("state", p.state);
-        u.searchParams.set("iss", publicBase(deps, request));
+        u.searchParams.set("iss", publicOrigin(deps, request));
         return redirect(u.toString());
       },
       { session: "form" },

@@ -1,16 +1,16 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
-import { publicBase } from "../http";
+import { publicOrigin } from "../../http/origin";
 import { OAUTH_SCOPES } from "./tokens";
 
 /** The resources tokens from here are for (RFC 8707): this server's MCP endpoint, named with or without /mcp. */
 export function resourcesOf(deps: Deps, request: Request): string[] {
-  const base = publicBase(deps, request);
+  const base = publicOrigin(deps, request);
   return [base, `${base}/mcp`];
 }
 
 function protectedResource(deps: Deps, request: Request): Response {
-  const base = publicBase(deps, request);
+  const base = publicOrigin(deps, request);
   return Response.json({
     resource: `${base}/mcp`,
     authorization_servers: [base],
@@ -27,7 +27,7 @@ export const metadataRoutes = (deps: Deps) =>
     .get("/.well-known/oauth-protected-resource", ({ request }) => protectedResource(deps, request))
     .get("/.well-known/oauth-protected-resource/mcp", ({ request }) => protectedResource(deps, request))
     .get("/.well-known/oauth-authorization-server", ({ request }) => {
-      const base = publicBase(deps, request);
+      const base = publicOrigin(deps, request);
       return Response.json({
         issuer: base,
         authorization_endpoint: `${base}/oauth/authorize`,

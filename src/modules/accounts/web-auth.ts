@@ -1,4 +1,5 @@
 import { and, eq, isNull, ne } from "drizzle-orm";
+import { mailOrigin } from "../../http/origin";
 import type { Deps } from "../../deps";
 import { accountLinks, accounts, sessions } from "../../db/schema";
 import { AppError, ValidationFailed } from "../../http/errors";
@@ -110,20 +111,17 @@ function sendSignUpAttemptNotice(deps: Deps, account: AccountRow): void {
   enqueueMail(deps, {
     to: account.email,
     subject: "[notestream] someone tried to sign up with your address",
-    text: `Someone (hopefully you) tried to create a notestream account with this address, which has one already. Nothing was changed.\n\nIf it was you, sign in:\n\n  ${appUrl(deps)}/signin\n\nor, if you don't know the password (or never confirmed the address), choose a new one:\n\n  ${appUrl(deps)}/reset\n\nIf it wasn't you, ignore this mail.`,
+    text: `Someone (hopefully you) tried to create a notestream account with this address, which has one already. Nothing was changed.\n\nIf it was you, sign in:\n\n  ${mailOrigin(deps)}/signin\n\nor, if you don't know the password (or never confirmed the address), choose a new one:\n\n  ${mailOrigin(deps)}/reset\n\nIf it wasn't you, ignore this mail.`,
   });
 }
 
-function appUrl(deps: Deps): string {
-  return deps.config.baseUrl ?? `http://localhost:${deps.config.port}`;
-}
 
 export function sendConfirmation(deps: Deps, account: AccountRow): void {
   const token = newLink(deps, account.id, "confirm");
   enqueueMail(deps, {
     to: account.email,
     subject: "[notestream] confirm your e-mail address",
-    text: `Welcome to notestream.\n\nConfirm your address to sign in:\n\n  ${appUrl(deps)}/confirm?token=${token}\n\nThe link works for 3 days.`,
+    text: `Welcome to notestream.\n\nConfirm your address to sign in:\n\n  ${mailOrigin(deps)}/confirm?token=${token}\n\nThe link works for 3 days.`,
   });
 }
 
@@ -167,7 +165,7 @@ export async function requestPasswordReset(deps: Deps, email: string): Promise<v
     enqueueMail(deps, {
       to: account.email,
       subject: "[notestream] reset your password",
-      text: `Someone (hopefully you) asked to reset the password of this notestream account.\n\n  ${appUrl(deps)}/reset/confirm?token=${token}\n\nThe link works for one hour. If it wasn't you, ignore this mail.`,
+      text: `Someone (hopefully you) asked to reset the password of this notestream account.\n\n  ${mailOrigin(deps)}/reset/confirm?token=${token}\n\nThe link works for one hour. If it wasn't you, ignore this mail.`,
     });
   });
 }
@@ -202,7 +200,7 @@ export async function requestEmailChange(deps: Deps, account: AccountRow, newEma
     enqueueMail(deps, {
       to: email,
       subject: "[notestream] confirm your new e-mail address",
-      text: `Confirm that notestream should use this address for ${account.email}'s account:\n\n  ${appUrl(deps)}/settings/email/confirm?token=${token}\n\nThe link works for one day.`,
+      text: `Confirm that notestream should use this address for ${account.email}'s account:\n\n  ${mailOrigin(deps)}/settings/email/confirm?token=${token}\n\nThe link works for one day.`,
     });
   });
 }

@@ -1,4 +1,5 @@
 import type { Deps } from "../../deps";
+import { mailOrigin } from "../../http/origin";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { logEvent } from "../../http/log";
 import { iso } from "../../lib/clock";
@@ -128,7 +129,7 @@ export function checkDeadlines(deps: Deps): number {
         silentForMs: now - n.lastWriteAt,
         intervalSeconds: n.interval,
         lastLines: lastLines(deps, n.id),
-        baseUrl: publicBase(deps),
+        baseUrl: mailOrigin(deps),
         // A full stream is not silent: its writers are being refused, which is another fix.
         fullSince: n.fullSince === null ? null : iso(n.fullSince),
       }),
@@ -137,10 +138,6 @@ export function checkDeadlines(deps: Deps): number {
   return due.length;
 }
 
-/** The service's address for links in mail. */
-export function publicBase(deps: Deps): string {
-  return deps.config.baseUrl ?? `http://localhost:${deps.config.port}`;
-}
 
 /**
  * The last lines of a stream for an alert: at most 20, and 4 KB of them. Only the ends of the

@@ -1,4 +1,5 @@
 import { Elysia, t } from "elysia";
+import { publicOrigin } from "../../http/origin";
 import type { Deps } from "../../deps";
 import { listAnswer, PageQuery } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
@@ -20,17 +21,13 @@ const InboxDelivery = t.Object({
   delivered_at: t.Nullable(t.String({ format: "date-time" })),
 });
 
-function publicBase(deps: Deps, request: Request): string {
-  return deps.config.baseUrl ?? new URL(request.url).origin;
-}
-
 /** Managing a stream's inbox, under /api/v1. */
 export const inboxRoutes = (auth: AnyAuth) =>
   new Elysia()
     .use(auth)
     .post(
       "/notes/:id/inbox",
-      async ({ ctx, params, request }) => send(await inbox.rotateInbox({ ctx, noteId: params.id, baseUrl: publicBase(ctx.deps, request) })),
+      async ({ ctx, params, request }) => send(await inbox.rotateInbox({ ctx, noteId: params.id, baseUrl: publicOrigin(ctx.deps, request) })),
       {
         params: NoteIdParams,
         response: { 201: t.Object({ inbox_url: t.String(), token: t.String() }) },

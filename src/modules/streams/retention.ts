@@ -7,7 +7,8 @@ import { bodyCapFor } from "../../limits/plans";
 import { domainOf } from "../../mail/mailer";
 import { enqueueMail } from "../../mail/queue";
 import { streamFull } from "../../mail/templates";
-import { publicBase, recipient } from "../deadman/service";
+import { mailOrigin } from "../../http/origin";
+import { recipient } from "../deadman/service";
 import type { NoteRow } from "../notes/repo";
 import { addStorage, getWorkspace, tierOf } from "../workspaces/repo";
 
@@ -128,7 +129,7 @@ function startFullSpell(deps: Deps, noteId: string, at: number): void {
       noteId,
       since: iso(at),
       capBytes,
-      baseUrl: publicBase(deps),
+      baseUrl: mailOrigin(deps),
     }),
   );
 }

@@ -3,7 +3,7 @@ import type { Deps } from "../../deps";
 import { html, page } from "../../web/html";
 import { back, layout } from "../../web/layout";
 import { pageMacros, type RefusalPage } from "../../web/macros";
-import { publicOrigin } from "../../web/guard";
+import { publicOrigin } from "../../http/origin";
 import { exportFile, requestExport } from "../export/service";
 
 const exportGone: RefusalPage = (_, { s }) =>

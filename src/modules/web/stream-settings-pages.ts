@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { iso } from "../../lib/clock";
 import { pageFrom } from "../../lib/pagination";
-import { publicOrigin } from "../../web/guard";
+import { publicOrigin } from "../../http/origin";
 import { html, page, type Html } from "../../web/html";
 import { back, bytes, csrfField, flashFrom, layout, redirect, secretBox, when } from "../../web/layout";
 import { pageMacros, type RefusalPage } from "../../web/macros";
