@@ -1,6 +1,5 @@
-/** The app's stylesheet and its small script, served from the binary itself. */
-
-export const CSS = `
+/** The stylesheet every page shares: colours, layout, forms, tables. */
+export const BASE_CSS = `
 :root{--bg:#f7f7f5;--panel:#fff;--ink:#1d1d1f;--muted:#6b6b70;--line:#e4e4e0;--accent:#2f5bd3;--accent-ink:#fff;--danger:#b42318;--ok:#1a7f37;--warn:#9a6700;--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;--radius:10px}
 @media (prefers-color-scheme:dark){:root{--bg:#16171a;--panel:#1e1f23;--ink:#ececec;--muted:#9a9aa2;--line:#2c2d33;--accent:#7aa2ff;--accent-ink:#0b1020}}
 *{box-sizing:border-box}html,body{margin:0}body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--ink)}
@@ -36,39 +35,4 @@ progress.meter{display:block;width:100%;height:6px;border:0;border-radius:3px;ov
 progress.meter::-webkit-progress-bar{background:var(--bg)}progress.meter::-webkit-progress-value{background:var(--accent)}progress.meter::-moz-progress-bar{background:var(--accent)}
 .mt8{margin-top:8px}.mt10{margin-top:10px}.mb10{margin-bottom:10px}.mb12{margin-bottom:12px}.mb14{margin-bottom:14px}.gap{height:12px}.grow{flex:1}textarea.bio{min-height:90px;font-family:inherit}
 .status{font-size:12px;color:var(--muted)}
-`;
-
-export const JS = `
-(function(){
-  var csrf = document.querySelector('meta[name="csrf"]');
-  csrf = csrf ? csrf.content : "";
-  function post(url, body){return fetch(url,{method:"POST",headers:{"content-type":"application/json","x-csrf-token":csrf},body:JSON.stringify(body),credentials:"same-origin"});}
-  // Forms that ask first (no inline handlers: the pages' policy allows only this script).
-  document.querySelectorAll("form[data-confirm]").forEach(function(f){f.addEventListener("submit",function(e){if(!confirm(f.dataset.confirm))e.preventDefault();});});
-  // Copy buttons.
-  document.querySelectorAll("[data-copy]").forEach(function(b){b.addEventListener("click",function(){var t=document.getElementById(b.dataset.copy);navigator.clipboard&&navigator.clipboard.writeText(t.value);t.select();b.textContent="Copied";});});
-  // Autosave of plain editable notes.
-  var ed=document.querySelector("[data-autosave]");
-  if(ed){var status=document.getElementById("save-status"),timer=null,last=ed.value,title=document.getElementById("title");
-    function save(){var body={plain_body:ed.value,title:title?title.value:undefined};status.textContent="Saving…";
-      post(ed.dataset.autosave,body).then(function(r){return r.json().then(function(j){status.textContent=r.ok?"Saved "+new Date().toLocaleTimeString():(j.error&&j.error.message)||"Not saved";});}).catch(function(){status.textContent="Offline: not saved";});}
-    function later(){clearTimeout(timer);timer=setTimeout(save,1200);status.textContent="Unsaved changes";}
-    ed.addEventListener("input",later);if(title)title.addEventListener("input",later);}
-  // Rich-text notes: a contenteditable with a small toolbar; saved as HTML, sanitised on the server.
-  var rich=document.querySelector("[data-rich]");
-  if(rich){var rs=document.getElementById("save-status"),rt=null,rtitle=document.getElementById("title");
-    document.querySelectorAll("[data-cmd]").forEach(function(b){b.addEventListener("click",function(e){e.preventDefault();document.execCommand(b.dataset.cmd,false,b.dataset.arg||null);rich.focus();later2();});});
-    function save2(){rs.textContent="Saving…";post(rich.dataset.rich,{html:rich.innerHTML,title:rtitle?rtitle.value:undefined}).then(function(r){return r.json().then(function(j){rs.textContent=r.ok?"Saved "+new Date().toLocaleTimeString():(j.error&&j.error.message)||"Not saved";});});}
-    function later2(){clearTimeout(rt);rt=setTimeout(save2,1200);rs.textContent="Unsaved changes";}
-    rich.addEventListener("input",later2);if(rtitle)rtitle.addEventListener("input",later2);}
-  // Live stream: new lines arrive as Server-Sent Events while the page is open (the API's follow).
-  var pre=document.querySelector("[data-tail]");
-  if(pre&&window.EventSource){var box=pre,cursor=pre.dataset.cursor,size=document.getElementById("byte-size"),enc=new TextEncoder();box.scrollTop=box.scrollHeight;
-    function follow(){var es=new EventSource(pre.dataset.tail+"?cursor="+encodeURIComponent(cursor));
-      es.onmessage=function(e){var l=JSON.parse(e.data),t=l.text+"\\n",stick=box.scrollTop+box.clientHeight>=box.scrollHeight-8;cursor=e.lastEventId||cursor;
-        pre.appendChild(document.createTextNode(t));if(size)size.textContent=Number(size.textContent)+enc.encode(t).length;if(stick)box.scrollTop=box.scrollHeight;};
-      // The browser reconnects by itself after a dropped connection; a refusal (signed out, too many open) it does not retry: try again later.
-      es.onerror=function(){if(es.readyState===2)setTimeout(follow,30000);};}
-    follow();}
-})();
 `;
