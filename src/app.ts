@@ -1,4 +1,3 @@
-import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Deps } from "./deps";
 import { createHandler } from "./http/boundary";
@@ -28,27 +27,15 @@ import { foldersRoutes } from "./modules/folders/routes";
 import { notesRoutes } from "./modules/notes/routes";
 import { snapshotsRoutes } from "./modules/snapshots/routes";
 import { streamsRoutes } from "./modules/streams/routes";
-import pkg from "../package.json";
+import { notestreamApiDocument } from "./api-document";
 
 /** Composes the service from its feature modules. No listen(): see createHandler for the boundary in front. */
 export function buildApp(deps: Deps) {
   const authed = auth(deps, (authorization) => authenticate(deps, authorization));
+  // Built from the finished app's routes on first use (they are all registered by then).
+  let documentOf: () => object = () => ({});
   const api = new Elysia({ prefix: "/api/v1" })
-    .use(
-      openapi({
-        provider: null,
-        specPath: "/openapi.json",
-        path: "/docs",
-        documentation: {
-          info: { title: "notestream API", version: pkg.version, description: "Append-only streams and editable plain-text notes." },
-          components: {
-            securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "nst_… API token" } },
-          },
-          security: [{ bearer: [] }],
-        },
-        exclude: { paths: ["/api/v1/openapi.json"] },
-      }),
-    )
+    .get("/openapi.json", () => documentOf(), { detail: { hide: true } })
     .use(streamsRoutes(authed))
     .use(notesRoutes(authed))
     .use(snapshotsRoutes(authed))
@@ -82,6 +69,8 @@ export function buildApp(deps: Deps) {
     .use(deps.config.metricsToken ? metricsRoutes(deps.metrics, deps.config.metricsToken) : new Elysia())
     .use(api);
   routesOf = () => app.routes;
+  let apiDoc: object | undefined;
+  documentOf = () => (apiDoc ??= notestreamApiDocument(app));
   return app;
 }
 

@@ -37,7 +37,7 @@ type FastMatch = { bucket: TokenBucket; handler: FastHandler; route: FastRoute }
 
 const API = "/api/v1/";
 /** The only /api/v1 paths answered without a token. */
-const PUBLIC_API = new Set(["/api/v1/openapi.json", "/api/v1/docs"]);
+const PUBLIC_API = new Set(["/api/v1/openapi.json"]);
 
 /**
  * The HTTP boundary, in front of the Elysia app, one straight line per request: request id and

@@ -61,7 +61,7 @@ beforeAll(async () => {
   await h.request("POST", `/api/v1/notes/${ids.notes.at(-1)}/inbox`, { token });
   ids.folders.push((await (await h.request("POST", "/api/v1/folders", { token, body: { folder: { name: "Ops" } } })).json()).id);
 
-  const doc = (await (await h.request("GET", "/api/v1/openapi.json")).json()) as {
+  const doc = resolveRefs(await (await h.request("GET", "/api/v1/openapi.json")).json()) as {
     paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { content?: Record<string, { schema: Schema }> } }>>;
   };
   for (const [path, ops] of Object.entries(doc.paths)) {
@@ -73,6 +73,19 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(() => h.close());
+
+/** The document with every local $ref replaced by what it points at (named models, shared parameters). */
+function resolveRefs(doc: unknown): unknown {
+  const at = (ref: string) => ref.slice(2).split("/").reduce((o: any, k) => o?.[k], doc);
+  const walk = (v: unknown, depth: number): unknown => {
+    if (Array.isArray(v)) return v.map((x) => walk(x, depth));
+    if (!v || typeof v !== "object") return v;
+    const ref = (v as { $ref?: string }).$ref;
+    if (ref && depth < 20) return walk(at(ref), depth + 1);
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, depth)]));
+  };
+  return walk(doc, 0);
+}
 
 const oddStrings = fc.constantFrom("", " ", "x".repeat(300), "ü🚀", "..", "%", "a/b", "\u0000", "note_", "1e99", "-1", "null", "[]");
 

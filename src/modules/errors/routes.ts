@@ -10,7 +10,7 @@ const ApiErrorRecord = t.Object({
   status: t.Integer(),
   code: t.String(),
   token_id: t.Nullable(t.String()),
-});
+}, { $id: "#/components/schemas/ApiError" });
 
 export const errorsRoutes = (auth: AnyAuth) =>
   new Elysia().use(auth).get(

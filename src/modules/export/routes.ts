@@ -13,7 +13,7 @@ const ExportRecord = t.Object({
   size_bytes: t.Nullable(t.Integer()),
   download_url: t.Nullable(t.String({ description: "Once ready, until it expires; needs a read token of the workspace" })),
   error: t.Nullable(t.String()),
-});
+}, { $id: "#/components/schemas/Export" });
 
 const detail = (summary: string) => ({ detail: { tags: ["export"], summary } });
 const originOf = (request: Request) => new URL(request.url).origin;
@@ -38,5 +38,9 @@ export const exportRoutes = (auth: AnyAuth) =>
           headers: { "content-type": "application/zip", "content-disposition": `attachment; filename="${file.name}"` },
         });
       },
-      { params: t.Object({ id: t.String() }), ...detail("Download the zip (owner only, 24 hours)") },
+      {
+        params: t.Object({ id: t.String() }),
+        response: { 200: t.File({ type: "application/zip" }) },
+        ...detail("Download the zip (owner only, 24 hours)"),
+      },
     );

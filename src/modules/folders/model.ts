@@ -15,7 +15,7 @@ export type FolderRecord = typeof FolderRecord.static;
 
 export const FolderBody = t.Object({
   folder: t.Object({ name: t.String({ description: "1 to 80 characters, unique in the workspace regardless of case" }) }),
-});
+}, { $id: "#/components/schemas/FolderRequest" });
 
 export const FolderIdParams = t.Object({ id: t.String() });
 export const ListFoldersQuery = t.Object(PageQuery);

@@ -19,7 +19,7 @@ const InboxDelivery = t.Object({
   last_error: t.Nullable(t.String()),
   line: t.Nullable(t.String({ description: "The line appended to the note, once delivered" })),
   delivered_at: t.Nullable(t.String({ format: "date-time" })),
-});
+}, { $id: "#/components/schemas/InboxDelivery" });
 
 /** Managing a stream's inbox, under /api/v1. */
 export const inboxRoutes = (auth: AnyAuth) =>
@@ -30,7 +30,7 @@ export const inboxRoutes = (auth: AnyAuth) =>
       async ({ ctx, params, request }) => send(await inbox.rotateInbox({ ctx, noteId: params.id, baseUrl: publicOrigin(ctx.deps, request) })),
       {
         params: NoteIdParams,
-        response: { 201: t.Object({ inbox_url: t.String(), token: t.String() }) },
+        response: { 201: t.Object({ inbox_url: t.String(), token: t.String() }, { $id: "#/components/schemas/Inbox" }) },
         ...detail("Create or rotate the inbox URL of a stream; the old URL stops working at once"),
       },
     )

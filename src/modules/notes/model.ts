@@ -65,20 +65,23 @@ export const CreateNoteBody = t.Object({
     plain_body: t.Optional(t.String({ description: "Plain text; default empty" })),
     folder_id: t.Optional(t.Nullable(t.String())),
   }),
-});
+}, { $id: "#/components/schemas/NoteCreateRequest" });
 export type CreateNoteInput = (typeof CreateNoteBody.static)["note"];
 
 export const MAX_BULK = 50;
 
-const NoteInput = t.Object({
-  title: t.Optional(t.String()),
-  plain_body: t.Optional(t.String()),
-  folder_id: t.Optional(t.Nullable(t.String())),
-});
+const NoteInput = t.Object(
+  {
+    title: t.Optional(t.String()),
+    plain_body: t.Optional(t.String()),
+    folder_id: t.Optional(t.Nullable(t.String())),
+  },
+  { $id: "#/components/schemas/NoteInput" },
+);
 
 export const BulkCreateBody = t.Object({
   notes: t.Array(NoteInput, { description: `1 to ${MAX_BULK} notes, created all together or not at all` }),
-});
+}, { $id: "#/components/schemas/NoteBulkCreateRequest" });
 
 export const UpdateNoteBody = t.Object({
   note: t.Object({
@@ -93,7 +96,7 @@ export const UpdateNoteBody = t.Object({
     retention: t.Optional(RetentionSchema),
     retention_days: t.Optional(t.Nullable(t.Integer({ description: "Streams: 1 to 3650 days; null keeps lines of any age" }))),
   }),
-});
+}, { $id: "#/components/schemas/NoteUpdateRequest" });
 export type UpdateNoteInput = (typeof UpdateNoteBody.static)["note"];
 
 export const ListNotesQuery = t.Object({
@@ -102,7 +105,7 @@ export const ListNotesQuery = t.Object({
   kind: t.Optional(t.Union([t.Literal("stream"), t.Literal("editable")])),
 });
 
-export const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
+export const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) }, { $id: "#/components/schemas/Deleted" });
 
 export const NoteIdParams = t.Object({ id: t.String() });
 export const FilenameParams = t.Object({ filename: t.String() });

@@ -4,7 +4,7 @@ export const AppendBody = t.Object({
   text: t.String({
     description: "A line of text. CRLF becomes LF, other control characters except TAB are removed, a final LF is added.",
   }),
-});
+}, { $id: "#/components/schemas/AppendRequest" });
 
 export const AppendResponse = t.Object(
   {
@@ -28,7 +28,7 @@ export const StreamLine = t.Object({
   text: t.String({ description: "The line, without its LF" }),
   at: t.String({ format: "date-time", description: "When it was appended (lines appended together share a time)" }),
   cursor: t.String({ description: "Opaque: ?cursor= reads the lines after this one" }),
-});
+}, { $id: "#/components/schemas/Line" });
 export type StreamLine = typeof StreamLine.static;
 
 export const LinesPage = t.Object(

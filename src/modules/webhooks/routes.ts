@@ -14,7 +14,7 @@ const Attempt = t.Object({
   error: t.Nullable(t.String()),
   response: t.Nullable(t.String({ description: "At most 8 KB of the receiver's answer" })),
   disabled_webhook: t.Boolean({ description: "True on the attempt after which the webhook was disabled" }),
-});
+}, { $id: "#/components/schemas/WebhookDelivery" });
 
 export const webhookRoutes = (auth: AnyAuth) =>
   new Elysia().use(auth).get(
