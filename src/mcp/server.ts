@@ -12,8 +12,9 @@ append_note adds a line (creating the stream on the first write) and is the way 
 summaries. Editable notes are created and changed with create_note and update_note. Notes live in folders.
 Ids look like note_… and fold_…. Errors start with a code such as not_found, cap_exceeded or plan_required.`;
 
+/** Both forms: structured for clients that read outputSchema, the same JSON as text for older ones. */
 function ok(result: unknown) {
-  return { content: [{ type: "text" as const, text: JSON.stringify(result, null, 2) }] };
+  return { content: [{ type: "text" as const, text: JSON.stringify(result, null, 2) }], structuredContent: result as Record<string, unknown> };
 }
 
 function failed(e: unknown) {
@@ -31,6 +32,36 @@ async function call(fn: () => Promise<unknown>) {
 
 const id = (what: string) => z.string().min(1).describe(what);
 
+// What the tools return, as output schemas. Loose objects: the records carry every field of the
+// REST API's records, and a field added there must not make a client's validation fail.
+const NoteOut = z.looseObject({
+  id: z.string(),
+  kind: z.enum(["stream", "editable"]),
+  format: z.enum(["plain", "rich"]),
+  filename: z.string().nullable(),
+  title: z.string(),
+  folder_id: z.string().nullable(),
+  byte_size: z.number().int(),
+  updated_at: z.string(),
+});
+const NoteWithBody = NoteOut.extend({
+  plain_body: z.string().describe("The note's text; with last_lines, only its newest lines"),
+  lines_returned: z.number().int().optional().describe("With last_lines: how many lines plain_body holds"),
+  truncated: z.boolean().optional().describe("With last_lines: true when older lines were left out (byte_size is the whole note's)"),
+});
+const FolderOut = z.looseObject({ id: z.string(), name: z.string(), note_count: z.number().int() });
+const DeletedOut = z.looseObject({ id: z.string(), deleted: z.literal(true) });
+const AppendOut = z.looseObject({ id: z.string(), filename: z.string().nullable(), created: z.boolean(), byte_size: z.number().int(), bytes_remaining: z.number().int().nullable() });
+
+/** The newest `n` lines of a note's text (a stream's lines end with LF). */
+function lastLines(note: Record<string, unknown>, n: number): Record<string, unknown> {
+  const body = typeof note.plain_body === "string" ? note.plain_body : "";
+  const lines = body.endsWith("\n") ? body.slice(0, -1).split("\n") : body.split("\n");
+  if (body === "") return { ...note, lines_returned: 0, truncated: false };
+  const kept = lines.slice(-n);
+  return { ...note, plain_body: kept.join("\n") + (body.endsWith("\n") ? "\n" : ""), lines_returned: kept.length, truncated: kept.length < lines.length };
+}
+
 type Shape = Record<string, z.ZodType>;
 type Annotations = { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
 
@@ -43,12 +74,15 @@ interface Tool {
   title: string;
   description: string;
   input: Shape;
+  output: z.ZodType;
   annotations: Annotations;
   run: (backend: NotesBackend, args: any) => Promise<unknown>;
 }
 
 /** Keeps each tool's `run` typed by its own input schema while the table holds them all. */
-function tool<S extends Shape>(t: Omit<Tool, "input" | "run"> & { input: S; run: (backend: NotesBackend, args: z.infer<z.ZodObject<S>>) => Promise<unknown> }): Tool {
+function tool<S extends Shape>(
+  t: Omit<Tool, "input" | "run"> & { input: S; run: (backend: NotesBackend, args: z.infer<z.ZodObject<S>>) => Promise<unknown> },
+): Tool {
   return t;
 }
 
@@ -65,6 +99,7 @@ const TOOLS: Tool[] = [
       offset: z.number().int().min(0).optional().describe("How many to skip, for paging"),
       folder_id: z.string().optional().describe("Only notes in this folder (fold_…)"),
     },
+    output: z.object({ notes: z.array(NoteOut), total: z.number().int() }),
     annotations: { readOnlyHint: true, openWorldHint: false },
     run: (b, a) => b.listNotes(a),
   }),
@@ -72,10 +107,19 @@ const TOOLS: Tool[] = [
     name: "read_note",
     scope: "read",
     title: "Read a note",
-    description: "Reads one note with its full plain text (plain_body). Streams return every line appended so far.",
-    input: { id: id("The note's id, note_…") },
+    description:
+      "Reads one note with its plain text (plain_body). Streams return every line appended so far unless last_lines is given: " +
+      "then only the newest lines, with byte_size still the whole stream's, so a long stream does not fill your context.",
+    input: {
+      id: id("The note's id, note_…"),
+      last_lines: z.number().int().min(1).max(10_000).optional().describe("Only the newest N lines (1 to 10000)"),
+    },
+    output: NoteWithBody,
     annotations: { readOnlyHint: true, openWorldHint: false },
-    run: (b, a) => b.readNote(a),
+    run: async (b, a) => {
+      const note = await b.readNote({ id: a.id });
+      return a.last_lines === undefined ? note : lastLines(note, a.last_lines);
+    },
   }),
   tool({
     name: "list_folders",
@@ -84,6 +128,7 @@ const TOOLS: Tool[] = [
     title: "List folders",
     description: "Lists the account's folders with how many notes each holds. Returns { folders }.",
     input: {},
+    output: z.object({ folders: z.array(FolderOut) }),
     annotations: { readOnlyHint: true, openWorldHint: false },
     run: (b) => b.listFolders(),
   }),
@@ -98,6 +143,7 @@ const TOOLS: Tool[] = [
       filename: z.string().min(1).describe("The stream's exact filename, e.g. deploys.log (at most 200 bytes, no slashes)"),
       text: z.string().min(1).describe("The text to append, usually one line"),
     },
+    output: AppendOut,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     run: (b, a) => b.appendNote(a),
   }),
@@ -111,6 +157,7 @@ const TOOLS: Tool[] = [
       title: z.string().max(200).optional().describe("New title, at most 200 characters"),
       plain_body: z.string().optional().describe("The complete new text of the note"),
     },
+    output: NoteOut,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: (b, a) => b.updateNote(a),
   }),
@@ -120,6 +167,7 @@ const TOOLS: Tool[] = [
     title: "Delete a note",
     description: "Moves a note to the trash: restorable for 30 days (POST /api/v1/notes/{id}/restore or the web app's Trash), then deleted for good.",
     input: { id: id("The note's id, note_…") },
+    output: DeletedOut,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: (b, a) => b.deleteNote(a),
   }),
@@ -134,6 +182,7 @@ const TOOLS: Tool[] = [
       plain_body: z.string().describe("The note's text"),
       folder_id: z.string().optional().describe("Put it in this folder (fold_…)"),
     },
+    output: NoteOut,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     run: (b, a) => b.createNote(a),
   }),
@@ -144,6 +193,7 @@ const TOOLS: Tool[] = [
     title: "Move a note to a folder",
     description: "Moves a note into a folder, or out of any folder with folder_id null.",
     input: { id: id("The note's id, note_…"), folder_id: z.string().nullable().describe("The folder's id (fold_…), or null to unfile") },
+    output: NoteOut,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     run: (b, a) => b.moveNote(a),
   }),
@@ -154,6 +204,7 @@ const TOOLS: Tool[] = [
     title: "Create a folder",
     description: "Creates a folder. Names are 1 to 80 characters and unique in the account regardless of case.",
     input: { name: z.string().min(1).max(80).describe("Folder name") },
+    output: FolderOut,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     run: (b, a) => b.createFolder(a),
   }),
@@ -164,6 +215,7 @@ const TOOLS: Tool[] = [
     title: "Rename a folder",
     description: "Renames a folder; the new name must be 1 to 80 characters and unique in the account regardless of case.",
     input: { id: id("The folder's id, fold_…"), name: z.string().min(1).max(80).describe("New name") },
+    output: FolderOut,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     run: (b, a) => b.renameFolder(a),
   }),
@@ -174,6 +226,7 @@ const TOOLS: Tool[] = [
     title: "Delete a folder",
     description: "Deletes a folder. Its notes are kept and become unfiled.",
     input: { id: id("The folder's id, fold_…") },
+    output: DeletedOut,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: (b, a) => b.deleteFolder(a),
   }),
@@ -242,8 +295,8 @@ export function buildMcpServer(backend: NotesBackend, caps: Capabilities): McpSe
   };
   for (const t of TOOLS) {
     if (refusal(t, caps)) continue;
-    const { title, description, input: inputSchema, annotations } = t;
-    server.registerTool(t.name, { title, description, inputSchema, annotations }, (a: Record<string, unknown>) => run(t, a));
+    const { title, description, input: inputSchema, output: outputSchema, annotations } = t;
+    server.registerTool(t.name, { title, description, inputSchema, outputSchema, annotations }, (a: Record<string, unknown>) => run(t, a));
   }
   server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const t = TOOLS.find((x) => x.name === request.params.name);

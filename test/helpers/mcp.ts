@@ -15,7 +15,7 @@ export const ALL_TOOLS = [
   "update_note",
 ];
 
-type ToolResult = { isError?: boolean; content: { type: string; text?: string }[] };
+type ToolResult = { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: Record<string, unknown> };
 
 export function textOf(r: unknown): string {
   return ((r as ToolResult).content[0]?.text ?? "") as string;
@@ -25,7 +25,11 @@ export function textOf(r: unknown): string {
 export async function tool<T = any>(client: Client, name: string, args: Record<string, unknown> = {}): Promise<T> {
   const r = (await client.callTool({ name, arguments: args })) as ToolResult;
   if (r.isError) throw new Error(`${name} failed: ${textOf(r)}`);
-  return JSON.parse(textOf(r)) as T;
+  // The SDK's client has already checked structuredContent against the tool's outputSchema; the
+  // text form, for clients that read no schemas, says the same.
+  const parsed = JSON.parse(textOf(r));
+  expect(r.structuredContent).toEqual(parsed);
+  return parsed as T;
 }
 
 /** Calls a tool that must fail, and returns its error text ("code: message"). */
@@ -47,11 +51,19 @@ export async function exerciseAllTools(client: Client, readBack: (filename: stri
   expect(annotations.delete_note).toMatchObject({ destructiveHint: true });
   expect(annotations.update_note).toMatchObject({ idempotentHint: true });
   for (const t of tools) expect((t.description ?? "").length).toBeGreaterThan(20);
+  for (const t of tools) expect(t.outputSchema?.type).toBe("object");
 
   const appended = await tool(client, "append_note", { filename: "agent.log", text: "found 3 failing tests" });
   expect(appended).toMatchObject({ filename: "agent.log", created: true });
   await tool(client, "append_note", { filename: "agent.log", text: "fixed them" });
   expect(await readBack("agent.log")).toBe("found 3 failing tests\nfixed them\n");
+  for (const text of ["step 3", "step 4", "step 5"]) await tool(client, "append_note", { filename: "agent.log", text });
+  // An agent reads the end of a long stream without pulling all of it into its context.
+  const tail = await tool(client, "read_note", { id: appended.id, last_lines: 2 });
+  expect(tail).toMatchObject({ plain_body: "step 4\nstep 5\n", lines_returned: 2, truncated: true });
+  expect(tail.byte_size).toBe(Buffer.byteLength("found 3 failing tests\nfixed them\nstep 3\nstep 4\nstep 5\n"));
+  expect(await tool(client, "read_note", { id: appended.id, last_lines: 50 })).toMatchObject({ lines_returned: 5, truncated: false });
+  expect(await toolError(client, "read_note", { id: appended.id, last_lines: 0 })).toStartWith("validation_failed: last_lines");
 
   const folder = await tool(client, "create_folder", { name: "Agent notes" });
   expect(folder.id).toMatch(/^fold_/);
