@@ -12,6 +12,7 @@ import m8 from "../../migrations/0008_inbox_bodies_in_storage.sql" with { type: 
 import m9 from "../../migrations/0009_stream_retention.sql" with { type: "text" };
 import m10 from "../../migrations/0010_app_meta.sql" with { type: "text" };
 import m11 from "../../migrations/0011_trash_until_purge.sql" with { type: "text" };
+import m12 from "../../migrations/0012_signals.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -27,4 +28,5 @@ export const migrationSql: Record<string, string> = {
   "0009_stream_retention": m9,
   "0010_app_meta": m10,
   "0011_trash_until_purge": m11,
+  "0012_signals": m12,
 };

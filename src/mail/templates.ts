@@ -45,6 +45,46 @@ export function deadmanAlert(a: {
   };
 }
 
+/** A run reported failure (status fail): at once, once until an ok. */
+export function signalFailed(a: { to: string; noteTitle: string; filename: string | null; noteId: string; at: string; line: string; lastLines: string[]; baseUrl: string }): MailMessage {
+  const name = a.filename ?? a.noteTitle;
+  return {
+    to: a.to,
+    subject: `[notestream] ${name} reported a failure`,
+    text: [
+      `"${name}" reported a failure at ${a.at}:`,
+      "",
+      `  ${a.line}`,
+      "",
+      `Note: ${a.baseUrl}/api/v1/notes/${a.noteId}`,
+      "",
+      a.lastLines.length ? "Its last lines:" : "It has no lines yet.",
+      ...a.lastLines.map((l) => `  ${l}`),
+      "",
+      "You will get one more mail when it reports ok again; further failures until then send none.",
+    ].join("\n"),
+  };
+}
+
+/** A run started (status start) and has not reported within max_run_seconds. */
+export function runOverdue(a: { to: string; noteTitle: string; filename: string | null; noteId: string; startedAt: string; maxRunSeconds: number; lastLines: string[]; baseUrl: string }): MailMessage {
+  const name = a.filename ?? a.noteTitle;
+  return {
+    to: a.to,
+    subject: `[notestream] ${name}: a run has not finished`,
+    text: [
+      `A run of "${name}" started at ${a.startedAt} and has not reported ok or fail within ${ago(a.maxRunSeconds * 1000)}: it may hang or have died.`,
+      "",
+      `Note: ${a.baseUrl}/api/v1/notes/${a.noteId}`,
+      "",
+      a.lastLines.length ? "Its last lines:" : "It has no lines yet.",
+      ...a.lastLines.map((l) => `  ${l}`),
+      "",
+      "You will get one more mail when it reports again.",
+    ].join("\n"),
+  };
+}
+
 /** Once per full spell of a stream under retention `reject`, at its first refused append. */
 export function streamFull(a: { to: string; noteTitle: string; filename: string | null; noteId: string; since: string; capBytes: number | null; baseUrl: string }): MailMessage {
   const name = a.filename ?? a.noteTitle;

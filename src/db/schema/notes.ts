@@ -54,8 +54,14 @@ export const notes = sqliteTable(
     // Dead-man's switch: the deadline lives here, so a restart forgets nothing.
     expectedIntervalSeconds: integer("expected_interval_seconds"),
     alertEmail: text("alert_email"),
-    deadmanStatus: text("deadman_status", { enum: ["off", "ok", "late"] }).notNull().default("off"),
+    deadmanStatus: text("deadman_status", { enum: ["off", "ok", "late", "failing"] }).notNull().default("off"),
     deadmanDueAt: integer("deadman_due_at"),
+    // Signals (status on appends): a run that started and has not reported, how long the last
+    // one took, how long one may take, and whether alerts also go to the stream's webhook.
+    runStartedAt: integer("run_started_at"),
+    lastRunMs: integer("last_run_ms"),
+    maxRunSeconds: integer("max_run_seconds"),
+    alertWebhook: integer("alert_webhook", { mode: "boolean" }).notNull().default(false),
     // Retention of a stream at its size cap: reject appends (the default), or drop the oldest
     // lines; and optionally drop lines older than retention_days.
     retention: text("retention", { enum: ["reject", "drop_oldest"] }).notNull().default("reject"),
@@ -72,6 +78,8 @@ export const notes = sqliteTable(
     index("notes_workspace_format").on(t.workspaceId, t.format),
     uniqueIndex("notes_inbox_token").on(t.inboxTokenHash),
     index("notes_deadman_due").on(t.deadmanStatus, t.deadmanDueAt),
+    // The overdue-run check visits only streams with a run under way.
+    index("notes_run_started").on(t.runStartedAt).where(sql`run_started_at IS NOT NULL`),
     // The hourly purge finds trashed notes without scanning every note.
     index("notes_trashed").on(t.trashedAt).where(sql`trashed_at IS NOT NULL`),
     // The retention task visits only the streams that set a number of days.

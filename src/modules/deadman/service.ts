@@ -1,4 +1,6 @@
+import { and, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
+import { notes } from "../../db/schema";
 import { mailOrigin } from "../../http/origin";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { logEvent } from "../../http/log";
@@ -6,12 +8,15 @@ import { iso } from "../../lib/clock";
 import { byteLength } from "../../lib/text";
 import { domainOf } from "../../mail/mailer";
 import { enqueueMail } from "../../mail/queue";
-import { deadmanAlert, deadmanRecovered } from "../../mail/templates";
+import { deadmanAlert, deadmanRecovered, runOverdue, signalFailed } from "../../mail/templates";
+import type { Signal } from "../streams/model";
+import { enqueueAlertDelivery } from "../webhooks/delivery";
 import { isPlausibleEmail, normaliseEmail } from "../accounts/service";
 import type { NoteRow } from "../notes/repo";
 import type { Tier } from "../../limits/plans";
 
 export const MAX_INTERVAL_SECONDS = 366 * 24 * 3600;
+export const MAX_RUN_SECONDS = 7 * 24 * 3600;
 /** An alert quotes at most this many of the stream's last lines, and this many bytes of them. */
 const ALERT_LINES = 20;
 const ALERT_BYTES = 4096;
@@ -24,15 +29,26 @@ export function deadmanChanges(
   deps: Deps,
   tier: Tier,
   note: NoteRow,
-  input: { expected_interval_seconds?: number | null; alert_email?: string | null },
+  input: { expected_interval_seconds?: number | null; alert_email?: string | null; max_run_seconds?: number | null; alert_webhook?: boolean },
 ): Partial<NoteRow> {
-  if (input.expected_interval_seconds === undefined && input.alert_email === undefined) return {};
+  const fields = ["expected_interval_seconds", "alert_email", "max_run_seconds", "alert_webhook"] as const;
+  const given = fields.find((f) => input[f] !== undefined);
+  if (given === undefined) return {};
   if (note.kind !== "stream") {
-    throw ValidationFailed.field("note.expected_interval_seconds", "not_a_stream", "the dead-man's switch belongs to streams (append-only notes)");
+    throw ValidationFailed.field(`note.${given}`, "not_a_stream", "the dead-man's switch belongs to streams (append-only notes)");
   }
-  const enabling = (input.expected_interval_seconds ?? null) !== null || (input.alert_email ?? null) !== null;
+  const enabling =
+    (input.expected_interval_seconds ?? null) !== null || (input.alert_email ?? null) !== null || (input.max_run_seconds ?? null) !== null || input.alert_webhook === true;
   if (enabling && !tier.deadman) throw new AppError("plan_required", `the dead-man's switch is not available on the ${tier.name} plan`);
   const changes: Partial<NoteRow> = {};
+  if (input.alert_webhook !== undefined) changes.alertWebhook = input.alert_webhook;
+  const run = input.max_run_seconds;
+  if (run !== undefined) {
+    if (run !== null && (!Number.isInteger(run) || run < 1 || run > MAX_RUN_SECONDS)) {
+      throw ValidationFailed.field("note.max_run_seconds", "out_of_range", `max_run_seconds must be a whole number from 1 to ${MAX_RUN_SECONDS}`);
+    }
+    changes.maxRunSeconds = run;
+  }
   if (input.alert_email !== undefined) {
     if (input.alert_email === null) changes.alertEmail = null;
     else {
@@ -68,16 +84,40 @@ export function recipient(deps: Deps, note: { alertEmail: string | null; workspa
   return owner!.email;
 }
 
-/** Inside an append's write, after its checks: a late stream is back, and says so once. */
-export function noteResumed(deps: Deps, note: NoteRow, line: string, now: number): void {
-  if (note.deadmanStatus !== "late") return;
-  deps.db.$client.query("UPDATE notes SET deadman_status = 'ok' WHERE id = ?").run(note.id);
-  // The row may sit in the writer's per-batch cache: the next append of the batch must see it.
-  note.deadmanStatus = "ok";
-  enqueueMail(
-    deps,
-    deadmanRecovered({ to: recipient(deps, note), noteTitle: note.title, filename: note.filename, resumedAt: iso(now), line: line.trimEnd() }),
-  );
+/**
+ * Inside an append's write, after its checks: what the append says about its job. Any append
+ * brings a late stream back (a recovery mail, once); `start` marks a run under way; `ok` ends it
+ * and brings a failing stream back too; `fail` ends it and, unless the stream is failing already,
+ * alerts at once. The status is kept on every plan; alerts go out on plans with the switch.
+ */
+export function noteSignalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal | undefined, line: string, now: number): void {
+  const before = note.deadmanStatus;
+  if (signal === undefined && before !== "late") return;
+  const changes: Partial<NoteRow> = {};
+  if (signal === "start") changes.runStartedAt = now;
+  if (signal === "ok" || signal === "fail") {
+    if (note.runStartedAt !== null) changes.lastRunMs = now - note.runStartedAt;
+    changes.runStartedAt = null;
+  }
+  const armed = note.expectedIntervalSeconds !== null ? "ok" : "off";
+  if (signal === "fail") changes.deadmanStatus = "failing";
+  else if (before === "late" || (signal === "ok" && before === "failing")) changes.deadmanStatus = armed;
+  const after = changes.deadmanStatus ?? before;
+  if (Object.keys(changes).length > 0) {
+    deps.db.update(notes).set(changes).where(eq(notes.id, note.id)).run();
+    // The row may sit in the writer's per-batch cache: the next append of the batch must see it.
+    Object.assign(note, changes);
+  }
+  if (!tier.deadman || after === before) return;
+  const text = line.trimEnd();
+  const name = note.filename ?? note.title;
+  if (after === "failing") {
+    enqueueMail(deps, signalFailed({ to: recipient(deps, note), noteTitle: note.title, filename: note.filename, noteId: note.id, at: iso(now), line: text, lastLines: lastLines(deps, note.id), baseUrl: mailOrigin(deps) }));
+    enqueueAlertDelivery(deps, note, `FAILED: ${name} reported a failure: ${text}`, now);
+  } else if (before === "late" || before === "failing") {
+    enqueueMail(deps, deadmanRecovered({ to: recipient(deps, note), noteTitle: note.title, filename: note.filename, resumedAt: iso(now), line: text }));
+    enqueueAlertDelivery(deps, note, `RECOVERED: ${name} ${before === "failing" ? "reported ok" : "is writing again"}: ${text}`, now);
+  }
 }
 
 /**
@@ -98,11 +138,16 @@ export function checkDeadlines(deps: Deps): number {
         lastWriteAt: number;
         interval: number;
         fullSince: number | null;
+        webhookUrl: string | null;
+        webhookStatus: string;
+        alertWebhook: number;
+        byteSize: number;
       },
       [number]
     >(
       `SELECT id, workspace_id AS workspaceId, title, filename, alert_email AS alertEmail, last_write_at AS lastWriteAt,
-              expected_interval_seconds AS interval, full_since AS fullSince
+              expected_interval_seconds AS interval, full_since AS fullSince,
+              webhook_url AS webhookUrl, webhook_status AS webhookStatus, alert_webhook AS alertWebhook, byte_size AS byteSize
        FROM notes WHERE deadman_status = 'ok' AND deadman_due_at <= ? AND trashed_at IS NULL`,
     )
     .all(now);
@@ -134,8 +179,44 @@ export function checkDeadlines(deps: Deps): number {
         fullSince: n.fullSince === null ? null : iso(n.fullSince),
       }),
     );
+    const name = n.filename ?? n.title;
+    enqueueAlertDelivery(
+      deps,
+      { id: n.id, webhookUrl: n.webhookUrl, webhookStatus: n.webhookStatus as NoteRow["webhookStatus"], alertWebhook: n.alertWebhook === 1, byteSize: n.byteSize },
+      n.fullSince === null ? `LATE: no write to ${name} for ${Math.round((now - n.lastWriteAt) / 1000)}s (expected every ${n.interval}s)` : `FULL: ${name} is full and refusing writes`,
+      now,
+    );
   }
-  return due.length;
+  return due.length + checkRuns(deps, now);
+}
+
+/**
+ * Every run that started (status start) and has not reported within its stream's
+ * max_run_seconds: the stream becomes late and alerts once, like a missed deadline; the run is
+ * forgotten, so the next start begins a new one.
+ */
+function checkRuns(deps: Deps, now: number): number {
+  const overdue = deps.db
+    .select()
+    .from(notes)
+    .where(and(isNotNull(notes.runStartedAt), isNotNull(notes.maxRunSeconds), isNull(notes.trashedAt), sql`${notes.runStartedAt} + ${notes.maxRunSeconds} * 1000 <= ${now}`))
+    .all();
+  for (const n of overdue) {
+    const wasAlerting = n.deadmanStatus === "late" || n.deadmanStatus === "failing";
+    deps.db
+      .update(notes)
+      .set({ runStartedAt: null, ...(wasAlerting ? {} : { deadmanStatus: "late" as const }) })
+      .where(eq(notes.id, n.id))
+      .run();
+    if (wasAlerting) continue;
+    const name = n.filename ?? n.title;
+    enqueueMail(
+      deps,
+      runOverdue({ to: recipient(deps, n), noteTitle: n.title, filename: n.filename, noteId: n.id, startedAt: iso(n.runStartedAt!), maxRunSeconds: n.maxRunSeconds!, lastLines: lastLines(deps, n.id), baseUrl: mailOrigin(deps) }),
+    );
+    enqueueAlertDelivery(deps, n, `LATE: a run of ${name} started ${Math.round((now - n.runStartedAt!) / 1000)}s ago and has not reported (max ${n.maxRunSeconds}s)`, now);
+  }
+  return overdue.length;
 }
 
 

@@ -6,7 +6,7 @@ import { AppError, ValidationFailed } from "../../http/errors";
 import type { FastHandler, FastRoute } from "../../http/fast-route";
 import { bodyKind } from "../../http/plugins/json-body";
 import { pathOf } from "../../lib/url";
-import { AppendBody, type AppendResponse } from "./model";
+import { AppendBody, type AppendResponse, type Signal } from "./model";
 import { appendByFilename, appendById } from "./service";
 
 // A trailing slash is the same route, as it is for the router.
@@ -55,15 +55,27 @@ function appendTarget(path: string): AppendTarget | null {
 function readAppend(ctx: Ctx, request: Request, { raw, byFilename }: AppendTarget): Promise<Reply<AppendResponse>> {
   const kind = bodyKind(request, true);
   return request.text().then((body) => {
-    const text = kind === "text" ? body : textOf(parseJson(body));
+    const { text, status } = kind === "text" ? { text: body, status: undefined } : checked(parseJson(body));
+    const signal = status ?? signalOf(request.url);
     const param = decodeParam(raw, byFilename ? "filename" : "id");
-    return byFilename ? appendByFilename({ ctx, filename: param, text }) : appendById({ ctx, id: param, text });
+    return byFilename ? appendByFilename({ ctx, filename: param, text, signal }) : appendById({ ctx, id: param, text, signal });
   });
 }
 
-function textOf(body: unknown): string {
+function checked(body: unknown): { text: string; status?: Signal } {
   if (!checkBody.Check(body)) throw bodyProblem(body);
-  return body.text;
+  return body;
+}
+
+const SIGNALS = new Set(["ok", "fail", "start"]);
+
+/** `?status=` (for text/plain bodies, which have no field for it). */
+function signalOf(url: string): Signal | undefined {
+  if (!url.includes("?")) return undefined;
+  const status = new URL(url).searchParams.get("status");
+  if (status === null) return undefined;
+  if (!SIGNALS.has(status)) throw ValidationFailed.field("status", "invalid", "status must be ok, fail or start");
+  return status as Signal;
 }
 
 function parseJson(text: string): unknown {
@@ -81,6 +93,7 @@ function bodyProblem(body: unknown): ValidationFailed {
     return ValidationFailed.field("body", "invalid_type", "expected object");
   }
   const text = (body as Record<string, unknown>).text;
+  if (typeof text === "string") return ValidationFailed.field("status", "invalid", "status must be ok, fail or start");
   return text === undefined ? ValidationFailed.field("text", "required", "is required") : ValidationFailed.field("text", "invalid_type", "expected string");
 }
 

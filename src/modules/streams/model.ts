@@ -4,7 +4,13 @@ export const AppendBody = t.Object({
   text: t.String({
     description: "A line of text. CRLF becomes LF, other control characters except TAB are removed, a final LF is added.",
   }),
+  status: t.Optional(
+    t.Union([t.Literal("ok"), t.Literal("fail"), t.Literal("start")], {
+      description: "A signal for the dead-man's switch: start (a run began), ok (it succeeded), fail (it failed: one alert at once). For text/plain bodies: ?status=",
+    }),
+  ),
 }, { $id: "#/components/schemas/AppendRequest" });
+export type Signal = "ok" | "fail" | "start";
 
 export const AppendResponse = t.Object(
   {

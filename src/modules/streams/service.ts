@@ -10,11 +10,11 @@ import { newNoteRow, streamByFilename, visibleNote, type NoteRow } from "../note
 import { writableWorkspace } from "../notes/service";
 import { requireScope, seesNote } from "../tokens/service";
 import { enqueueAppendDelivery } from "../webhooks/delivery";
-import { noteResumed } from "../deadman/service";
+import { noteSignalled } from "../deadman/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
 import { assertWritable, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
 import type { BatchRows } from "./batch";
-import type { AppendResponse } from "./model";
+import type { AppendResponse, Signal } from "./model";
 import { applyDrop, endFullSpell, planDrop, refusedFull, type Drop } from "./retention";
 
 function cleanText(text: string): string {
@@ -36,7 +36,7 @@ export function validateFilename(filename: string): void {
 }
 
 /** Appends to the stream with this filename, creating it on the first write (201 then 200). */
-export function appendByFilename({ ctx, filename, text }: { ctx: Ctx; filename: string; text: string }) {
+export function appendByFilename({ ctx, filename, text, signal }: { ctx: Ctx; filename: string; text: string; signal?: Signal }) {
   requireScope(ctx, "append");
   validateFilename(filename);
   const line = cleanText(text);
@@ -47,16 +47,16 @@ export function appendByFilename({ ctx, filename, text }: { ctx: Ctx; filename: 
       const { ws, note } = streamForAppend(ctx, filename);
       // A pinned token sees no other note, so it cannot bring one into being either.
       if (!note && ctx.principal.noteId) throw new NotFound("note");
-      return applyAppend(ctx, checkAppend(ctx, note ?? { filename }, line, ws));
+      return applyAppend(ctx, checkAppend(ctx, note ?? { filename }, line, ws), signal);
     },
     { coalesce: true },
   );
 }
 
-export function appendById({ ctx, id, text }: { ctx: Ctx; id: string; text: string }) {
+export function appendById({ ctx, id, text, signal }: { ctx: Ctx; id: string; text: string; signal?: Signal }) {
   requireScope(ctx, "append");
   const line = cleanText(text);
-  return commit(ctx, 200, () => applyAppend(ctx, checkAppend(ctx, visibleNote(ctx, id), line)), { coalesce: true });
+  return commit(ctx, 200, () => applyAppend(ctx, checkAppend(ctx, visibleNote(ctx, id), line), signal), { coalesce: true });
 }
 
 /** A workspace's row and its streams by filename, read once per writer batch. */
@@ -146,7 +146,7 @@ function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: strin
  * on the first write. The cost does not depend on how large the note is, and the bytes, the
  * accounting and the webhook job commit together.
  */
-function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
+function applyAppend(ctx: Ctx, plan: AppendPlan, signal?: Signal): AppendResponse {
   const { deps } = ctx;
   const now = deps.clock.now();
   const created = !("id" in plan.note);
@@ -164,7 +164,7 @@ function applyAppend(ctx: Ctx, plan: AppendPlan): AppendResponse {
   batch.setNote(note.id, plan.newSize, now, note.expectedIntervalSeconds != null);
   batch.addStorage(plan.ws.id, plan.size);
   enqueueAppendDelivery(deps, note, plan.line, plan.newSize, now);
-  noteResumed(deps, note, plan.line, now);
+  noteSignalled(deps, note, plan.tier, signal, plan.line, now);
   if (note.fullSince !== null) endFullSpell(deps, note);
   const cap = plan.cap;
   return {

@@ -29,6 +29,8 @@ export const WebhookDelivery = t.Object({
   text: t.String(),
   byteSize: t.Integer(),
   updatedAt: t.String(),
+  /** Set for an alert (dead-man, signals) sent to a stream with alert_webhook. */
+  event: t.Optional(t.Literal("note.alert")),
 });
 export type WebhookDelivery = typeof WebhookDelivery.static;
 
@@ -38,6 +40,13 @@ export const webhookDelivery = defineQueue("webhook", WebhookDelivery, { run: de
 export function enqueueAppendDelivery(deps: Deps, note: NoteRow, text: string, byteSize: number, now: number): void {
   if (!note.webhookUrl || note.webhookStatus !== "enabled") return;
   const payload: WebhookDelivery = { deliveryId: newId("dlv"), noteId: note.id, createdAt: iso(now), text, byteSize, updatedAt: iso(now) };
+  webhookDelivery.enqueue(deps, payload, { serialKey: note.id });
+}
+
+/** Inside the write that raises an alert: the same alert to the stream's webhook, when it asks for them. */
+export function enqueueAlertDelivery(deps: Deps, note: Pick<NoteRow, "id" | "webhookUrl" | "webhookStatus" | "alertWebhook" | "byteSize">, text: string, now: number): void {
+  if (!note.alertWebhook || !note.webhookUrl || note.webhookStatus !== "enabled") return;
+  const payload: WebhookDelivery = { deliveryId: newId("dlv"), noteId: note.id, createdAt: iso(now), text, byteSize: note.byteSize, updatedAt: iso(now), event: "note.alert" };
   webhookDelivery.enqueue(deps, payload, { serialKey: note.id });
 }
 
@@ -56,6 +65,7 @@ async function deliver(deps: Deps, p: WebhookDelivery, job: { attempts: number }
       text: p.text,
       byteSize: p.byteSize,
       updatedAt: p.updatedAt,
+      type: p.event,
     }),
   );
   const headers = {

@@ -9,6 +9,8 @@ export interface AppendEvent {
   text: string;
   byteSize: number;
   updatedAt: string;
+  /** note.appended unless said otherwise (note.alert for dead-man and signal alerts). */
+  type?: "note.alert";
 }
 
 /** Each platform's limit on a message's text, in characters; longer text is cut with an ellipsis. */
@@ -29,7 +31,7 @@ export function cut(text: string, limit: number): string {
 export function genericBody(e: AppendEvent) {
   return {
     id: e.deliveryId,
-    type: "note.appended",
+    type: e.type ?? "note.appended",
     created_at: e.createdAt,
     data: { note: e.note, text: e.text, byte_size: e.byteSize, updated_at: e.updatedAt },
   };
