@@ -15,7 +15,7 @@ import { UsageError } from "./cli/args";
 import { backup, restore } from "./cli/backup";
 import { createDeps } from "./runtime";
 import { runStdio } from "./mcp/stdio";
-import { appendCommand, ClientError, tailCommand } from "./cli/client";
+import { appendCommand, catCommand, ClientError, lsCommand, runCommand, tailCommand } from "./cli/client";
 import { serve, StartupError } from "./server";
 import { SchemaTooNewError } from "./db/migrate";
 import pkg from "../package.json";
@@ -45,7 +45,11 @@ Usage:
   notestream token revoke --id ID
   notestream mcp                          MCP over stdio for AI clients (NOTESTREAM_URL, NOTESTREAM_TOKEN)
   notestream append FILENAME [TEXT…]      append TEXT as a line, or each line of stdin ([--url U] [--token T])
-  notestream tail [-n N] FILENAME         print a stream's newest N lines (default 10)
+  notestream tail [-n N] [-f] FILENAME    print a stream's newest N lines (default 10); -f follows it
+  notestream ls [--kind K] [--folder ID]  list notes: id, kind, bytes, last change, filename or title
+  notestream cat FILENAME|ID              print a note's text
+  notestream run [--stream F] [--quiet] -- COMMAND [ARGS…]
+                                          run a job and record start, ok or FAILED with its status and time
   notestream help | --version
 
 Configuration is read from NOTESTREAM_* environment variables (see README).`;
@@ -87,11 +91,17 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   }
-  if (command === "append" || command === "tail") {
-    // A client of a running server (NOTESTREAM_URL, NOTESTREAM_TOKEN): no database opened.
-    await (command === "append" ? appendCommand : tailCommand)(argv.slice(1), io.out);
+  // Clients of a running server (NOTESTREAM_URL, NOTESTREAM_TOKEN): no database opened.
+  if (command === "append" || command === "tail" || command === "ls") {
+    await (command === "append" ? appendCommand : command === "tail" ? tailCommand : lsCommand)(argv.slice(1), io.out);
     return 0;
   }
+  if (command === "cat") {
+    // Written in full before the process exits, however large (a pipe may take it slowly).
+    await catCommand(argv.slice(1), (text) => Bun.write(Bun.stdout, text));
+    return 0;
+  }
+  if (command === "run") return runCommand(argv.slice(1), io.info);
   const config = loadConfig();
   if (command === "serve") {
     if (argv.length > 1) throw new UsageError(`serve takes no arguments; configure it with NOTESTREAM_* variables`);

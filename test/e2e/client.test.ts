@@ -46,6 +46,48 @@ test("tail -n 5 prints the newest five lines", () => {
   expect(r.stdout).toBe("t3\nt4\nt5\nt6\nt7\n");
 });
 
+test("ls lists every note, one per line; cat prints a note by filename or id, byte for byte", async () => {
+  cli(["append", "cat.log", "first line"], env());
+  cli(["append", "cat.log", "ünïcode ✓"], env());
+  const ls = cli(["ls", "--kind", "stream"], env());
+  expect(ls.code).toBe(0);
+  const row = ls.stdout.split("\n").find((l) => l.endsWith("\tcat.log"))!;
+  const [id, kind, bytes] = row.split("\t");
+  expect(id).toStartWith("note_");
+  expect(kind).toBe("stream");
+  expect(Number(bytes)).toBe(Buffer.byteLength("first line\nünïcode ✓\n"));
+  expect(cli(["ls", "--kind", "editable"], env()).stdout).not.toContain("cat.log");
+  expect(cli(["cat", "cat.log"], env()).stdout).toBe("first line\nünïcode ✓\n");
+  expect(cli(["cat", id!], env()).stdout).toBe("first line\nünïcode ✓\n");
+  const missing = cli(["cat", "nope.log"], env());
+  expect(missing.code).toBe(1);
+  expect(missing.stderr).toContain("not_found");
+});
+
+test("run wraps a passing job: a start line, its output passed through, ok with its time; exit 0", async () => {
+  const r = cli(["run", "--stream", "job.log", "--", "sh", "-c", "echo working; echo warning >&2"], env());
+  expect(r.code).toBe(0);
+  expect(r.stdout).toBe("working\n");
+  expect(r.stderr).toBe("warning\n");
+  expect(await readStream(server.base, token, "job.log")).toMatch(/^start: sh -c echo working; echo warning >&2\nok in \d+s\n$/);
+});
+
+test("run wraps a failing job: FAILED with its exit status and last stderr lines, the stream failing, the job's own status", async () => {
+  const r = cli(["run", "--stream", "job.log", "--quiet", "--", "sh", "-c", "echo step one >&2; echo 'disk full' >&2; exit 3"], env());
+  expect(r.code).toBe(3);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toBe("");
+  const lines = (await readStream(server.base, token, "job.log")).trimEnd().split("\n");
+  expect(lines.at(-1)).toMatch(/^FAILED \(exit 3\) in \d+s: step one \| disk full$/);
+  const note = (await (await fetch(`${server.base}/api/v1/notes/by-filename/job.log`, { headers: { authorization: `Bearer ${token}` } })).json()) as any;
+  expect(note.deadman_status).toBe("failing");
+  expect(note.last_run_seconds).toBeGreaterThanOrEqual(0);
+  // The job runs even when the server cannot be reached, and keeps its status.
+  const offline = cli(["run", "--", "sh", "-c", "exit 4"], { NOTESTREAM_URL: "http://127.0.0.1:1", NOTESTREAM_TOKEN: token });
+  expect(offline.code).toBe(4);
+  expect(offline.stderr).toContain("cannot reach http://127.0.0.1:1");
+});
+
 test("a bad token exits 1 with the API's code", () => {
   const r = cli(["append", "x.log", "hi"], { NOTESTREAM_URL: server.base, NOTESTREAM_TOKEN: "ns_bogus" });
   expect(r.code).toBe(1);
