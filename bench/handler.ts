@@ -14,7 +14,7 @@ export interface AppendHandler {
 }
 
 /** `root`: the source tree (this one, or another checkout to compare with). */
-export async function appendHandler(root: string, env: { log: string; sync: string }): Promise<AppendHandler> {
+export async function appendHandler(root: string, env: { log: string; sync: string; text?: string }): Promise<AppendHandler> {
   const { buildHandler } = await import(join(root, "src/app.ts"));
   const { loadConfig } = await import(join(root, "src/config.ts"));
   const { createAccount } = await import(join(root, "src/modules/accounts/service.ts"));
@@ -31,7 +31,7 @@ export async function appendHandler(root: string, env: { log: string; sync: stri
   const handle = buildHandler(deps);
   const a = await deps.writer.write(() => createAccount(deps, { email: "bench@example.com", plan: "dev" }));
   const { token } = await deps.writer.write(() => mintToken(deps, { accountId: a.account.id, workspaceId: a.workspaceId, scopes: ["read", "write"] }));
-  const body = JSON.stringify({ text: "x".repeat(100) });
+  const body = JSON.stringify({ text: env.text ?? "x".repeat(100) });
   const headers = { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": String(body.length) };
   const request = () => new Request("http://localhost/api/v1/notes/by-filename/bench.log/append", { method: "POST", headers, body });
   return {

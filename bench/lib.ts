@@ -9,6 +9,8 @@ import { join } from "node:path";
 
 export const ROOT = join(import.meta.dir, "..");
 export const LINE = "x".repeat(100);
+/** A 100-byte log line of a dozen words: what the search index's cost is measured with (LINE is one word to it). */
+export const LOG_LINE = "2026-11-23T01:16:00Z INFO web-3 deploy 4f2a1c ok in 42s user=alice req=9f8e7d6c took 12ms".padEnd(100, " #");
 export const CONNECTIONS = 50;
 export const tmp = mkdtempSync(join(tmpdir(), "notestream-bench-"));
 export const procs = new Set<Subprocess>();
@@ -30,7 +32,7 @@ function ms(text: string): number {
  * Runs wrk with a POST of the JSON line; returns requests/s and latency percentiles in ms.
  * `requests`: stop after about that many answers (under a plan's rate limit), else run `seconds`.
  */
-export function wrk(url: string, opts: { token?: string; connections?: number; threads?: number; seconds: number; requests?: number }): WrkResult {
+export function wrk(url: string, opts: { token?: string; connections?: number; threads?: number; seconds: number; requests?: number; text?: string }): WrkResult {
   const script = join(tmp, `wrk-${Math.random().toString(36).slice(2)}.lua`);
   writeFileSync(
     script,
@@ -38,7 +40,7 @@ export function wrk(url: string, opts: { token?: string; connections?: number; t
       'wrk.method = "POST"',
       'wrk.headers["Content-Type"] = "application/json"',
       opts.token ? `wrk.headers["Authorization"] = "Bearer ${opts.token}"` : "",
-      `wrk.body = '{"text":"${LINE}"}'`,
+      `wrk.body = [[${JSON.stringify({ text: opts.text ?? LINE })}]]`,
       opts.requests
         ? `local n = 0\nresponse = function() n = n + 1; if n >= ${opts.requests} then wrk.thread:stop() end end`
         : "",
@@ -114,6 +116,17 @@ function cli(bin: string, dataDir: string, args: string[]): string {
 export function provision(bin: string, dataDir: string, plan = "dev"): string {
   cli(bin, dataDir, ["account", "create", "--email", "bench@example.com", "--plan", plan]);
   return cli(bin, dataDir, ["token", "create", "--email", "bench@example.com", "--scope", "read,write"]);
+}
+
+/**
+ * The database as it was before the search index: its triggers dropped, so appends write no index
+ * rows (the index's tables stay, unread). For measuring what the index costs an append, never for
+ * a database in use: its index no longer follows the text.
+ */
+export function dropSearchTriggers(sqlite: { query(sql: string): { all(): unknown[] }; run(sql: string): unknown }): void {
+  const triggers = sqlite.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search\\_%' ESCAPE '\\'").all() as { name: string }[];
+  if (triggers.length === 0) throw new Error("no search triggers: is this a build with the search index?");
+  for (const t of triggers) sqlite.run(`DROP TRIGGER "${t.name}"`);
 }
 
 export async function stop(proc: Subprocess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {

@@ -12,13 +12,17 @@
  *   5. outbound webhook latency, append to receipt at a loopback receiver
  *   6. RSS idle and peak under load; start-up time to the first served request
  *   7. kill -9 during appends: no acknowledged append lost after restart
+ *   8. what the search index costs an append: with it against without it, side by side
+ *      (`BENCH_ONLY=search` runs only this row)
  */
 import { Database } from "bun:sqlite";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   CONNECTIONS,
+  dropSearchTriggers,
   LINE,
+  LOG_LINE,
   procs,
   provision as provisionBinary,
   readPort,
@@ -34,7 +38,7 @@ import {
 const BIN = process.env.BENCH_BIN ?? join(ROOT, "dist", "notestream");
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const wrk = (url: string, opts: { token?: string; connections?: number; seconds?: number; requests?: number } = {}) => wrkRun(url, { seconds: DURATION, ...opts });
+const wrk = (url: string, opts: { token?: string; connections?: number; seconds?: number; requests?: number; text?: string } = {}) => wrkRun(url, { seconds: DURATION, ...opts });
 const startServer = (dataDir: string, env: Record<string, string> = {}) => startBinary(BIN, dataDir, env);
 const provision = (dataDir: string, plan?: string) => provisionBinary(BIN, dataDir, plan);
 
@@ -174,6 +178,49 @@ async function latencyRows(row: Row): Promise<void> {
   }
 }
 
+/**
+ * The search index's cost per append: two servers of this binary at once on their own data dirs,
+ * one with the index's triggers dropped (appends then write no index rows, as before the index),
+ * and short wrk runs alternating between them (the order too), so the VM's drift falls on both
+ * alike. 100-byte log lines of a dozen words (the other rows' line is one word to the index),
+ * FULL, 50 connections. The ratio is the median of the pairs'.
+ */
+async function searchRows(row: Row): Promise<void> {
+  const pairs = Math.max(1, Number(process.env.BENCH_SEARCH_PAIRS ?? 6));
+  const seconds = Math.max(1, Math.round(DURATION / 3));
+  const start = async (label: string, indexed: boolean) => {
+    const dir = join(tmp, `data-search-${label}`);
+    const token = provision(dir);
+    if (!indexed) {
+      const db = new Database(join(dir, "notestream.db"));
+      dropSearchTriggers(db);
+      db.close();
+    }
+    const server = await startServer(dir, { NOTESTREAM_SYNCHRONOUS: "FULL" });
+    await append(server.base, token, "search.log", "warm-up");
+    return { ...server, token };
+  };
+  const servers = { with: await start("with", true), without: await start("without", false) };
+  const run = (side: "with" | "without") => wrk(`${servers[side].base}/api/v1/notes/by-filename/search.log/append`, { token: servers[side].token, seconds, text: LOG_LINE });
+  const runs = { with: [] as WrkResult[], without: [] as WrkResult[] };
+  for (let i = 0; i < pairs; i++) {
+    for (const side of i % 2 ? (["without", "with"] as const) : (["with", "without"] as const)) runs[side].push(run(side));
+  }
+  await stop(servers.with.proc);
+  await stop(servers.without.proc);
+  const ratios = runs.with.map((r, i) => r.rps / runs.without[i]!.rps);
+  const errors = [...runs.with, ...runs.without].reduce((n, r) => n + r.errors, 0);
+  if (errors) process.exitCode = 1;
+  row(
+    "appends with the search index, FULL (50 connections, 100-byte log lines)",
+    `${k(pct(runs.with.map((r) => r.rps), 50))} req/s`,
+    `without the index ${k(pct(runs.without.map((r) => r.rps), 50))} req/s; p50 ${f2(pct(runs.with.map((r) => r.p50), 50))} against ${f2(pct(runs.without.map((r) => r.p50), 50))} ms, ` +
+      `p99 ${f2(pct(runs.with.map((r) => r.p99), 50))} against ${f2(pct(runs.without.map((r) => r.p99), 50))} ms; ${pairs} alternating pairs of ${seconds} s` +
+      (errors ? `; ${errors} errors` : ""),
+    `${f2(pct(ratios, 50))} of without${ratios.length > 1 ? ` (pairs: ${f2(Math.min(...ratios))}-${f2(Math.max(...ratios))})` : ""}`,
+  );
+}
+
 function printTable(rows: string[][], header: string): void {
   const table = ["| measurement | result | detail | ratio |", "|---|---|---|---|", ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
   console.log(`\n${header}\n\n${table}\n`);
@@ -185,6 +232,12 @@ async function main() {
     rows.push(cells);
     console.error(cells.join(" | "));
   };
+  if (process.env.BENCH_ONLY === "search") {
+    await searchRows(row);
+    printTable(rows, `Measured ${new Date().toISOString()} on ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}, search row only.`);
+    rmSync(tmp, { recursive: true, force: true });
+    return;
+  }
   if (process.env.BENCH_ONLY === "latency") {
     await latencyRows(row);
     printTable(rows, `Measured ${new Date().toISOString()} on ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}, latency rows only.`);
@@ -279,6 +332,9 @@ async function main() {
 
   // 4. Append latency on a 3 MB note and on a full 3 MB drop_oldest note, against an empty one.
   await latencyRows(row);
+
+  // 8 (run here, while the machine is as warm as for the append rows): the search index's cost.
+  await searchRows(row);
 
   // 5. Outbound webhook latency: append sent → delivery received.
   {

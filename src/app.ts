@@ -14,6 +14,7 @@ import { accountRoutes } from "./modules/accounts/routes";
 import { billingRoutes } from "./modules/billing/routes";
 import { errorsRoutes } from "./modules/errors/routes";
 import { exportRoutes } from "./modules/export/routes";
+import { searchRoutes } from "./modules/search/routes";
 import { healthRoutes } from "./modules/health/routes";
 import { inboxReceiveRoutes, inboxRoutes } from "./modules/inbox/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
@@ -44,7 +45,8 @@ export function buildApp(deps: Deps) {
     .use(errorsRoutes(authed))
     .use(webhookRoutes(authed))
     .use(inboxRoutes(authed))
-    .use(exportRoutes(authed));
+    .use(exportRoutes(authed))
+    .use(searchRoutes(authed));
 
   // Built from the finished app's routes on first use: a 405 needs to know every route.
   let routesOf: () => readonly { method: string; path: string }[] = () => [];
@@ -56,7 +58,7 @@ export function buildApp(deps: Deps) {
       if (state) Object.assign(set.headers, state.headers);
     })
     // Before the API's handler: the first onError that answers wins, and pages answer in pages.
-    .use(pageErrors())
+    .use(pageErrors(deps))
     .use(errorHandler((path) => (allowed ??= allowedMethodsIndex(routesOf()))(path)))
     .use(jsonBody("/api/v1/", [appendTakesPlainText]))
     .use(healthRoutes(deps))

@@ -10,7 +10,9 @@ import {
   billingCheckout,
   tokenList,
   tokenRevoke,
-  isUserError, teamAdd, teamCreate, tokenCreate, type Output } from "./cli/commands";
+  oauthList,
+  oauthRevoke,
+  isUserError, teamAdd, teamCreate, teamRemove, tokenCreate, type Output } from "./cli/commands";
 import { UsageError } from "./cli/args";
 import { backup, restore } from "./cli/backup";
 import { createDeps } from "./runtime";
@@ -38,11 +40,14 @@ Usage:
                                                           bind a subscription created before checkouts were bound
   notestream team create --owner E --name N
   notestream team add --team ID --email E
+  notestream team remove --team ID --email E              take a member off (their team tokens end)
   notestream token create --email E --scope read,write,append [--team ID] [--note ID]
                           [--expires-in-days N] [--name N]
   notestream token create --email E --extension --note ID   the browser-extension token (subscribers)
   notestream token list --email E                         id, state, kind, scopes, note, workspace, expiry, name
   notestream token revoke --id ID
+  notestream oauth list --email E                         AI clients (MCP) the account allowed: id, name, scopes, last use
+  notestream oauth revoke --id ID | --email E --all       end one grant, or every grant of the account
   notestream mcp                          MCP over stdio for AI clients (NOTESTREAM_URL, NOTESTREAM_TOKEN)
   notestream append FILENAME [TEXT…]      append TEXT as a line, or each line of stdin ([--url U] [--token T])
   notestream tail [-n N] [-f] FILENAME    print a stream's newest N lines (default 10); -f follows it
@@ -66,8 +71,11 @@ const COMMANDS: Record<string, (deps: ReturnType<typeof createDeps>, argv: strin
   "billing bind": billingBind,
   "token list": tokenList,
   "token revoke": tokenRevoke,
+  "oauth list": oauthList,
+  "oauth revoke": oauthRevoke,
   "team create": teamCreate,
   "team add": teamAdd,
+  "team remove": teamRemove,
   "token create": tokenCreate,
 };
 

@@ -1,8 +1,9 @@
 import { queueRegistry } from "./jobs/define-queue";
 import { mailQueue } from "./mail/queue";
+import { accountDeletionQueue } from "./modules/accounts/deletion";
 import { exportQueue } from "./modules/export/service";
 import { inboxQueue } from "./modules/inbox/queue";
 import { webhookDelivery } from "./modules/webhooks/delivery";
 
 /** Every job queue of the service: queue name → handler, for the job runner. */
-export const jobHandlers = queueRegistry([webhookDelivery, inboxQueue, mailQueue, exportQueue]);
+export const jobHandlers = queueRegistry([webhookDelivery, inboxQueue, mailQueue, exportQueue, accountDeletionQueue]);

@@ -3,11 +3,13 @@ import { AppError } from "../http/errors";
 import { isPlanName, PLAN_NAMES } from "../limits/plans";
 import { hashPassword, passwordProblem } from "../modules/accounts/password";
 import { createAccount, findAccountByEmail, personalWorkspaceId } from "../modules/accounts/service";
-import { addTeamMember, createTeam, isMember } from "../modules/teams/service";
+import { addTeamMember, createTeam, isMember, removeTeamMember } from "../modules/teams/service";
 import { lapse, startTrial, subscribe } from "../modules/accounts/lifecycle";
 import { bindExistingSubscription, CHECKOUT_TTL_DAYS, startCheckout } from "../modules/billing/service";
 import { listTokens, MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, parseScopes, revokeToken } from "../modules/tokens/service";
 import { getWorkspace } from "../modules/workspaces/repo";
+import { listGrants, revokeGrant } from "../mcp/oauth/grants";
+import { revokeAccountGrants } from "../mcp/oauth/tokens";
 import { flags, UsageError } from "./args";
 
 /** What a command prints: `out` is the machine-readable result (stdout), `info` goes to stderr. */
@@ -139,6 +141,34 @@ export async function tokenRevoke(deps: Deps, argv: string[], io: Output): Promi
   io.out(f.id!);
 }
 
+/** One line per standing OAuth grant (AI clients over MCP): id, client name (unverified), scopes, last use. */
+export async function oauthList(deps: Deps, argv: string[], io: Output): Promise<void> {
+  const f = flags(argv, { email: { type: "string" } }, ["email"]);
+  const account = findAccountByEmail(deps, f.email!);
+  if (!account) throw new AppError("not_found", `no account with e-mail ${f.email}`);
+  const grants = listGrants(deps, account.id);
+  for (const g of grants) io.out([g.id, g.clientName, g.scope, g.lastUsedAt === null ? "never" : new Date(g.lastUsedAt).toISOString()].join("\t"));
+  io.info(`${grants.length} connected app${grants.length === 1 ? "" : "s"} for ${account.email}`);
+}
+
+/** Ends one grant (--id) or every grant of an account (--email --all): their tokens answer 401 from then on. */
+export async function oauthRevoke(deps: Deps, argv: string[], io: Output): Promise<void> {
+  const f = flags(argv, { id: { type: "string" }, email: { type: "string" }, all: { type: "boolean" } });
+  if (f.id !== undefined && (f.email !== undefined || f.all)) throw new UsageError("give either --id ID or --email E --all");
+  if (f.id !== undefined) {
+    const grant = await deps.writer.write(() => revokeGrant(deps, f.id!));
+    io.info(`revoked ${grant.clientName}'s access (grant ${grant.id}); its tokens answer 401 from now on`);
+    io.out(grant.id);
+    return;
+  }
+  if (!f.email || !f.all) throw new UsageError("give --id ID, or --email E --all to end every grant of an account");
+  const account = findAccountByEmail(deps, f.email);
+  if (!account) throw new AppError("not_found", `no account with e-mail ${f.email}`);
+  const ended = await deps.writer.write(() => revokeAccountGrants(deps, account.id));
+  io.info(`revoked ${ended} grant${ended === 1 ? "" : "s"} of ${account.email}`);
+  io.out(String(ended));
+}
+
 export async function teamCreate(deps: Deps, argv: string[], io: Output): Promise<void> {
   const f = flags(argv, { owner: { type: "string" }, name: { type: "string" } }, ["owner", "name"]);
   const team = await deps.writer.write(() => createTeam(deps, { ownerEmail: f.owner!, name: f.name! }));
@@ -150,6 +180,13 @@ export async function teamAdd(deps: Deps, argv: string[], io: Output): Promise<v
   const f = flags(argv, { team: { type: "string" }, email: { type: "string" } }, ["team", "email"]);
   const r = await deps.writer.write(() => addTeamMember(deps, { teamId: f.team!, email: f.email! }));
   io.info(`added ${f.email} to team ${f.team} (${r.seats} of 25 seats)`);
+  io.out(String(r.seats));
+}
+
+export async function teamRemove(deps: Deps, argv: string[], io: Output): Promise<void> {
+  const f = flags(argv, { team: { type: "string" }, email: { type: "string" } }, ["team", "email"]);
+  const r = await deps.writer.write(() => removeTeamMember(deps, { teamId: f.team!, email: f.email! }));
+  io.info(`removed ${f.email} from team ${f.team} (${r.seats} of 25 seats); their tokens and AI-client grants on the team are revoked`);
   io.out(String(r.seats));
 }
 

@@ -13,6 +13,8 @@ import m9 from "../../migrations/0009_stream_retention.sql" with { type: "text" 
 import m10 from "../../migrations/0010_app_meta.sql" with { type: "text" };
 import m11 from "../../migrations/0011_trash_until_purge.sql" with { type: "text" };
 import m12 from "../../migrations/0012_signals.sql" with { type: "text" };
+import m13 from "../../migrations/0013_search.sql" with { type: "text" };
+import m14 from "../../migrations/0014_oauth_grants.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -29,4 +31,6 @@ export const migrationSql: Record<string, string> = {
   "0010_app_meta": m10,
   "0011_trash_until_purge": m11,
   "0012_signals": m12,
+  "0013_search": m13,
+  "0014_oauth_grants": m14,
 };

@@ -41,7 +41,8 @@ type Json = Record<string, unknown>;
 /** The eleven operations, the same over the hosted endpoint (services) and stdio (REST). */
 export interface NotesBackend {
   capabilities(): Promise<Capabilities>;
-  listNotes(a: { limit?: number; offset?: number; folder_id?: string }): Promise<{ notes: Json[]; total: number }>;
+  /** With `query`: the full-text search, best match first, each note with its snippet. */
+  listNotes(a: { limit?: number; offset?: number; folder_id?: string; query?: string }): Promise<{ notes: Json[]; total: number }>;
   readNote(a: { id: string }): Promise<Json>;
   createNote(a: { title: string; plain_body: string; folder_id?: string }): Promise<Json>;
   appendNote(a: { filename: string; text: string }): Promise<Json>;

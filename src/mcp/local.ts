@@ -4,6 +4,7 @@ import { rateFor, tokenRateKey } from "../http/rate-limit";
 import { pageFrom } from "../lib/pagination";
 import * as folders from "../modules/folders/service";
 import * as notes from "../modules/notes/service";
+import { searchNotes } from "../modules/search/service";
 import { appendByFilename } from "../modules/streams/service";
 import { getWorkspace } from "../modules/workspaces/repo";
 import { ToolFailure, validationFailure, type Capabilities, type NotesBackend } from "./backend";
@@ -38,9 +39,12 @@ export class LocalBackend implements NotesBackend {
     }
   }
 
-  listNotes(a: { limit?: number; offset?: number; folder_id?: string }) {
+  listNotes(a: { limit?: number; offset?: number; folder_id?: string; query?: string }) {
     return this.run("reads", () => {
-      const { items, total } = notes.listNotes({ ctx: this.ctx, filter: { folderId: a.folder_id }, page: pageFrom(a) });
+      const { items, total } =
+        a.query === undefined
+          ? notes.listNotes({ ctx: this.ctx, filter: { folderId: a.folder_id }, page: pageFrom(a) })
+          : searchNotes({ ctx: this.ctx, q: a.query, folderId: a.folder_id, page: pageFrom(a) });
       return { notes: items, total };
     });
   }

@@ -54,12 +54,13 @@ export class RestBackend implements NotesBackend {
     if (this.plan === "free") throw new ToolFailure("plan_required", "agent writes need a paid plan; reading works on every plan");
   }
 
-  async listNotes(a: { limit?: number; offset?: number; folder_id?: string }) {
+  async listNotes(a: { limit?: number; offset?: number; folder_id?: string; query?: string }) {
     const q = new URLSearchParams();
+    if (a.query !== undefined) q.set("q", a.query);
     if (a.limit !== undefined) q.set("limit", String(a.limit));
     if (a.offset !== undefined) q.set("offset", String(a.offset));
     if (a.folder_id) q.set("folder_id", a.folder_id);
-    const { data, headers } = await this.call<Json[]>("GET", `/notes?${q}`);
+    const { data, headers } = await this.call<Json[]>("GET", `${a.query === undefined ? "/notes" : "/search"}?${q}`);
     return { notes: data, total: Number(headers.get("x-total-count") ?? data.length) };
   }
   async readNote(a: { id: string }) {

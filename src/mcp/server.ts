@@ -93,13 +93,17 @@ const TOOLS: Tool[] = [
     scope: "read",
     workspaceAction: "list notes",
     title: "List notes",
-    description: "Lists notes, most recently updated first, without their text (use read_note for that). Returns { notes, total }.",
+    description:
+      "Lists notes, most recently updated first, without their text (use read_note for that). Returns { notes, total }. " +
+      "With query: searches titles and text instead (every word, whole words, any case or accents), best match first, " +
+      "each note with a snippet of the matching text, its matched words between ** and **.",
     input: {
       limit: z.number().int().min(1).max(200).optional().describe("How many to return (default 50, at most 200)"),
       offset: z.number().int().min(0).optional().describe("How many to skip, for paging"),
       folder_id: z.string().optional().describe("Only notes in this folder (fold_…)"),
+      query: z.string().min(1).optional().describe("Words to search for in titles and text (full-text search; at most 200 characters)"),
     },
-    output: z.object({ notes: z.array(NoteOut), total: z.number().int() }),
+    output: z.object({ notes: z.array(NoteOut.extend({ snippet: z.string().optional().describe("With query: the matching passage") })), total: z.number().int() }),
     annotations: { readOnlyHint: true, openWorldHint: false },
     run: (b, a) => b.listNotes(a),
   }),
@@ -298,6 +302,9 @@ export function buildMcpServer(backend: NotesBackend, caps: Capabilities): McpSe
     const { title, description, input: inputSchema, output: outputSchema, annotations } = t;
     server.registerTool(t.name, { title, description, inputSchema, outputSchema, annotations }, (a: Record<string, unknown>) => run(t, a));
   }
+  // registerTool advertises tools.listChanged, a notification no connection here ever sends (the
+  // hosted endpoint is stateless, stdio's tools are fixed at start): say what is true.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const t = TOOLS.find((x) => x.name === request.params.name);
     // No token could call it: a protocol error, as the MCP specification has it for unknown tools.

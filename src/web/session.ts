@@ -1,9 +1,11 @@
 import { eq } from "drizzle-orm";
 import type { Ctx, Deps, Principal } from "../deps";
 import { accounts, sessions } from "../db/schema";
+import { AppError } from "../http/errors";
 import { randomBase62 } from "../lib/random";
 import { digestsEqual, sha256Hex } from "../lib/secrets";
 import { personalWorkspaceId, type AccountRow } from "../modules/accounts/service";
+import { workspacesOf, type WorkspaceChoice } from "../modules/teams/service";
 
 export const SESSION_COOKIE = "ns_session";
 export const FORM_COOKIE = "ns_form";
@@ -11,7 +13,10 @@ const SESSION_TTL_MS = 30 * 86_400_000;
 
 export interface WebSession {
   account: AccountRow;
+  /** The workspace the session works in: its notes, tokens and settings are what the pages show. */
   workspaceId: string;
+  /** Every workspace the account may switch to (the personal one first), for the header's switcher. */
+  workspaces: WorkspaceChoice[];
   csrf: string;
   ctx: Ctx;
 }
@@ -76,16 +81,42 @@ export async function createSession(deps: Deps, account: AccountRow): Promise<{ 
 export function loadSession(deps: Deps, request: Request): WebSession | null {
   const secret = cookieValue(request, SESSION_COOKIE);
   if (!secret) return null;
-  const row = deps.db.select().from(sessions).where(eq(sessions.idHash, sha256Hex(secret))).get();
+  const idHash = sha256Hex(secret);
+  const row = deps.db.select().from(sessions).where(eq(sessions.idHash, idHash)).get();
   if (!row || row.expiresAt <= deps.clock.now()) return null;
   const account = deps.db.select().from(accounts).where(eq(accounts.id, row.accountId)).get();
   if (!account) return null;
+  const choices = workspacesOf(deps, account.id);
+  let workspaceId = row.workspaceId;
+  // Membership is checked on every request, not only when switching: someone taken off a team
+  // is back in their personal workspace at once, whatever the session chose before.
+  if (!choices.some((w) => w.id === workspaceId)) {
+    workspaceId = choices.find((w) => w.kind === "personal")?.id ?? personalWorkspaceId(deps, account.id);
+    const fallback = workspaceId;
+    // Stored so the choice stays personal if the account joins the team again; a failed write
+    // costs nothing, as the next request falls back the same way.
+    void deps.writer.write(() => deps.db.update(sessions).set({ workspaceId: fallback }).where(eq(sessions.idHash, idHash)).run()).catch(() => {});
+  }
   return {
     account,
-    workspaceId: row.workspaceId,
+    workspaceId,
+    workspaces: choices,
     csrf: row.csrfToken,
-    ctx: { deps, principal: webPrincipal(account.id, row.workspaceId, row.expiresAt) },
+    ctx: { deps, principal: webPrincipal(account.id, workspaceId, row.expiresAt) },
   };
+}
+
+/** Moves the session to another workspace the account belongs to; refused (404, like a missing one) for any other. */
+export async function switchWorkspace(deps: Deps, request: Request, s: WebSession, workspaceId: string): Promise<WorkspaceChoice> {
+  const target = s.workspaces.find((w) => w.id === workspaceId);
+  const idHash = sessionIdHash(request);
+  if (!target || !idHash) throw new AppError("not_found", "You are not a member of that workspace.");
+  await deps.writer.write(() => {
+    // Checked again inside the write: a removal may have landed since the session was loaded.
+    if (!workspacesOf(deps, s.account.id).some((w) => w.id === target.id)) throw new AppError("not_found", "You are not a member of that workspace.");
+    deps.db.update(sessions).set({ workspaceId: target.id }).where(eq(sessions.idHash, idHash)).run();
+  });
+  return target;
 }
 
 /** The stored id of this browser's session (whether or not it is still valid), or null. */

@@ -99,7 +99,9 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
   }, 30_000);
 
   test("create a note and edit it: autosave keeps the text across a reload", async () => {
-    await page.click('button:has-text("New note")');
+    await page.click('a:has-text("New note")');
+    await page.fill('input[name="title"]', "Runbook");
+    await page.click('button:has-text("Create note")');
     await page.waitForURL(/\/notes\/note_/);
     await page.fill("#title", "Runbook");
     await page.fill("textarea", "1. Check the queue\n2. Restart the worker\n");
@@ -176,7 +178,7 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
     await page.goto(`${base}/notes/${noteId}/settings`);
     await shot("stream-settings");
     await page.click('button:has-text("Replay")');
-    await page.waitForURL(/ok=/);
+    await page.waitForSelector(".flash.ok");
     await page.goto(`${base}/notes/${noteId}`);
     await page.waitForFunction(() => document.querySelector("pre.stream")?.textContent?.includes("replayed payload"), undefined, { timeout: 10_000 });
     expect(await page.textContent("pre.stream")).toContain("Disk almost full: 92% on db-1");
@@ -190,7 +192,8 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
 
   test("an MCP client's consent in the browser: Allow redirects the code to the client's loopback port despite the form policy", async () => {
     const received: URL[] = [];
-    const receiver = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r) => (received.push(new URL(r.url)), new Response("done")) });
+    // Only the callback counts: Chromium also asks the client's origin for its /favicon.ico.
+    const receiver = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r) => (new URL(r.url).pathname === "/callback" && received.push(new URL(r.url)), new Response("done")) });
     try {
       const redirect = `http://127.0.0.1:${receiver.port}/callback`;
       const reg = await fetch(`${base}/oauth/register`, {

@@ -1,4 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { oauthClients } from "../../src/db/schema";
+import { issueTokens } from "../../src/mcp/oauth/tokens";
+import { hashPassword } from "../../src/modules/accounts/password";
+import { createAccount } from "../../src/modules/accounts/service";
+import { FormBrowser, fieldMessage, inputNamed } from "../helpers/form-browser";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
@@ -88,4 +93,169 @@ test("no request ever sees a stack trace: an internal failure is a 500 in the en
   const err = await errorOf(res);
   expect(err.code).toBe("internal_error");
   expect(JSON.stringify(err)).not.toContain("at ");
+});
+
+describe("the account's password and its deletion, in the browser", () => {
+  const PASSWORD = "Str0ng!pass";
+  let sent: { to: string; subject: string; text: string }[];
+  let n = 0;
+
+  function start() {
+    h = harness();
+    sent = [];
+    h.deps.mailer = { send: async (m) => void sent.push(m) };
+  }
+
+  /** A confirmed account with a password, signed in in a browser of its own. */
+  async function signedIn(email: string, plan: "free" | "dev" = "dev") {
+    const passwordHash = await hashPassword(PASSWORD);
+    const made = await h.deps.writer.write(() => createAccount(h.deps, { email, plan, passwordHash, ageConfirmed: true }));
+    const b = await browserFor(email);
+    return { b, accountId: made.account.id, workspaceId: made.workspaceId };
+  }
+
+  async function browserFor(email: string, password = PASSWORD) {
+    const b = new FormBrowser(h, `203.0.113.${++n}`);
+    expect((await b.submit("/signin", "/signin", { email, password })).location).toBe("/notes");
+    return b;
+  }
+
+  async function grantFor(ids: { accountId: string; workspaceId: string }) {
+    return h.deps.writer.write(() => {
+      h.deps.db.insert(oauthClients).values({ clientId: `client_${++n}`, clientName: "Agent", redirectUris: "[]", metadata: "{}", createdAt: h.clock.now() }).run();
+      return issueTokens(h.deps, { clientId: `client_${n}`, ...ids, scope: "notes:read notes:write" });
+    });
+  }
+
+  /** The HTTP status /mcp answers an initialize with, for this Bearer token. */
+  async function mcpStatus(token: string): Promise<number> {
+    const res = await h.request("POST", "/mcp", {
+      token,
+      headers: { accept: "application/json, text/event-stream" },
+      body: { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } },
+    });
+    await res.text();
+    return res.status;
+  }
+
+  const count = (sql: string, ...args: string[]) => (h.deps.db.$client.query(sql).get(...args) as { n: number }).n;
+
+  test("a new password needs the current one, signs the other browsers out, and leaves API tokens alone", async () => {
+    start();
+    const me = await signedIn("changer@example.com");
+    const other = await browserFor("changer@example.com");
+    const token = await h.token(me);
+    const csrf = me.b.csrfOf((await me.b.get("/settings")).text);
+
+    const done = await me.b.post("/settings/password", { _csrf: csrf, current_password: PASSWORD, new_password: "Correct-horse-battery-9" });
+    expect(done.status).toBe(303);
+    expect(decodeURIComponent(done.location)).toContain("Your password is changed");
+    expect((await me.b.get("/settings")).status).toBe(200);
+    expect((await other.get("/settings")).headers.get("location")).toStartWith("/signin");
+    expect((await new FormBrowser(h, "203.0.113.200").submit("/signin", "/signin", { email: "changer@example.com", password: PASSWORD })).status).toBe(400);
+    await browserFor("changer@example.com", "Correct-horse-battery-9");
+    expect((await h.request("GET", "/api/v1/notes", { token })).status).toBe(200);
+    await h.jobs.drain();
+    expect(sent.filter((m) => m.to === "changer@example.com").map((m) => m.subject)).toEqual(["[notestream] your password was changed"]);
+  }, 30_000);
+
+  test("only wrong current passwords use up the password form's budget", async () => {
+    start();
+    const me = await signedIn("guesser@example.com", "free");
+    const csrf = me.b.csrfOf((await me.b.get("/settings")).text);
+    const change = (current: string, next: string) => me.b.post("/settings/password", { _csrf: csrf, current_password: current, new_password: next });
+    // Five changes that went through, then five wrong guesses: the sixth guess waits.
+    const passwords = [PASSWORD, "Second-pass1", "Third-pass1", "Fourth-pass1", "Fifth-pass1", "Sixth-pass1"];
+    for (let i = 0; i < 5; i++) expect((await change(passwords[i]!, passwords[i + 1]!)).status).toBe(303);
+    for (let i = 0; i < 5; i++) expect((await change("Wrong-guess1", "Whatever-pass1")).status).toBe(422);
+    const limited = await change("Sixth-pass1", "Seventh-pass1");
+    expect(limited.status).toBe(429);
+    expect(limited.text).toContain("Too many attempts");
+  }, 60_000);
+
+  test("deleting the account: the export offered first, the password, a mailed link, then everything it owns goes", async () => {
+    start();
+    const me = await signedIn("leaving@example.com");
+    const other = await browserFor("leaving@example.com");
+    const token = await h.token(me);
+    const grant = await grantFor(me);
+    const stream = await (await h.request("POST", "/api/v1/notes/by-filename/deploys.log/append", { token, body: { text: "deploy ok" } })).json();
+    // More notes than one batch of the deletion job takes.
+    for (let i = 0; i < 5; i++) {
+      const notes = Array.from({ length: 50 }, (_, j) => ({ title: `note ${i * 50 + j}`, plain_body: "text" }));
+      expect((await h.request("POST", "/api/v1/notes/bulk", { token, body: { notes } })).status).toBe(201);
+    }
+    // A team of someone else's, which the account belongs to: the team and its notes stay.
+    const teamOwner = await h.account("team", "owner@example.com");
+    const teamId = await h.team("owner@example.com", ["leaving@example.com"]);
+    const teamToken = await h.token({ accountId: teamOwner.accountId, workspaceId: teamId });
+    expect((await h.request("POST", "/api/v1/notes/by-filename/team.log/append", { token: teamToken, body: { text: "shared" } })).status).toBe(201);
+
+    expect(await mcpStatus(grant.access_token)).toBe(200);
+    const page = (await me.b.get("/settings/delete")).text;
+    expect(page).toContain('<form method="post" action="/settings/export">');
+    expect(page.indexOf('action="/settings/export"')).toBeLessThan(page.indexOf('action="/settings/delete"'));
+    const csrf = me.b.csrfOf(page);
+    expect((await me.b.post("/settings/export", { _csrf: csrf })).status).toBe(303);
+    await h.jobs.drain();
+    const exportFile = (h.deps.db.$client.query("SELECT file_path AS path FROM exports").get() as { path: string }).path;
+    expect(await Bun.file(exportFile).exists()).toBe(true);
+
+    const wrong = await me.b.post("/settings/delete", { _csrf: csrf, password: "Wrong1!pass" });
+    expect(wrong.status).toBe(422);
+    expect(fieldMessage(wrong.text, "password")).toEqual({ invalid: true, message: "That is not your current password." });
+    const asked = await me.b.post("/settings/delete", { _csrf: csrf, password: PASSWORD });
+    expect(decodeURIComponent(asked.location)).toContain("We sent a link to leaving@example.com");
+    await h.jobs.drain();
+    const mail = sent.find((m) => m.subject.includes("deleting your account"))!;
+    expect(mail.to).toBe("leaving@example.com");
+    const link = /http:\/\/notestream\.test(\/settings\/delete\/confirm\?token=\w+)/.exec(mail.text)![1]!;
+
+    // Opening the link (a mail scanner may) deletes nothing; the button on its page does.
+    const anywhere = new FormBrowser(h, "203.0.113.250");
+    const confirm = await anywhere.get(link);
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain("Delete leaving@example.com?");
+    expect(count("SELECT count(*) AS n FROM accounts WHERE id = ?", me.accountId)).toBe(1);
+    const gone = await anywhere.post("/settings/delete/confirm", { _csrf: anywhere.csrfOf(confirm.text), token: inputNamed(confirm.text, "token").match(/value="(\w+)"/)![1]! });
+    expect(gone.status).toBe(303);
+    expect(decodeURIComponent(gone.location)).toContain("is deleted");
+
+    // At once: nothing of it works.
+    expect((await h.request("GET", "/api/v1/notes", { token })).status).toBe(401);
+    expect(await mcpStatus(grant.access_token)).toBe(401);
+    expect((await other.get("/settings")).headers.get("location")).toStartWith("/signin");
+    expect((await new FormBrowser(h, "203.0.113.251").submit("/signin", "/signin", { email: "leaving@example.com", password: PASSWORD })).status).toBe(400);
+
+    // Then the job erases it all.
+    await h.jobs.drain();
+    expect(count("SELECT count(*) AS n FROM accounts WHERE id = ?", me.accountId)).toBe(0);
+    expect(count("SELECT count(*) AS n FROM workspaces WHERE owner_id = ?", me.accountId)).toBe(0);
+    expect(count("SELECT count(*) AS n FROM notes WHERE workspace_id = ?", me.workspaceId)).toBe(0);
+    expect(count("SELECT count(*) AS n FROM note_chunks WHERE note_id = ?", stream.id)).toBe(0);
+    expect(count("SELECT count(*) AS n FROM tokens WHERE account_id = ?", me.accountId)).toBe(0);
+    expect(count("SELECT count(*) AS n FROM oauth_tokens WHERE account_id = ?", me.accountId)).toBe(0);
+    expect(count("SELECT count(*) AS n FROM sessions WHERE account_id = ?", me.accountId)).toBe(0);
+    expect(count("SELECT count(*) AS n FROM exports WHERE account_id = ?", me.accountId)).toBe(0);
+    expect(await Bun.file(exportFile).exists()).toBe(false);
+    expect(count("SELECT count(*) AS n FROM workspace_members WHERE workspace_id = ?", teamId)).toBe(1);
+    expect(count("SELECT count(*) AS n FROM notes WHERE workspace_id = ?", teamId)).toBe(1);
+    expect(sent.filter((m) => m.to === "leaving@example.com").at(-1)!.subject).toBe("[notestream] your account is deleted");
+    // The address is free again; the link does not work twice.
+    expect((await anywhere.get(link)).status).toBe(400);
+  }, 60_000);
+
+  test("an account that owns a team others use cannot be deleted until they have left", async () => {
+    start();
+    const me = await signedIn("boss@example.com", "free");
+    await h.account("free", "worker@example.com");
+    await h.team("boss@example.com", ["worker@example.com"]);
+    const page = (await me.b.get("/settings/delete")).text;
+    expect(page).toContain("the team “Team” (1 other member)");
+    const r = await me.b.post("/settings/delete", { _csrf: me.b.csrfOf(page), password: PASSWORD });
+    expect(r.status).toBe(400);
+    expect(r.text).toMatch(/role="alert"[^>]*>You own the team &quot;Team&quot;, which other people use/);
+    await h.jobs.drain();
+    expect(sent.filter((m) => m.subject.includes("deleting"))).toEqual([]);
+  }, 30_000);
 });

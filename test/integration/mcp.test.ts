@@ -15,10 +15,21 @@ afterEach(async () => {
   await h.close();
 });
 
+/** Every request the server got, as "METHOD path", to see what a client really sends. */
+let seen: string[] = [];
+
 /** The app on a real loopback port, so the SDK's HTTP client talks to it as to any server. */
 function serve(): string {
   const handle = buildHandler(h.deps);
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r, srv) => handle(r, srv.requestIP(r)?.address) });
+  seen = [];
+  server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (r, srv) => {
+      seen.push(`${r.method} ${new URL(r.url).pathname}`);
+      return handle(r, srv.requestIP(r)?.address);
+    },
+  });
   const base = `http://127.0.0.1:${server.port}`;
   h.deps.config.baseUrl = base;
   return base;
@@ -157,5 +168,43 @@ describe("hosted MCP over Streamable HTTP", () => {
     const cross = await fetch(`${base}/mcp`, { method: "POST", headers: { authorization: `Bearer ${token}`, origin: "https://evil.example", "content-type": "application/json" }, body: "{}" });
     expect(cross.status).toBe(403);
     expect(cross.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  test("GET and DELETE /mcp answer 405 with Allow: POST, with or without a token: a stateless server has no stream to open or session to end", async () => {
+    h = harness();
+    const base = serve();
+    const token = await h.token(await h.account("dev"));
+    for (const method of ["GET", "DELETE"]) {
+      for (const authorization of [`Bearer ${token}`, undefined]) {
+        const res = await fetch(`${base}/mcp`, { method, headers: { accept: "text/event-stream", ...(authorization ? { authorization } : {}) } });
+        expect([method, res.status, res.headers.get("allow")]).toEqual([method, 405, "POST"]);
+        expect(res.headers.get("content-type") ?? "").not.toContain("text/event-stream");
+        await res.body?.cancel();
+      }
+    }
+  });
+
+  test("the SDK's client connected for a few seconds opens no polling loop: one GET (answered 405) and no more", async () => {
+    h = harness();
+    const base = serve();
+    const client = await connect(base, await h.token(await h.account("dev")));
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    await Bun.sleep(3500);
+    const gets = seen.filter((r) => r === "GET /mcp");
+    expect(gets.length).toBeLessThanOrEqual(1);
+    expect(seen.filter((r) => r === "DELETE /mcp")).toEqual([]);
+    // Still usable after the wait.
+    expect((await tool(client, "list_notes")).total).toBe(0);
+  });
+
+  test("initialize advertises only what a stateless server can do: tools, without listChanged", async () => {
+    h = harness();
+    const base = serve();
+    const client = await connect(base, await h.token(await h.account("dev")));
+    const caps = client.getServerCapabilities();
+    expect(caps?.tools).toBeDefined();
+    expect(caps?.tools?.listChanged).not.toBe(true);
+    expect(caps?.resources).toBeUndefined();
+    expect(caps?.prompts).toBeUndefined();
   });
 });

@@ -16,7 +16,11 @@ import type { AuthorizationServerMetadata, OAuthClientInformationFull, OAuthMeta
 import { buildHandler } from "../../src/app";
 import { runTask } from "../../src/schedule";
 import { MAX_CLIENTS, REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_TTL_MS } from "../../src/mcp/oauth/clients";
+import { REFRESH_GRACE_MS } from "../../src/mcp/oauth/tokens";
+import { parseCidr } from "../../src/lib/ip";
 import type { PlanName } from "../../src/limits/plans";
+import { oauthList, oauthRevoke } from "../../src/cli/commands";
+import { UsageError } from "../../src/cli/args";
 import { harness, type Harness } from "../helpers/harness";
 
 /**
@@ -112,7 +116,7 @@ function authorizeParams(client: OAuthClientInformationFull, extra: Record<strin
 }
 
 /** Signs the browser in through the redirect the authorize endpoint gives a visitor without a session. */
-async function signInVia(browser: Browser, authorizationUrl: URL, email: string) {
+async function signInVia(browser: Browser, authorizationUrl: URL, email: string, password = PASSWORD) {
   const first = await browser.get(authorizationUrl);
   expect(first.status).toBe(303);
   const back = authorizationUrl.pathname + authorizationUrl.search;
@@ -122,7 +126,7 @@ async function signInVia(browser: Browser, authorizationUrl: URL, email: string)
   expect(browser.cookies.has("ns_form")).toBe(true);
   const fields = hiddenFields(form.text);
   expect(fields.next).toBe(back);
-  const signedIn = await browser.post("/signin", { _csrf: fields._csrf!, next: fields.next!, email, password: PASSWORD });
+  const signedIn = await browser.post("/signin", { _csrf: fields._csrf!, next: fields.next!, email, password });
   expect(signedIn.status).toBe(303);
   expect(signedIn.location).toBe(back);
   expect(browser.cookies.get("ns_session")).toBeTruthy();
@@ -216,9 +220,12 @@ describe("discovery and registration", () => {
     const header = res.headers.get("www-authenticate") ?? "";
     expect(header).toMatch(/^Bearer /);
     expect(header).toContain("resource_metadata=");
-    const { resourceMetadataUrl, error } = extractWWWAuthenticateParams(res);
+    const { resourceMetadataUrl, error, scope } = extractWWWAuthenticateParams(res);
     await res.body?.cancel();
-    expect(error).toBe("invalid_token");
+    // No credentials: no error code (RFC 6750 3.1), and the scope a client should ask for.
+    expect(error).toBeUndefined();
+    expect(header).not.toContain("error");
+    expect(scope).toBe("notes:read notes:write");
     expect(resourceMetadataUrl?.href).toBe(`${BASE}/.well-known/oauth-protected-resource/mcp`);
 
     const raw = await fetch(resourceMetadataUrl!);
@@ -232,10 +239,11 @@ describe("discovery and registration", () => {
     expect(viaSdk.resource).toBe(`${BASE}/mcp`);
     expect(viaSdk.authorization_servers).toEqual([BASE]);
 
-    // An unknown Bearer token gets the same challenge.
+    // An unknown Bearer token gets the same challenge, now with invalid_token.
     const bad = await rawMcp("nso_notarealtoken");
     expect(bad.status).toBe(401);
     expect(bad.headers.get("www-authenticate")).toContain(`resource_metadata="${BASE}/.well-known/oauth-protected-resource/mcp"`);
+    expect(extractWWWAuthenticateParams(bad).error).toBe("invalid_token");
     await bad.body?.cancel();
   });
 
@@ -534,11 +542,12 @@ describe("refresh and revocation", () => {
     expect(names).toEqual([...READ_TOOLS].sort());
   });
 
-  test("reusing a rotated refresh token answers invalid_grant and ends the whole grant, the new pair too", async () => {
+  test("reusing a rotated refresh token after the grace window answers invalid_grant and ends the whole grant, the new pair too", async () => {
     const g = await grant("dev");
     const old = g.tokens;
     const fresh = await refreshAuthorization(BASE, { metadata: g.metadata, clientInformation: g.client, refreshToken: old.refresh_token! });
     await expectMcpStatus(fresh.access_token, 200);
+    h.clock.advance(REFRESH_GRACE_MS + 1);
 
     const reuse = refreshAuthorization(BASE, { metadata: g.metadata, clientInformation: g.client, refreshToken: old.refresh_token! });
     await expect(reuse).rejects.toBeInstanceOf(InvalidGrantError);
@@ -713,5 +722,445 @@ describe("spoofed clients and registration abuse", () => {
     expect(body.error).toBe("temporarily_unavailable");
     expect(body.error_description).toContain(String(MAX_CLIENTS));
     expect(count()).toBe(MAX_CLIENTS);
+  });
+});
+
+/** Registers straight at the endpoint, as a client's own code does; each call from its own address, so the hourly limit stays out of the way. */
+let registrations = 0;
+function registerRaw(clientMeta: unknown) {
+  return h.request("POST", "/oauth/register", { body: clientMeta, ip: `198.18.${Math.floor(++registrations / 250)}.${registrations % 250}` });
+}
+
+const s256 = (verifier: string) => createHash("sha256").update(verifier).digest("base64url");
+
+/** A signed-in browser through authorize and consent (Allow) for `clientId` and `redirect`: the code and where it was sent. */
+async function codeVia(clientId: string, redirect: string, email: string, extra: Record<string, string> = {}, password = PASSWORD) {
+  const verifier = randomBytes(32).toString("base64url");
+  const url = new URL(`${BASE}/oauth/authorize`);
+  const params = { response_type: "code", client_id: clientId, redirect_uri: redirect, code_challenge: s256(verifier), code_challenge_method: "S256", state: "st-1", ...extra };
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  const browser = new Browser();
+  await signInVia(browser, url, email, password);
+  const { page, answer } = await consent(browser, url, "allow");
+  expect(answer.status).toBe(303);
+  const sentTo = new URL(answer.location);
+  return { page, location: answer.location, code: sentTo.searchParams.get("code")!, state: sentTo.searchParams.get("state"), verifier, browser, url };
+}
+
+describe("registrations shaped like the clients people use", () => {
+  test("Cursor's cursor:// redirect and a one-word private-use scheme register and complete the flow; javascript:, data:, file:, vbscript:, about:, blob: and http off loopback are refused", async () => {
+    const account = await accountWithPassword("dev", "cursor@example.com");
+    for (const redirect of ["cursor://anysphere.cursor-mcp/oauth/callback", "cursor://callback"]) {
+      const res = await registerRaw({ client_name: "Cursor", redirect_uris: [redirect], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" });
+      expect([redirect, res.status]).toEqual([redirect, 201]);
+      const client = (await res.json()) as { client_id: string; redirect_uris: string[] };
+      expect(client.redirect_uris).toEqual([redirect]);
+
+      const { page, location, code, verifier } = await codeVia(client.client_id, redirect, account.email);
+      expect(page).toContain("sent to <strong>the app that opens cursor: links</strong>");
+      expect(location.startsWith(`${redirect}?`)).toBe(true);
+      const tokens = await tokenPost({ grant_type: "authorization_code", code, code_verifier: verifier, client_id: client.client_id, redirect_uri: redirect });
+      expect(tokens.status).toBe(200);
+      await expectMcpStatus(tokens.body.access_token as string, 200);
+    }
+
+    for (const redirect of ["javascript:alert(1)", "data:text/html,<b>x</b>", "file:///etc/passwd", "vbscript:msgbox", "about:blank", "blob:https://evil.example/123", "http://evil.example/cb", "JavaScript://x/%0aalert(1)"]) {
+      const res = await registerRaw({ client_name: "Bad", redirect_uris: [redirect] });
+      expect([redirect, res.status]).toEqual([redirect, 400]);
+      expect(((await res.json()) as { error: string }).error).toBe("invalid_client_metadata");
+    }
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get()).toEqual({ n: 2 });
+  });
+
+  test("a client registered with a port-less loopback redirect authorises on whatever port it listens on (RFC 8252 7.3); the path must match and the exchange names the redirect it used", async () => {
+    const account = await accountWithPassword("dev", "vscode@example.com");
+    const metadata = (await discoverAuthorizationServerMetadata(BASE))!;
+    const client = await registerClient(BASE, { metadata, clientMetadata: { redirect_uris: ["http://127.0.0.1/callback"], client_name: "Editor" } });
+
+    // The client's own callback listener, on a port the system picked.
+    const received: URLSearchParams[] = [];
+    const listener = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r) => (received.push(new URL(r.url).searchParams), new Response("done")) });
+    try {
+      const redirect = `http://127.0.0.1:${listener.port}/callback`;
+      const { authorizationUrl, codeVerifier } = await startAuthorization(BASE, { metadata, clientInformation: client, redirectUrl: redirect, scope: "notes:read notes:write", state: "vs" });
+      const browser = new Browser();
+      await signInVia(browser, authorizationUrl, account.email);
+      const { page, answer } = await consent(browser, authorizationUrl, "allow");
+      expect(page).toContain(`sent back to <strong>an app on this computer</strong> (port ${listener.port})`);
+      expect(new URL(answer.location).origin).toBe(`http://127.0.0.1:${listener.port}`);
+      await (await fetch(answer.location)).text();
+      const code = received[0]!.get("code")!;
+      expect(received[0]!.get("state")).toBe("vs");
+
+      // The exchange names the redirect the authorisation used, port and all.
+      const portless = await tokenPost({ grant_type: "authorization_code", code, code_verifier: codeVerifier, client_id: client.client_id, redirect_uri: "http://127.0.0.1/callback" });
+      expect(portless.body.error).toBe("invalid_grant");
+      const tokens = await exchangeAuthorization(BASE, { metadata, clientInformation: client, authorizationCode: code, codeVerifier, redirectUri: redirect });
+      const mcp = await mcpClient(tokens.access_token);
+      expect((await mcp.callTool({ name: "list_notes", arguments: {} })).isError).toBeFalsy();
+
+      // Any port, but the same host, path and query: otherwise an error page, never a redirect.
+      for (const other of [`http://127.0.0.1:${listener.port}/other`, `http://localhost:${listener.port}/callback`, `http://[::1]:${listener.port}/callback`, `http://127.0.0.1:${listener.port}/callback?next=x`, `https://127.0.0.1:${listener.port}/callback`]) {
+        const u = new URL(authorizationUrl);
+        u.searchParams.set("redirect_uri", other);
+        const refused = await browser.get(u);
+        expect([other, refused.status, refused.location]).toEqual([other, 400, ""]);
+      }
+    } finally {
+      listener.stop(true);
+    }
+  });
+
+  test("a registration asking for client_secret_post is registered as a public client and the answer says so; unknown scopes such as offline_access are ignored when registering, authorising and refreshing", async () => {
+    const account = await accountWithPassword("dev", "secretive@example.com");
+    const res = await registerRaw({
+      client_name: "Confidential",
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: "client_secret_post",
+      grant_types: ["authorization_code", "refresh_token", "client_credentials"],
+      scope: "notes:read offline_access",
+    });
+    expect(res.status).toBe(201);
+    const client = (await res.json()) as Record<string, unknown>;
+    expect(client.token_endpoint_auth_method).toBe("none");
+    expect(client.client_secret).toBeUndefined();
+    expect(client.grant_types).toEqual(["authorization_code", "refresh_token"]);
+    expect(client.scope).toBe("notes:read");
+    // client_secret_basic, through the SDK: it reads the answer and will send no secret.
+    const metadata = (await discoverAuthorizationServerMetadata(BASE))!;
+    const viaSdk = await registerClient(BASE, { metadata, clientMetadata: { redirect_uris: [REDIRECT], client_name: "Basic", token_endpoint_auth_method: "client_secret_basic" } });
+    expect(viaSdk.token_endpoint_auth_method).toBe("none");
+    expect(viaSdk.client_secret).toBeUndefined();
+
+    const { page, code, verifier } = await codeVia(client.client_id as string, REDIRECT, account.email, { scope: "notes:read notes:write offline_access" });
+    expect(page).not.toContain("<li>offline_access");
+    const tokens = await tokenPost({ grant_type: "authorization_code", code, code_verifier: verifier, client_id: client.client_id as string, redirect_uri: REDIRECT });
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.scope).toBe("notes:read notes:write");
+
+    const narrowed = await tokenPost({ grant_type: "refresh_token", refresh_token: tokens.body.refresh_token as string, client_id: client.client_id as string, scope: "notes:read offline_access" });
+    expect(narrowed.status).toBe(200);
+    expect(narrowed.body.scope).toBe("notes:read");
+
+    // Only unknown scopes: as if none was asked for, every scope the consent page names.
+    const only = await codeVia(client.client_id as string, REDIRECT, account.email, { scope: "offline_access openid" });
+    expect(only.page).toContain("read your notes and folders");
+    const onlyTokens = await tokenPost({ grant_type: "authorization_code", code: only.code, code_verifier: only.verifier, client_id: client.client_id as string, redirect_uri: REDIRECT });
+    expect(onlyTokens.body.scope).toBe("notes:read notes:write");
+  });
+
+  test("registration stores known fields only, each capped: a 3 MB registration is refused, over-long fields are cut or dropped, unknown ones never stored", async () => {
+    const huge = await registerRaw({ client_name: "Huge", redirect_uris: [REDIRECT], client_uri: `https://huge.example/${"x".repeat(3 * 1024 * 1024)}` });
+    expect(huge.status).toBe(400);
+    expect(((await huge.json()) as { error: string }).error).toBe("invalid_client_metadata");
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get()).toEqual({ n: 0 });
+
+    const res = await registerRaw({
+      client_name: "N".repeat(500),
+      redirect_uris: [REDIRECT],
+      client_uri: `https://agent.example/${"x".repeat(1000)}`,
+      logo_uri: "javascript:alert(1)",
+      tos_uri: "https://agent.example/tos",
+      contacts: Array.from({ length: 50 }, (_, i) => `ops${i}@agent.example`),
+      software_id: "agent",
+      software_version: "v".repeat(500),
+      x_custom: "junk".repeat(1000),
+      jwks: { keys: [{ kty: "RSA", n: "x".repeat(5000) }] },
+    });
+    expect(res.status).toBe(201);
+    const answer = (await res.json()) as Record<string, unknown>;
+    const row = h.deps.db.$client.query("SELECT client_name, metadata FROM oauth_clients WHERE client_id = ?").get(answer.client_id as string) as { client_name: string; metadata: string };
+    const stored = JSON.parse(row.metadata) as Record<string, unknown>;
+    for (const meta of [answer, stored]) {
+      expect((meta.client_name as string).length).toBe(100);
+      expect(meta.client_uri).toBeUndefined();
+      expect(meta.logo_uri).toBeUndefined();
+      expect(meta.tos_uri).toBe("https://agent.example/tos");
+      expect((meta.contacts as string[]).length).toBe(5);
+      expect(meta.software_id).toBe("agent");
+      expect(meta.software_version).toBeUndefined();
+      expect(meta.x_custom).toBeUndefined();
+      expect(meta.jwks).toBeUndefined();
+    }
+    expect(row.client_name.length).toBe(100);
+    expect(row.metadata.length).toBeLessThan(2048);
+
+    const tooMany = await registerRaw({ client_name: "Many", redirect_uris: Array.from({ length: 11 }, (_, i) => `http://127.0.0.1:${4000 + i}/cb`) });
+    expect(tooMany.status).toBe(400);
+    const tooLong = await registerRaw({ client_name: "Long", redirect_uris: [`https://agent.example/${"x".repeat(3000)}`] });
+    expect(tooLong.status).toBe(400);
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get()).toEqual({ n: 1 });
+  });
+});
+
+describe("Client ID Metadata Documents", () => {
+  /** A client's own web server, serving its metadata document (or whatever `answer` says). */
+  function documentServer(answer: (url: string) => Response | Promise<Response>) {
+    let fetches = 0;
+    const srv = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r) => (fetches++, answer(r.url)) });
+    return { url: `http://127.0.0.1:${srv.port}/oauth/client.json`, origin: `http://127.0.0.1:${srv.port}`, fetches: () => fetches, stop: () => srv.stop(true) };
+  }
+
+  test("a client whose client_id is its document's URL signs in end to end; the document is fetched once through the address guard and cached", async () => {
+    const account = await accountWithPassword("dev", "cimd@example.com");
+    const doc = documentServer((url) => Response.json({ client_id: url, client_name: "Doc Agent", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", x_extra: "ignored" }));
+    try {
+      const metadata = (await discoverAuthorizationServerMetadata(BASE))!;
+      expect((metadata as OAuthMetadata & { client_id_metadata_document_supported?: boolean }).client_id_metadata_document_supported).toBe(true);
+
+      // Loopback is not public: refused, and not even connected to, until the operator allows it.
+      const refused = await new Browser().get(authorizeParams({ client_id: doc.url } as OAuthClientInformationFull, { code_challenge: s256("v".repeat(43)), code_challenge_method: "S256" }));
+      expect(refused.status).toBe(400);
+      expect(refused.text).toContain("not a public address");
+      expect(doc.fetches()).toBe(0);
+
+      // What NOTESTREAM_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8 sets.
+      h.deps.config.webhookAllow = [parseCidr("127.0.0.0/8")];
+      const clientInformation = { client_id: doc.url, redirect_uris: [REDIRECT] };
+      const resource = new URL(`${BASE}/mcp`);
+      const { authorizationUrl, codeVerifier } = await startAuthorization(BASE, { metadata, clientInformation, redirectUrl: REDIRECT, scope: "notes:read notes:write", state: "doc", resource });
+      const browser = new Browser();
+      await signInVia(browser, authorizationUrl, account.email);
+      const { page, answer } = await consent(browser, authorizationUrl, "allow");
+      expect(page).toContain('Allow Doc Agent <span class="muted">(unverified name)</span>?');
+      expect(page).toContain(`described by a document at <strong>127.0.0.1:${new URL(doc.url).port}</strong>`);
+      const code = new URL(answer.location).searchParams.get("code")!;
+      const tokens = await exchangeAuthorization(BASE, { metadata, clientInformation, authorizationCode: code, codeVerifier, redirectUri: REDIRECT, resource });
+      const mcp = await mcpClient(tokens.access_token);
+      expect((await mcp.callTool({ name: "append_note", arguments: { filename: "doc.log", text: "signed in by document" } })).isError).toBeFalsy();
+      const fresh = await refreshAuthorization(BASE, { metadata, clientInformation, refreshToken: tokens.refresh_token!, resource });
+      await expectMcpStatus(fresh.access_token, 200);
+
+      // Sign-in redirect, consent page and its answer: one fetch, the rest from the cache.
+      expect(doc.fetches()).toBe(1);
+      const stored = h.deps.db.$client.query("SELECT client_name, metadata FROM oauth_clients WHERE client_id = ?").get(doc.url) as { client_name: string; metadata: string };
+      expect(stored.client_name).toBe("Doc Agent");
+      expect(stored.metadata).not.toContain("x_extra");
+    } finally {
+      doc.stop();
+    }
+  });
+
+  test("documents that do not describe their own URL, or answer badly, slowly or too much, are refused with a page that says why, and never cached", async () => {
+    const account = await accountWithPassword("dev", "cimd-bad@example.com");
+    h.deps.config.webhookAllow = [parseCidr("127.0.0.0/8")];
+    h.deps.config.webhookTimeoutMs = 300;
+    let mode = "other-id";
+    const doc = documentServer(async (url) => {
+      if (mode === "other-id") return Response.json({ client_id: "https://someone-else.example/client.json", client_name: "Thief", redirect_uris: [REDIRECT] });
+      if (mode === "redirect") return new Response(null, { status: 302, headers: { location: "https://elsewhere.example/client.json" } });
+      if (mode === "missing") return new Response("no", { status: 404 });
+      if (mode === "html") return new Response("<html></html>", { headers: { "content-type": "text/html" } });
+      if (mode === "big") return Response.json({ client_id: url, client_name: "Big", redirect_uris: [REDIRECT], padding: "x".repeat(20_000) });
+      if (mode === "slow") await Bun.sleep(2000);
+      if (mode === "secret") return Response.json({ client_id: url, client_name: "Confidential", redirect_uris: [REDIRECT], token_endpoint_auth_method: "client_secret_basic" });
+      return Response.json({ client_id: url, client_name: "Good", redirect_uris: [REDIRECT] });
+    });
+    try {
+      const visit = (clientId: string, redirect = REDIRECT) =>
+        new Browser().get(authorizeParams({ client_id: clientId } as OAuthClientInformationFull, { redirect_uri: redirect, code_challenge: s256("v".repeat(43)), code_challenge_method: "S256" }));
+      const expectRefused = async (clientId: string, words: string) => {
+        const res = await visit(clientId);
+        expect([clientId, res.status, res.location]).toEqual([clientId, 400, ""]);
+        expect(res.text).toContain(words);
+      };
+      await expectRefused(doc.url, "does not name its own URL");
+      mode = "redirect";
+      await expectRefused(doc.url, "answered 302");
+      mode = "missing";
+      await expectRefused(doc.url, "answered 404");
+      mode = "html";
+      await expectRefused(doc.url, "not JSON");
+      mode = "big";
+      await expectRefused(doc.url, "larger than");
+      mode = "slow";
+      const started = performance.now();
+      await expectRefused(doc.url, "no answer within");
+      expect(performance.now() - started).toBeLessThan(1500);
+      mode = "secret";
+      await expectRefused(doc.url, "public clients");
+      // Not https, on an address nobody allowed; a root path; a fragment: refused before any connection.
+      const before = doc.fetches();
+      await expectRefused("http://93.184.215.14/client.json", "https");
+      await expectRefused(`${doc.origin}/`, "path");
+      await expectRefused(`${doc.url}#x`, "fragment");
+      expect(doc.fetches()).toBe(before);
+      expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get()).toEqual({ n: 0 });
+
+      // A good document now: nothing bad was cached.
+      mode = "good";
+      const { code, verifier } = await codeVia(doc.url, REDIRECT, account.email);
+      expect((await tokenPost({ grant_type: "authorization_code", code, code_verifier: verifier, client_id: doc.url, redirect_uri: REDIRECT })).status).toBe(200);
+      // A redirect the document does not list is refused like any unregistered one.
+      const elsewhere = await visit(doc.url, "https://evil.example/cb");
+      expect(elsewhere.status).toBe(400);
+      expect(elsewhere.text).toContain("Bad redirect");
+    } finally {
+      doc.stop();
+    }
+  });
+});
+
+describe("resource indicators and refresh races", () => {
+  test("the token endpoint answers invalid_target for a resource other than this server's /mcp, or other than the one the code was issued for (RFC 8707)", async () => {
+    const account = await accountWithPassword("dev", "target@example.com");
+    const { metadata, client } = await discoverAndRegister();
+    const { code, verifier } = await codeVia(client.client_id, REDIRECT, account.email, { resource: `${BASE}/mcp` });
+    const exchange = (resource?: string) =>
+      tokenPost({ grant_type: "authorization_code", code, code_verifier: verifier, client_id: client.client_id, redirect_uri: REDIRECT, ...(resource ? { resource } : {}) });
+
+    const evil = await exchange("https://evil.example/mcp");
+    expect(evil.status).toBe(400);
+    expect(evil.body.error).toBe("invalid_target");
+    // This server, but not what the code was issued for.
+    expect((await exchange(BASE)).body.error).toBe("invalid_target");
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_tokens").get()).toEqual({ n: 0 });
+    // The refusals did not use the code up.
+    const ok = await exchange(`${BASE}/mcp`);
+    expect(ok.status).toBe(200);
+
+    const refresh = (resource: string) => tokenPost({ grant_type: "refresh_token", refresh_token: ok.body.refresh_token as string, client_id: client.client_id, resource });
+    const evilRefresh = await refresh("https://evil.example/mcp");
+    expect(evilRefresh.body.error).toBe("invalid_target");
+    const viaSdk = await refreshAuthorization(BASE, { metadata, clientInformation: client, refreshToken: ok.body.refresh_token as string, resource: new URL(`${BASE}/mcp`) });
+    await expectMcpStatus(viaSdk.access_token, 200);
+  });
+
+  test(`two refreshes of one refresh token at once both succeed with the same new pair; within ${REFRESH_GRACE_MS / 1000} s a repeat gets it again, after that it ends the grant`, async () => {
+    const g = await grant("dev");
+    const form = { grant_type: "refresh_token", refresh_token: g.tokens.refresh_token!, client_id: g.client.client_id };
+    const [a, b] = await Promise.all([tokenPost(form), tokenPost(form)]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(b.body.access_token).toBe(a.body.access_token as string);
+    expect(b.body.refresh_token).toBe(a.body.refresh_token as string);
+    expect(a.body.refresh_token).not.toBe(g.tokens.refresh_token);
+    await expectMcpStatus(a.body.access_token as string, 200);
+    await expectMcpStatus(g.tokens.access_token, 401);
+
+    h.clock.advance(REFRESH_GRACE_MS - 1000);
+    const late = await tokenPost(form);
+    expect(late.status).toBe(200);
+    expect(late.body.refresh_token).toBe(a.body.refresh_token as string);
+    expect(late.body.expires_in).toBeLessThanOrEqual(3600);
+
+    h.clock.advance(2000);
+    const replay = await tokenPost(form);
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe("invalid_grant");
+    await expectMcpStatus(a.body.access_token as string, 401);
+    expect((await tokenPost({ ...form, refresh_token: a.body.refresh_token as string })).body.error).toBe("invalid_grant");
+  });
+
+  test("within the grace window a revoked grant stays revoked: the old refresh token gets nothing", async () => {
+    const g = await grant("dev");
+    const form = { grant_type: "refresh_token", refresh_token: g.tokens.refresh_token!, client_id: g.client.client_id };
+    const rotated = await tokenPost(form);
+    const revoke = await fetch(`${BASE}/oauth/revoke`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ token: rotated.body.refresh_token as string }).toString() });
+    expect(revoke.status).toBe(200);
+    const again = await tokenPost(form);
+    expect(again.body.error).toBe("invalid_grant");
+    await expectMcpStatus(rotated.body.access_token as string, 401);
+  });
+});
+
+describe("grants: listed, revoked, and ended by a new password", () => {
+  /** Runs a CLI command's function as main.ts does, collecting stdout and stderr lines. */
+  async function cli(run: typeof oauthList, argv: string[]) {
+    const out: string[] = [];
+    const info: string[] = [];
+    await run(h.deps, argv, { out: (l) => out.push(l), info: (l) => info.push(l) });
+    return { out, info };
+  }
+
+  /** A second client allowed by the same account, through the whole flow. */
+  async function secondGrant(email: string, name: string, password = PASSWORD) {
+    const res = await registerRaw({ client_name: name, redirect_uris: ["cursor://anysphere.cursor-mcp/oauth/callback"] });
+    const { client_id } = (await res.json()) as { client_id: string };
+    const { code, verifier } = await codeVia(client_id, "cursor://anysphere.cursor-mcp/oauth/callback", email, { scope: "notes:read" }, password);
+    const tokens = await tokenPost({ grant_type: "authorization_code", code, code_verifier: verifier, client_id, redirect_uri: "cursor://anysphere.cursor-mcp/oauth/callback" });
+    return tokens.body as { access_token: string; refresh_token: string };
+  }
+
+  test("notestream oauth list prints one line per grant (id, client name, scopes, last use); oauth revoke --id ends one, --email --all the rest", async () => {
+    const g = await grant("dev", "cli-grants@example.com");
+    const cursor = await secondGrant(g.account.email, "Cursor");
+    const before = await cli(oauthList, ["--email", g.account.email]);
+    expect(before.out.length).toBe(2);
+    const rows = before.out.map((l) => l.split("\t"));
+    expect(rows.map((r) => r.slice(1).join(" | ")).sort()).toEqual(["Cursor | notes:read | never", "Test Agent | notes:read notes:write | never"]);
+    expect(new Set(rows.map((r) => r[0])).size).toBe(2);
+    // Used once through /mcp: the last use is that moment.
+    await expectMcpStatus(g.tokens.access_token, 200);
+    await h.settle();
+    const used = (await cli(oauthList, ["--email", g.account.email])).out.map((l) => l.split("\t")).find((r) => r[1] === "Test Agent")!;
+    expect(used[3]).toBe(new Date(h.clock.now()).toISOString());
+
+    const agentId = used[0]!;
+    const revoked = await cli(oauthRevoke, ["--id", agentId]);
+    expect(revoked.out).toEqual([agentId]);
+    expect(revoked.info[0]).toContain("Test Agent");
+    await expectMcpStatus(g.tokens.access_token, 401);
+    expect((await tokenPost({ grant_type: "refresh_token", refresh_token: g.tokens.refresh_token!, client_id: g.client.client_id })).body.error).toBe("invalid_grant");
+    await expectMcpStatus(cursor.access_token, 200);
+    expect((await cli(oauthList, ["--email", g.account.email])).out.map((l) => l.split("\t")[1])).toEqual(["Cursor"]);
+
+    await expect(cli(oauthRevoke, ["--id", agentId])).rejects.toMatchObject({ code: "not_found" });
+    await expect(cli(oauthRevoke, ["--all"])).rejects.toBeInstanceOf(UsageError);
+    await expect(cli(oauthRevoke, ["--id", agentId, "--email", g.account.email, "--all"])).rejects.toBeInstanceOf(UsageError);
+    await expect(cli(oauthList, ["--email", "nobody@example.com"])).rejects.toMatchObject({ code: "not_found" });
+
+    const all = await cli(oauthRevoke, ["--email", g.account.email, "--all"]);
+    expect(all.out).toEqual(["1"]);
+    await expectMcpStatus(cursor.access_token, 401);
+    expect((await cli(oauthList, ["--email", g.account.email])).out).toEqual([]);
+  });
+
+  test("the Connected apps page revokes only the signed-in account's grants: another account's grant id is refused and keeps working", async () => {
+    const mine = await grant("dev", "apps-mine@example.com");
+    const theirs = await grant("dev", "apps-theirs@example.com");
+    const theirId = (await cli(oauthList, ["--email", theirs.account.email])).out[0]!.split("\t")[0]!;
+    const page = await mine.browser.get("/settings/apps");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("Test Agent");
+    expect(page.text).toContain("(unverified name)");
+    expect(page.text).not.toContain(theirId);
+    const refused = await mine.browser.post(`/settings/apps/${theirId}/revoke`, { _csrf: hiddenFields(page.text)._csrf! });
+    expect(refused.status).toBe(303);
+    expect(decodeURIComponent(refused.location)).toContain("error=");
+    await expectMcpStatus(theirs.tokens.access_token, 200);
+    // Without the CSRF token, not even one's own.
+    const myId = (await cli(oauthList, ["--email", mine.account.email])).out[0]!.split("\t")[0]!;
+    expect((await mine.browser.post(`/settings/apps/${myId}/revoke`, {})).status).toBe(403);
+    await expectMcpStatus(mine.tokens.access_token, 200);
+  });
+
+  test("a password reset ends every grant; so does a password change", async () => {
+    const sent: { to: string; subject: string; text: string }[] = [];
+    h.deps.mailer = { send: async (m) => void sent.push(m) };
+    const g = await grant("dev", "reset-grants@example.com");
+    const other = await secondGrant(g.account.email, "Cursor");
+    await expectMcpStatus(g.tokens.access_token, 200);
+
+    const browser = new Browser();
+    const form = await browser.get("/reset");
+    expect((await browser.post("/reset", { _csrf: hiddenFields(form.text)._csrf!, email: g.account.email })).status).toBe(303);
+    await h.jobs.drain();
+    const token = /token=(\w+)/.exec(sent.find((m) => m.subject.includes("reset"))!.text)![1]!;
+    const confirm = await browser.get(`/reset/confirm?token=${token}`);
+    const done = await browser.post("/reset/confirm", { ...hiddenFields(confirm.text), password: "N3w!password" });
+    expect(done.status).toBe(303);
+    for (const access of [g.tokens.access_token, other.access_token]) await expectMcpStatus(access, 401);
+    expect((await tokenPost({ grant_type: "refresh_token", refresh_token: g.tokens.refresh_token!, client_id: g.client.client_id })).body.error).toBe("invalid_grant");
+    expect((await cli(oauthList, ["--email", g.account.email])).out).toEqual([]);
+
+    // A new grant, then a password change from the account page (signed in with the new password).
+    const again = await secondGrant(g.account.email, "Cursor again", "N3w!password");
+    await expectMcpStatus(again.access_token, 200);
+    const settings = await browser.get("/settings");
+    expect(settings.status).toBe(200);
+    const changed = await browser.post("/settings/password", { _csrf: hiddenFields(settings.text)._csrf!, current_password: "N3w!password", new_password: "An0ther!pass" });
+    expect(changed.status).toBe(303);
+    expect(decodeURIComponent(changed.location)).toContain("ok=");
+    await expectMcpStatus(again.access_token, 401);
   });
 });

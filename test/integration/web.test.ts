@@ -4,7 +4,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { buildHandler } from "../../src/app";
 import { oauthClients } from "../../src/db/schema";
 import { issueTokens } from "../../src/mcp/oauth/tokens";
-import { harness, type Harness } from "../helpers/harness";
+import { PASSWORD_RULE } from "../../src/modules/accounts/password";
+import { FormBrowser, ORIGIN, fieldMessage, inputNamed } from "../helpers/form-browser";
+import { errorOf, harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
 let sent: { to: string; subject: string; text: string }[];
@@ -15,41 +17,10 @@ beforeEach(() => {
 });
 afterEach(() => h.close());
 
-const ORIGIN = "http://notestream.test";
-
-/** A tiny browser: keeps cookies, reads CSRF tokens off pages, posts forms. */
-class Browser {
-  cookies = new Map<string, string>();
-  constructor(private ip = "198.51.100.7") {}
-  private cookieHeader() {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-  }
-  private keep(res: Response) {
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(";");
-      const [k, v] = pair!.split("=");
-      this.cookies.set(k!, v ?? "");
-    }
-  }
-  async get(path: string) {
-    const res = await h.request("GET", path, { headers: { cookie: this.cookieHeader() }, ip: this.ip });
-    this.keep(res as unknown as Response);
-    return { status: res.status, headers: res.headers, text: await res.text() };
-  }
-  csrfOf(page: string) {
-    return /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? /name="csrf" content="([^"]+)"/.exec(page)?.[1] ?? "";
-  }
-  async post(path: string, fields: Record<string, string>, opts: { origin?: string | null } = {}) {
-    const headers: Record<string, string> = { cookie: this.cookieHeader(), "content-type": "application/x-www-form-urlencoded" };
-    if (opts.origin !== null) headers.origin = opts.origin ?? ORIGIN;
-    const res = await h.request("POST", path, { headers, body: new URLSearchParams(fields).toString(), ip: this.ip });
-    this.keep(res as unknown as Response);
-    return { status: res.status, location: res.headers.get("location") ?? "", text: await res.text() };
-  }
-  /** Fetches the form page for its CSRF token, then posts. */
-  async submit(formPage: string, action: string, fields: Record<string, string>) {
-    const csrf = this.csrfOf((await this.get(formPage)).text);
-    return this.post(action, { _csrf: csrf, ...fields });
+/** The harness's browser, on this file's harness. */
+class Browser extends FormBrowser {
+  constructor(ip?: string) {
+    super(h, ip);
   }
 }
 
@@ -71,7 +42,7 @@ describe("sign-up checks", () => {
       [{ email: "a@example.com", password: "short1!", age_confirmed: "yes" }, /8 to 128 characters/],
       [{ email: "a@example.com", password: "alllower1!", age_confirmed: "yes" }, /uppercase letter/],
       [{ email: "a@example.com", password: "NoDigits!!", age_confirmed: "yes" }, /digit/],
-      [{ email: "a@example.com", password: "NoSpecial12", age_confirmed: "yes" }, /one of/],
+      [{ email: "a@example.com", password: "NoSpecial12", age_confirmed: "yes" }, /needs a symbol/],
       [{ email: "a@example.com", password: "Str0ng!pass", birth_date: "2015-01-01" }, /16 or older/],
       [{ email: "a@example.com", password: "Str0ng!pass" }, /birth date or confirm/],
       [{ email: "a@mailinator.com", password: "Str0ng!pass", age_confirmed: "yes" }, /Disposable e-mail addresses/],
@@ -85,12 +56,33 @@ describe("sign-up checks", () => {
     expect(h.deps.db.$client.query("SELECT count(*) AS n FROM accounts").get()).toEqual({ n: 0 });
   });
 
-  test("sign-up: the 6th attempt in an hour from one address answers 429", async () => {
+  test("sign-up: the 6th sign-up in an hour from one address answers 429", async () => {
     const b = new Browser("198.51.100.200");
-    for (let i = 0; i < 5; i++) await b.submit("/signup", "/signup", { email: `x${i}@example.com`, password: "weak" });
+    for (let i = 0; i < 5; i++) expect((await b.submit("/signup", "/signup", { email: `x${i}@example.com`, password: "Str0ng!pass", age_confirmed: "yes" })).status).toBe(303);
     const r = await b.submit("/signup", "/signup", { email: "y@example.com", password: "Str0ng!pass", age_confirmed: "yes" });
     expect(r.status).toBe(429);
     expect(r.text).toContain("Too many attempts");
+  }, 20_000);
+
+  test("sign-up: forms refused for their mistakes do not use up the address's budget", async () => {
+    const b = new Browser("198.51.100.201");
+    const mistakes: Record<string, string>[] = [
+      { email: "a@b", password: "Str0ng!pass", age_confirmed: "yes" },
+      { email: "x@mailinator.com", password: "Str0ng!pass", age_confirmed: "yes" },
+      { email: "x@example.com", password: "weak", age_confirmed: "yes" },
+      { email: "x@example.com", password: "Str0ng!pass" },
+      { email: "x@example.com", password: "Str0ng!pass", birth_date: "2020-01-01" },
+      { email: "x@example.com", password: "NoSymbol123", age_confirmed: "yes" },
+    ];
+    for (const fields of mistakes) expect((await b.submit("/signup", "/signup", fields)).status).toBe(422);
+    // After six refusals the person who fixed the form still gets in.
+    expect((await b.submit("/signup", "/signup", { email: "x@example.com", password: "Str0ng!pass", age_confirmed: "yes" })).status).toBe(303);
+  });
+
+  test("a passphrase whose symbols are outside the specification's set is accepted", async () => {
+    const r = await new Browser("198.51.100.202").submit("/signup", "/signup", { email: "phrase@example.com", password: "Correct-horse-battery-9", age_confirmed: "yes" });
+    expect(r.status).toBe(303);
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM accounts WHERE email = 'phrase@example.com'").get()).toEqual({ n: 1 });
   });
 
   test("an unconfirmed account cannot sign in until the mailed link is followed", async () => {
@@ -307,7 +299,7 @@ describe("the sign-in redirect", () => {
     }
     expect((await signInWith("/notes/note_x?q=a#top", 20)).location).toBe("/notes/note_x?q=a#top");
     expect((await signInWith(`${ORIGIN}/settings/tokens`, 21)).location).toBe("/settings/tokens");
-  });
+  }, 30_000);
 });
 
 describe("per-e-mail limits", () => {
@@ -330,7 +322,8 @@ describe("per-e-mail limits", () => {
     expect((await attempt(20, "Wrong1!pass")).status).toBe(429);
     // Once the failures spent it, the right password waits too: guessing cannot go on beside it.
     expect((await attempt(21, "Str0ng!pass")).status).toBe(429);
-  });
+    // Thirteen Argon2 checks and a sign-up: seconds on a busy machine.
+  }, 30_000);
 
   test("reset and resend: one budget per address, however it is written (no mail bombing)", async () => {
     await signUpAndIn(new Browser("192.0.2.80"), "bombed@example.com");
@@ -413,8 +406,10 @@ describe("account discovery", () => {
       // The same algorithm and cost as a real hash, so the answer takes as long.
       const params = (hash: string) => hash.split("$").slice(0, 4);
       for (const call of verify.mock.calls) expect(params(call[1] as string)).toEqual(params(realHash));
-      expect([unknown.status, unknown.text]).toEqual([known.status, known.text]);
-      expect([noPassword.status, noPassword.text]).toEqual([known.status, known.text]);
+      // The form comes back with the address typed and its own CSRF token; nothing else may differ.
+      const page = (r: { text: string }, email: string) => r.text.replaceAll(email, "EMAIL").replace(/name="_csrf" value="[^"]+"/g, "");
+      expect([unknown.status, page(unknown, "nobody@example.com")]).toEqual([known.status, page(known, "known@example.com")]);
+      expect([noPassword.status, page(noPassword, "no-password@example.com")]).toEqual([known.status, page(known, "known@example.com")]);
     } finally {
       verify.mockRestore();
     }
@@ -484,11 +479,13 @@ describe("credentials after a takeover", () => {
     expect(settings).toMatch(/<form method="post" action="\/settings\/email"[^]*?type="password" name="password"/);
     const csrf = b.csrfOf(settings);
     const change = (email: string, password?: string) => b.post("/settings/email", { _csrf: csrf, email, ...(password === undefined ? {} : { password }) });
-    expect(decodeURIComponent((await change("n1@example.com")).location)).toContain("error=");
-    expect(decodeURIComponent((await change("n2@example.com", "Wrong1!pass")).location)).toContain("error=");
+    expect((await change("n1@example.com")).status).toBe(422);
+    expect((await change("n2@example.com", "Wrong1!pass")).status).toBe(422);
     expect(decodeURIComponent((await change("n3@example.com", "Str0ng!pass")).location)).toContain("ok=");
     // Three a day per account, the refused ones included.
-    expect(decodeURIComponent((await change("n4@example.com", "Str0ng!pass")).location)).toContain("Too many attempts");
+    const limited = await change("n4@example.com", "Str0ng!pass");
+    expect(limited.status).toBe(429);
+    expect(limited.text).toContain("Too many attempts");
     await h.jobs.drain();
     expect(sent.filter((m) => m.subject.includes("new e-mail")).map((m) => m.to)).toEqual(["n3@example.com"]);
   });
@@ -569,5 +566,223 @@ describe("credentials after a takeover", () => {
       await readAgent.close();
       await writeAgent.close();
     }
+  });
+});
+
+describe("forms keep what was typed and say what is wrong beside the field", () => {
+  test("a refused sign-up shows the form again with the values typed, never the password, each message beside its field", async () => {
+    const b = new Browser("198.51.100.210");
+    const r = await b.submit("/signup", "/signup", { email: "a@b", name: "Dana Scully", password: "weak", age_confirmed: "yes" });
+    expect(r.status).toBe(422);
+    expect(r.headers.get("content-type")).toContain("text/html");
+    expect(inputNamed(r.text, "email")).toContain('value="a@b"');
+    expect(inputNamed(r.text, "name")).toContain('value="Dana Scully"');
+    expect(inputNamed(r.text, "age_confirmed")).toContain("checked");
+    expect(inputNamed(r.text, "password")).not.toContain("value=");
+    expect(r.text).not.toContain("weak");
+    expect(fieldMessage(r.text, "email")).toEqual({ invalid: true, message: "Enter a valid e-mail address." });
+    expect(fieldMessage(r.text, "password")).toEqual({ invalid: true, message: "Password must be 8 to 128 characters." });
+    expect(fieldMessage(r.text, "birth_date")).toEqual({ invalid: false, message: null });
+    // The form is there to send again: its CSRF token and action.
+    expect(r.text).toContain('<form method="post" action="/signup"');
+    expect(b.csrfOf(r.text)).not.toBe("");
+
+    const young = await b.submit("/signup", "/signup", { email: "young@example.com", password: "Str0ng!pass", birth_date: "2020-02-02" });
+    expect(inputNamed(young.text, "birth_date")).toContain('value="2020-02-02"');
+    expect(fieldMessage(young.text, "birth_date")).toEqual({ invalid: true, message: "You must be 16 or older to use notestream." });
+    expect(fieldMessage(young.text, "email").invalid).toBe(false);
+  });
+
+  test("a wrong password shows the sign-in form again with the e-mail kept and the message at the top of the form", async () => {
+    await signUpAndIn(new Browser("198.51.100.211"), "kept@example.com");
+    const b = new Browser("198.51.100.212");
+    const r = await b.submit("/signin?next=%2Fsettings", "/signin", { email: "kept@example.com", password: "Wrong1!pass", next: "/settings" });
+    expect(r.status).toBe(400);
+    expect(inputNamed(r.text, "email")).toContain('value="kept@example.com"');
+    expect(inputNamed(r.text, "password")).not.toContain("value=");
+    expect(inputNamed(r.text, "next")).toContain('value="/settings"');
+    expect(r.text).toMatch(/<form method="post" action="\/signin"[^>]*>[^]*role="alert"[^>]*>That e-mail address and password don&#39;t match an account\./);
+    // The kept next= still leads there.
+    const again = await b.post("/signin", { _csrf: b.csrfOf(r.text), email: "kept@example.com", password: "Str0ng!pass", next: "/settings" });
+    expect(again.location).toBe("/settings");
+  });
+
+  test("too many sign-ins keep the form too, with how long to wait, and answer 429", async () => {
+    const b = new Browser("192.0.2.150");
+    for (let i = 0; i < 10; i++) await b.submit("/signin", "/signin", { email: `n${i}@example.com`, password: "Wrong1!pass" });
+    const r = await b.submit("/signin", "/signin", { email: "late@example.com", password: "Wrong1!pass" });
+    expect(r.status).toBe(429);
+    expect(r.headers.get("retry-after")).toBeTruthy();
+    expect(inputNamed(r.text, "email")).toContain('value="late@example.com"');
+    expect(r.text).toMatch(/role="alert"[^>]*>Too many attempts\. Please wait \d+ seconds/);
+  }, 30_000);
+
+  test("an unconfirmed account's sign-in offers a resend form right there, prefilled, with a neutral answer", async () => {
+    const b = new Browser("198.51.100.213");
+    await b.submit("/signup", "/signup", { email: "slow@example.com", password: "Str0ng!pass", age_confirmed: "yes" });
+    const r = await b.submit("/signin", "/signin", { email: "slow@example.com", password: "Str0ng!pass" });
+    expect(r.status).toBe(400);
+    expect(r.text).toContain("ask for a new one below");
+    const resend = /<form method="post" action="\/confirm\/resend"[^]*?<\/form>/.exec(r.text)?.[0] ?? "";
+    expect(inputNamed(resend, "email")).toContain('value="slow@example.com"');
+    const sentAgain = await b.post("/confirm/resend", { _csrf: b.csrfOf(resend), email: "slow@example.com" });
+    expect(sentAgain.status).toBe(303);
+    expect(decodeURIComponent(sentAgain.location)).toContain("If that address has an unconfirmed account, a new link is on its way.");
+    await h.jobs.drain();
+    expect(sent.filter((m) => m.to === "slow@example.com" && m.subject.includes("confirm")).length).toBe(2);
+    // The new link works.
+    await b.get(/(\/confirm\?token=\w+)/.exec(sent.at(-1)!.text)![1]!);
+    expect((await b.submit("/signin", "/signin", { email: "slow@example.com", password: "Str0ng!pass" })).location).toBe("/notes");
+  });
+
+  test("the reset pages keep their input: a weak new password is refused beside the field, the link kept", async () => {
+    await signUpAndIn(new Browser("198.51.100.214"), "resetter@example.com");
+    const b = new Browser("198.51.100.215");
+    await b.submit("/reset", "/reset", { email: "resetter@example.com" });
+    await h.jobs.drain();
+    const token = /token=(\w+)/.exec(sent.find((m) => m.subject.includes("reset"))!.text)![1]!;
+    const weak = await b.submit(`/reset/confirm?token=${token}`, "/reset/confirm", { token, password: "NoSymbol123" });
+    expect(weak.status).toBe(422);
+    expect(inputNamed(weak.text, "token")).toContain(`value="${token}"`);
+    expect(fieldMessage(weak.text, "password")).toEqual({ invalid: true, message: expect.stringContaining("needs a symbol") });
+    // The link was not used up by the refusal.
+    const done = await b.post("/reset/confirm", { _csrf: b.csrfOf(weak.text), token, password: "N3w-password" });
+    expect(decodeURIComponent(done.location)).toContain("Your password is changed");
+
+    const used = await b.submit(`/reset/confirm?token=${token}`, "/reset/confirm", { token, password: "An0ther-pass" });
+    expect(used.status).toBe(400);
+    expect(used.text).toMatch(/role="alert"[^>]*>[^<]*not valid any more/);
+    expect(used.text).toContain('href="/reset"');
+
+    // Past the per-address limit, the request form comes back with the address kept.
+    const c = new Browser("198.51.100.216");
+    for (let i = 0; i < 5; i++) await c.submit("/reset", "/reset", { email: `r${i}@example.com` });
+    const limited = await c.submit("/reset", "/reset", { email: "r9@example.com" });
+    expect(limited.status).toBe(429);
+    expect(inputNamed(limited.text, "email")).toContain('value="r9@example.com"');
+  });
+
+  test("every form that sets a password says the rule", async () => {
+    const b = new Browser("198.51.100.217");
+    await signUpAndIn(b, "rules@example.com");
+    for (const path of ["/signup", "/reset/confirm?token=x", "/settings"]) {
+      expect({ path, says: (await b.get(path)).text.includes(PASSWORD_RULE) }).toEqual({ path, says: true });
+    }
+  });
+
+  test("the account page's forms keep their input and say what is wrong beside the field", async () => {
+    const b = new Browser("198.51.100.218");
+    await signUpAndIn(b, "settled@example.com");
+    const csrf = b.csrfOf((await b.get("/settings")).text);
+
+    const profile = await b.post("/settings/profile", { _csrf: csrf, name: "n".repeat(81), bio: "my bio\nline two" });
+    expect(profile.status).toBe(422);
+    expect(inputNamed(profile.text, "name")).toContain(`value="${"n".repeat(81)}"`);
+    expect(profile.text).toContain(">my bio\nline two</textarea>");
+    expect(fieldMessage(profile.text, "name")).toEqual({ invalid: true, message: "Your name can be at most 80 characters." });
+
+    const email = await b.post("/settings/email", { _csrf: csrf, email: "wanted@example.com", password: "Wrong1!pass" });
+    expect(email.status).toBe(422);
+    expect(/<form method="post" action="\/settings\/email"[^]*?<\/form>/.exec(email.text)?.[0]).toContain('value="wanted@example.com"');
+    expect(fieldMessage(email.text, "password")).toEqual({ invalid: true, message: expect.stringContaining("that was not it") });
+
+    const wrongCurrent = await b.post("/settings/password", { _csrf: csrf, current_password: "Wrong1!pass", new_password: "N3w-password" });
+    expect(wrongCurrent.status).toBe(422);
+    expect(fieldMessage(wrongCurrent.text, "current_password")).toEqual({ invalid: true, message: expect.stringContaining("not your current password") });
+    expect(wrongCurrent.text).not.toContain("N3w-password");
+    const weak = await b.post("/settings/password", { _csrf: csrf, current_password: "Str0ng!pass", new_password: "lowercase1-" });
+    expect(weak.status).toBe(422);
+    expect(fieldMessage(weak.text, "new_password")).toEqual({ invalid: true, message: "Password needs an uppercase letter." });
+    expect(fieldMessage(weak.text, "current_password").invalid).toBe(false);
+  });
+});
+
+/** The page's own content, without the header's links. */
+const mainOf = (page: string) => /<main\b[^>]*>([^]*)<\/main>/.exec(page)?.[1] ?? "";
+
+describe("pages for the browser's errors", () => {
+  test("an unknown page is a 404 page in the layout with a way back; the API and other clients keep the JSON envelope", async () => {
+    const anon = new Browser("198.51.100.220");
+    const missing = await anon.get("/nope");
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("content-type")).toContain("text/html");
+    expect(missing.text).toContain('<header class="top">');
+    expect(mainOf(missing.text)).toMatch(/<h1>[^<]*not found/i);
+    expect(mainOf(missing.text)).toContain('href="/"');
+
+    const signedIn = new Browser("198.51.100.221");
+    await signUpAndIn(signedIn, "lost@example.com");
+    const mine = await signedIn.get("/settings/nope");
+    expect(mine.status).toBe(404);
+    expect(mainOf(mine.text)).toContain('href="/notes"');
+    expect(mine.text).toContain("lost@example.com");
+
+    const json = await h.request("GET", "/nope", { headers: { accept: "application/json" } });
+    expect(json.status).toBe(404);
+    expect((await errorOf(json)).code).toBe("not_found");
+    const token = await h.token(await h.account("dev"));
+    for (const path of ["/api/v1/nope", "/api/v1/notes/note_nope"]) {
+      const api = await h.request("GET", path, { token, headers: { accept: "text/html" } });
+      expect({ path, status: api.status, type: api.headers.get("content-type") }).toEqual({ path, status: 404, type: "application/json; charset=utf-8" });
+    }
+    const oauth = await h.request("POST", "/oauth/token", { headers: { accept: "text/html", "content-type": "application/x-www-form-urlencoded" }, body: "grant_type=nope" });
+    expect(oauth.headers.get("content-type")).toContain("application/json");
+  });
+
+  test("a form post without its CSRF token is a 403 page with a way back", async () => {
+    const b = new Browser("198.51.100.222");
+    await signUpAndIn(b, "forged@example.com");
+    const r = await b.post("/notes/new", { format: "plain" });
+    expect(r.status).toBe(403);
+    expect(r.headers.get("content-type")).toContain("text/html");
+    expect(r.text).toContain('<header class="top">');
+    expect(mainOf(r.text)).toContain("This form has expired or did not come from notestream");
+    expect(mainOf(r.text)).toContain('href="/notes"');
+    // Signed out, the sign-in form's refusal is a page as well.
+    const outsider = await new Browser("198.51.100.223").post("/signin", { email: "forged@example.com", password: "x" });
+    expect(outsider.status).toBe(403);
+    expect(mainOf(outsider.text)).toContain('href="/signin"');
+  });
+
+  test("an unexpected failure on a page is a 500 page without the details; the API's stays in the envelope", async () => {
+    const b = new Browser("198.51.100.224");
+    await signUpAndIn(b, "broken@example.com");
+    const ids = idsOf("broken@example.com");
+    h.deps.db.$client.run("UPDATE workspaces SET plan = 'dev' WHERE id = ?", [ids.workspaceId]);
+    const token = await h.token(ids);
+    // A database in a state no code expects: the account page reads the API error log.
+    h.deps.db.$client.run("DROP TABLE api_errors");
+    const errors = spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const r = await b.get("/settings");
+      expect(r.status).toBe(500);
+      expect(r.headers.get("content-type")).toContain("text/html");
+      expect(r.text).toContain('<header class="top">');
+      expect(mainOf(r.text)).toContain("Something went wrong on our side");
+      expect(mainOf(r.text)).toContain('href="/notes"');
+      expect(r.text).not.toMatch(/api_errors|SQLite|at \//);
+      expect(errors).toHaveBeenCalled();
+      const api = await h.request("GET", "/api/v1/errors", { token });
+      expect(api.status).toBe(500);
+      expect((await errorOf(api)).code).toBe("internal_error");
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
+  test("a favicon, as SVG and as ICO, linked from every page", async () => {
+    const svg = await h.request("GET", "/favicon.svg");
+    expect(svg.status).toBe(200);
+    expect(svg.headers.get("content-type")).toBe("image/svg+xml");
+    expect(await svg.text()).toStartWith("<svg");
+    const ico = await h.request("GET", "/favicon.ico");
+    expect(ico.status).toBe(200);
+    expect(ico.headers.get("content-type")).toBe("image/x-icon");
+    const bytes = new Uint8Array(await ico.arrayBuffer());
+    // ICONDIR (reserved 0, type 1 = icon, one image), then the image: a PNG.
+    expect([...bytes.slice(0, 6)]).toEqual([0, 0, 1, 0, 1, 0]);
+    const offset = new DataView(bytes.buffer).getUint32(18, true);
+    expect([...bytes.slice(offset, offset + 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    expect((await new Browser().get("/signin")).text).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml">');
   });
 });

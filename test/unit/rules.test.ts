@@ -92,10 +92,12 @@ describe("secrets and passwords", () => {
     expect(seen.size).toBe(1000);
     for (const t of seen) expect(t).toMatch(/^nst_[0-9A-Za-z]{40}$/);
   });
-  test("passwords need 8-128 characters with upper, lower, digit and a listed special", () => {
-    expect(passwordProblem("Abcdef1!")).toBeNull();
-    expect(passwordProblem('Abcdef1"')).toBeNull();
-    for (const p of ["Abcde1!", "abcdef1!", "ABCDEF1!", "Abcdefg!", "Abcdefg1", "Abcdef1-", "A1!" + "a".repeat(126)]) {
+  test("passwords need 8-128 characters with upper, lower, digit and a symbol: the listed ones or any other non-alphanumeric", () => {
+    for (const p of ["Abcdef1!", 'Abcdef1"', "Abcdef1-", "Correct-horse-battery-9", "Correct horse battery 9", "Abcdef1_", "Abcdef1€"]) {
+      expect({ p, problem: passwordProblem(p) }).toEqual({ p, problem: null });
+    }
+    // Letters and digits of any script are not symbols.
+    for (const p of ["Abcde1!", "abcdef1!", "ABCDEF1!", "Abcdefg!", "Abcdefg1", "Abcdefé1", "A1!" + "a".repeat(126)]) {
       expect(passwordProblem(p)).not.toBeNull();
     }
   });

@@ -36,7 +36,7 @@ export const accountLinks = sqliteTable(
   {
     tokenHash: text("token_hash").primaryKey(),
     accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-    purpose: text("purpose", { enum: ["confirm", "reset", "email_change"] }).notNull(),
+    purpose: text("purpose", { enum: ["confirm", "reset", "email_change", "delete_account"] }).notNull(),
     newEmail: text("new_email"),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),

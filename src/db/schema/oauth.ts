@@ -8,6 +8,8 @@ export const oauthClients = sqliteTable("oauth_clients", {
   redirectUris: text("redirect_uris").notNull(),
   metadata: text("metadata").notNull(),
   createdAt: integer("created_at").notNull(),
+  // Clients known by their metadata document (client_id is its URL): when it was last fetched.
+  documentFetchedAt: integer("document_fetched_at"),
 });
 
 /** Authorization codes: one use, ten minutes, bound to the PKCE challenge and redirect URI. */
@@ -19,6 +21,8 @@ export const oauthCodes = sqliteTable("oauth_codes", {
   redirectUri: text("redirect_uri").notNull(),
   codeChallenge: text("code_challenge").notNull(),
   scope: text("scope").notNull(),
+  // The resource (RFC 8707) the authorization request named, which the exchange must not change.
+  resource: text("resource"),
   expiresAt: integer("expires_at").notNull(),
   usedAt: integer("used_at"),
 });
@@ -38,6 +42,11 @@ export const oauthTokens = sqliteTable(
     expiresAt: integer("expires_at").notNull(),
     revokedAt: integer("revoked_at"),
     createdAt: integer("created_at").notNull(),
+    // Access tokens: when one last reached /mcp (at most once a minute); refresh tokens: when used.
+    lastUsedAt: integer("last_used_at"),
+    // A rotated refresh token: the pair it was rotated into, encrypted with a key only the old
+    // token's holder can derive, so a concurrent refresh within the grace window gets the same pair.
+    successor: text("successor"),
   },
-  (t) => [index("oauth_tokens_family").on(t.family)],
+  (t) => [index("oauth_tokens_family").on(t.family), index("oauth_tokens_account").on(t.accountId)],
 );

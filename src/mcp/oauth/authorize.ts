@@ -2,28 +2,44 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { randomBase62 } from "../../lib/random";
 import { sha256Hex } from "../../lib/secrets";
-import { requireSession } from "../../web/guard";
 import { html, page } from "../../web/html";
 import { layout, redirect } from "../../web/layout";
 import { pageMacros } from "../../web/macros";
 import { publicOrigin } from "../../http/origin";
 import { consentPage, consentPolicy, type AuthorizeParams } from "./consent";
 import { resourcesOf } from "./metadata";
+import { clientIp, requireSession } from "../../web/guard";
+import { documentClient, DocumentRefused, isDocumentClientId } from "./client-document";
+import { redirectMatches } from "./redirects";
 import { findClient, storeCode, type OAuthClient } from "./store";
-import { normaliseScope, OAUTH_SCOPES } from "./tokens";
+import { normaliseScope } from "./tokens";
 
 const CODE_TTL_MS = 10 * 60_000;
 
-type Checked = { error: Response } | { client: OAuthClient; scope: string; redirectError: (err: string, desc: string) => Response };
+type Checked = { error: Response } | { client: OAuthClient; scope: string; resource: string | null; redirectError: (err: string, desc: string) => Response };
 
 const errorPage = (title: string, text: string) => page(layout({ title, body: html`<div class="narrow card"><h1>${title}</h1><p>${text}</p></div>` }), 400);
 
-function checkAuthorize(deps: Deps, p: AuthorizeParams, resources: string[]): Checked {
-  const client = p.client_id ? findClient(deps, p.client_id) : undefined;
+/** A registered client, or one known by its metadata document (fetched or from the cache). */
+async function clientOf(deps: Deps, clientId: string | undefined, request: Request): Promise<OAuthClient | Response> {
+  if (clientId && isDocumentClientId(clientId)) {
+    try {
+      return await documentClient(deps, clientId, clientIp(request));
+    } catch (e) {
+      if (e instanceof DocumentRefused) return errorPage("Unknown application", `This application names its metadata document as ${clientId}, which cannot be used: ${e.message}.`);
+      throw e;
+    }
+  }
+  const client = clientId ? findClient(deps, clientId) : undefined;
+  return client ?? errorPage("Unknown application", "This authorisation request names no registered client.");
+}
+
+async function checkAuthorize(deps: Deps, p: AuthorizeParams, request: Request): Promise<Checked> {
   // Until the client and its redirect URI are known good, errors are shown, never redirected.
-  if (!client) return { error: errorPage("Unknown application", "This authorisation request names no registered client.") };
+  const client = await clientOf(deps, p.client_id, request);
+  if (client instanceof Response) return { error: client };
   const uris = JSON.parse(client.redirectUris) as string[];
-  if (!p.redirect_uri || !uris.includes(p.redirect_uri)) return { error: errorPage("Bad redirect", "The redirect URI is not one this application registered.") };
+  if (!p.redirect_uri || !redirectMatches(uris, p.redirect_uri)) return { error: errorPage("Bad redirect", "The redirect URI is not one this application registered.") };
   const redirectError = (err: string, desc: string) => {
     const u = new URL(p.redirect_uri!);
     u.searchParams.set("error", err);
@@ -33,11 +49,11 @@ function checkAuthorize(deps: Deps, p: AuthorizeParams, resources: string[]): Ch
   };
   if (p.response_type !== "code") return { error: redirectError("unsupported_response_type", "only response_type=code is supported") };
   if (!p.code_challenge || p.code_challenge_method !== "S256") return { error: redirectError("invalid_request", "PKCE with code_challenge_method=S256 is required") };
-  const scope = normaliseScope(p.scope);
-  if (!scope) return { error: redirectError("invalid_scope", `scopes are ${OAUTH_SCOPES.join(" and ")}`) };
-  // RFC 8707: tokens from here are for this server's MCP endpoint only.
-  if (p.resource && !resources.includes(p.resource.replace(/\/+$/, ""))) return { error: redirectError("invalid_target", "this server issues tokens for its own /mcp only") };
-  return { client, scope, redirectError };
+  // RFC 8707: tokens from here are for this server's MCP endpoint only; the code remembers which
+  // spelling was asked for, and the token endpoint holds the exchange to it.
+  const resource = p.resource ? p.resource.replace(/\/+$/, "") : null;
+  if (resource && !resourcesOf(deps, request).includes(resource)) return { error: redirectError("invalid_target", "this server issues tokens for its own /mcp only") };
+  return { client, scope: normaliseScope(p.scope), resource, redirectError };
 }
 
 /**
@@ -47,19 +63,19 @@ function checkAuthorize(deps: Deps, p: AuthorizeParams, resources: string[]): Ch
 export const authorizeRoutes = (deps: Deps) =>
   new Elysia()
     .use(pageMacros(deps))
-    .get("/oauth/authorize", ({ request, query }) => {
+    .get("/oauth/authorize", async ({ request, query }) => {
       const p = query as AuthorizeParams;
-      const checked = checkAuthorize(deps, p, resourcesOf(deps, request));
+      const checked = await checkAuthorize(deps, p, request);
       if ("error" in checked) return checked.error;
       // After the checks: a bad request is shown as such even before sign-in.
       const s = requireSession(deps, request);
-      return page(consentPage(s, checked.client.clientName, checked.scope, p), 200, { "content-security-policy": consentPolicy(p.redirect_uri!) });
+      return page(consentPage(s, checked.client, checked.scope, p), 200, { "content-security-policy": consentPolicy(p.redirect_uri!) });
     })
     .post(
       "/oauth/authorize",
       async ({ s, request, body }) => {
         const p = body as AuthorizeParams & { decision?: string };
-        const checked = checkAuthorize(deps, p, resourcesOf(deps, request));
+        const checked = await checkAuthorize(deps, p, request);
         if ("error" in checked) return checked.error;
         if (p.decision !== "allow") return checked.redirectError("access_denied", "the user denied access");
         const code = randomBase62(40);
@@ -72,6 +88,7 @@ export const authorizeRoutes = (deps: Deps) =>
             redirectUri: p.redirect_uri!,
             codeChallenge: p.code_challenge!,
             scope: checked.scope,
+            resource: checked.resource,
             expiresAt: deps.clock.now() + CODE_TTL_MS,
           }),
         );

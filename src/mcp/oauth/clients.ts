@@ -1,4 +1,4 @@
-import { and, count, gt, lte, min, notInArray } from "drizzle-orm";
+import { and, count, eq, gt, lte, min, notInArray } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { oauthClients, oauthCodes, oauthTokens } from "../../db/schema";
 
@@ -10,28 +10,6 @@ export const REGISTRATIONS_PER_HOUR = 10;
 export const MAX_CLIENTS = 10_000;
 export const UNUSED_CLIENT_TTL_MS = 24 * 3600_000;
 const HOUR_MS = 3600_000;
-
-const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"];
-
-export function isLoopbackRedirect(u: URL): boolean {
-  return u.protocol === "http:" && LOOPBACK_HOSTS.includes(u.hostname);
-}
-
-/** A private-use scheme (RFC 8252 7.1) must be reverse-domain, so it names its app: `com.example.app:`. */
-export function isPrivateUseRedirect(u: URL): boolean {
-  return /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(u.protocol);
-}
-
-/** Redirect URIs a public client may use: https, http on a loopback address, or a private-use scheme (native apps). */
-export function acceptableRedirect(uri: string): boolean {
-  try {
-    const u = new URL(uri);
-    if (u.hash) return false;
-    return u.protocol === "https:" || isLoopbackRedirect(u) || isPrivateUseRedirect(u);
-  } catch {
-    return false;
-  }
-}
 
 /** Counts one registration attempt from `ip`; past the limit, the seconds until the next one is allowed. */
 export function registrationRetryAfter(deps: Deps, ip: string): number | null {
@@ -74,5 +52,16 @@ export function storeClient(deps: Deps, client: NewClient): { stored: true } | {
     return { stored: false, retryAfter: oldest == null ? null : Math.max(1, Math.ceil((oldest + UNUSED_CLIENT_TTL_MS - now) / 1000)) };
   }
   deps.db.insert(oauthClients).values({ ...client, createdAt: now }).run();
+  return { stored: true };
+}
+
+/**
+ * A client known by its metadata document: a new one is stored like a registration (the same cap),
+ * a known one gets the document's current name, redirects and metadata. Inside the writer.
+ */
+export function storeDocumentClient(deps: Deps, client: NewClient): ReturnType<typeof storeClient> {
+  const known = deps.db.select({ id: oauthClients.clientId }).from(oauthClients).where(eq(oauthClients.clientId, client.clientId)).get();
+  if (!known) return storeClient(deps, client);
+  deps.db.update(oauthClients).set(client).where(eq(oauthClients.clientId, client.clientId)).run();
   return { stored: true };
 }

@@ -2,9 +2,11 @@ import { html, type Html } from "../../web/html";
 import { csrfField, layout } from "../../web/layout";
 import type { WebSession } from "../../web/session";
 import { PAGE_POLICY } from "../../http/security-headers";
-import { isLoopbackRedirect } from "./clients";
+import { isDocumentClientId } from "./client-document";
+import { isLoopbackRedirect } from "./redirects";
+import type { OAuthClient } from "./store";
 
-const SCOPE_TEXT: Record<string, string> = {
+export const SCOPE_TEXT: Record<string, string> = {
   "notes:read": "read your notes and folders",
   "notes:write": "create, edit, append to, move and delete your notes and folders",
 };
@@ -35,8 +37,13 @@ export function consentPolicy(redirectUri: string): string {
   return PAGE_POLICY.replace("form-action 'self'", `form-action 'self' ${target}`);
 }
 
-/** The consent page. Every client here registered itself, so its name is shown as unverified. */
-export function consentPage(s: WebSession, clientName: string, scope: string, p: AuthorizeParams): Html {
+/**
+ * The consent page. Every client here described itself, so its name is shown as unverified; one
+ * known by its metadata document is also named by the document's host, which at least is checked.
+ */
+export function consentPage(s: WebSession, client: OAuthClient, scope: string, p: AuthorizeParams): Html {
+  const clientName = client.clientName;
+  const document = isDocumentClientId(client.clientId) ? new URL(client.clientId).host : null;
   const hidden = (name: (typeof AUTHORIZE_FIELDS)[number]) => html`<input type="hidden" name="${name}" value="${p[name] ?? ""}">`;
   return layout({
     title: "Allow access",
@@ -46,8 +53,9 @@ export function consentPage(s: WebSession, clientName: string, scope: string, p:
   <p><strong>${clientName}</strong> wants to use your notestream account <strong>${s.account.email}</strong> to:</p>
   <ul>${scope.split(" ").map((sc) => html`<li>${SCOPE_TEXT[sc] ?? sc}</li>`)}</ul>
   <p class="small">The name “${clientName}” was supplied by the application itself and is not verified: any program can register under any name. Allow only if you just asked this application to connect.</p>
+  ${document ? html`<p class="small">This application is described by a document at <strong>${document}</strong>.</p>` : ""}
   <p class="flash">After you allow, you will be ${destination(p.redirect_uri!)}. If that is not the application you meant, choose Deny.</p>
-  <p class="muted small">It will reach notestream through its tool server (MCP). Writes by AI agents need a paid plan. You can revoke access by signing out the client or revoking its token.</p>
+  <p class="muted small">It will reach notestream through its tool server (MCP). Writes by AI agents need a paid plan. You can revoke access at any time under Account → <a href="/settings/apps">Connected apps</a>.</p>
   <form method="post" action="/oauth/authorize" class="row">${csrfField(s)}
     ${AUTHORIZE_FIELDS.map(hidden)}
     <button class="primary" name="decision" value="allow">Allow</button><button name="decision" value="deny">Deny</button>

@@ -39,6 +39,8 @@ export const metadataRoutes = (deps: Deps) =>
         code_challenge_methods_supported: ["S256"],
         authorization_response_iss_parameter_supported: true,
         token_endpoint_auth_methods_supported: ["none"],
+        // A client_id may be the https URL of the client's metadata document (client-document.ts).
+        client_id_metadata_document_supported: true,
         revocation_endpoint_auth_methods_supported: ["none"],
         scopes_supported: [...OAUTH_SCOPES],
         service_documentation: `${base}/api/v1/openapi.json`,

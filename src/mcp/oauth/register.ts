@@ -3,10 +3,19 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { randomBase62 } from "../../lib/random";
 import { clientIp } from "../../web/guard";
-import { acceptableRedirect, MAX_CLIENTS, REGISTRATIONS_PER_HOUR, registrationRetryAfter, storeClient } from "./clients";
+import { clientMetadataFrom } from "./client-metadata";
+import { MAX_CLIENTS, REGISTRATIONS_PER_HOUR, registrationRetryAfter, storeClient } from "./clients";
 import { oauthError } from "./error-response";
 
-/** Dynamic client registration (RFC 7591): public clients only, with PKCE; see clients.ts for what bounds it. */
+/** Ten redirect URIs at their longest and every other field fit many times over. */
+export const MAX_REGISTRATION_BYTES = 64 * 1024;
+
+/**
+ * Dynamic client registration (RFC 7591): public clients only, with PKCE. What a client asks for
+ * that this server will not do is replaced rather than refused (a secret auth method becomes
+ * `none`, unknown scopes are dropped), and the answer shows what was registered. See clients.ts
+ * for what bounds it, client-metadata.ts for what is kept.
+ */
 export const registerRoutes = (deps: Deps) =>
   new Elysia().post(
     "/oauth/register",
@@ -14,36 +23,23 @@ export const registerRoutes = (deps: Deps) =>
       // Counted before the body is read: every attempt costs, so a script cannot probe for free.
       const wait = registrationRetryAfter(deps, clientIp(request));
       if (wait !== null) return oauthError(new TooManyRequestsError(`at most ${REGISTRATIONS_PER_HOUR} client registrations an hour from one address; retry later`), 429, wait);
+      const tooLarge = () => oauthError(new InvalidClientMetadataError(`the registration is larger than ${MAX_REGISTRATION_BYTES / 1024} KB`));
+      if (Number(request.headers.get("content-length") ?? 0) > MAX_REGISTRATION_BYTES) return tooLarge();
+      const text = await request.text();
+      if (text.length > MAX_REGISTRATION_BYTES) return tooLarge();
       let body: unknown;
       try {
-        body = await request.json();
+        body = JSON.parse(text);
       } catch {
         return oauthError(new InvalidClientMetadataError("the registration body must be JSON"));
       }
-      const { OAuthClientMetadataSchema } = await import("@modelcontextprotocol/sdk/shared/auth.js");
-      const parsed = OAuthClientMetadataSchema.safeParse(body);
-      if (!parsed.success) return oauthError(new InvalidClientMetadataError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")));
-      const meta = parsed.data;
-      if (meta.redirect_uris.length === 0 || !meta.redirect_uris.every(acceptableRedirect)) {
-        return oauthError(new InvalidClientMetadataError("redirect_uris must be https URLs, or http URLs on a loopback address"));
-      }
-      if (meta.token_endpoint_auth_method && meta.token_endpoint_auth_method !== "none") {
-        return oauthError(new InvalidClientMetadataError("only public clients (token_endpoint_auth_method none, with PKCE) are supported"));
-      }
+      const kept = clientMetadataFrom(body);
+      if ("problem" in kept) return oauthError(new InvalidClientMetadataError(kept.problem));
+      const meta = kept.metadata;
       const clientId = `mcp_${randomBase62(24)}`;
-      const now = deps.clock.now();
-      const name = (meta.client_name ?? "An MCP client").replace(/[\p{Cc}\p{Cf}]/gu, "").slice(0, 100);
-      const full = {
-        ...meta,
-        client_name: name,
-        client_id: clientId,
-        client_id_issued_at: Math.floor(now / 1000),
-        token_endpoint_auth_method: "none",
-        grant_types: ["authorization_code", "refresh_token"],
-        response_types: ["code"],
-      };
+      const full = { ...meta, client_id: clientId, client_id_issued_at: Math.floor(deps.clock.now() / 1000) };
       const stored = await deps.writer.write(() =>
-        storeClient(deps, { clientId, clientName: name, redirectUris: JSON.stringify(meta.redirect_uris), metadata: JSON.stringify(full) }),
+        storeClient(deps, { clientId, clientName: meta.client_name, redirectUris: JSON.stringify(meta.redirect_uris), metadata: JSON.stringify(full) }),
       );
       if (!stored.stored) {
         return oauthError(new TemporarilyUnavailableError(`this server holds its maximum of ${MAX_CLIENTS} registered clients; retry later`), 503, stored.retryAfter);

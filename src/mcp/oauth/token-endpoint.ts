@@ -1,21 +1,38 @@
 import { createHash } from "node:crypto";
-import { InvalidGrantError, InvalidRequestError, OAuthError, UnsupportedGrantTypeError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import { InvalidGrantError, InvalidRequestError, InvalidTargetError, OAuthError, UnsupportedGrantTypeError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { sha256Hex } from "../../lib/secrets";
 import { oauthError } from "./error-response";
+import { resourcesOf } from "./metadata";
 import { findCode, markCodeUsed } from "./store";
-import { findToken, issueTokens, normaliseScope, revokeFamily } from "./tokens";
+import { findToken, graceAnswer, issueTokens, knownScope, revokeFamily, rotateRefresh, type TokenAnswer } from "./tokens";
 
 function pkceMatches(verifier: string, challenge: string): boolean {
   if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) return false;
   return createHash("sha256").update(verifier).digest("base64url") === challenge;
 }
 
-type Fields = Record<string, string | undefined>;
-type Outcome = { tokens: ReturnType<typeof issueTokens> } | { replayed: OAuthError };
+type Fields = Record<string, string | string[] | undefined>;
+type Outcome = { tokens: TokenAnswer } | { replayed: OAuthError };
 
-function exchangeCode(deps: Deps, b: Fields): Outcome {
+/**
+ * RFC 8707 at the token endpoint: every `resource` named must be this server's MCP endpoint, and
+ * for a code the one its authorization request named (an exchange cannot move the code's tokens
+ * to another resource). Naming none is fine: the tokens are for /mcp either way.
+ */
+function checkResource(b: Fields, resources: string[], bound: string | null = null): void {
+  for (const raw of ([] as string[]).concat(b.resource ?? [])) {
+    const resource = raw.replace(/\/+$/, "");
+    if (!resources.includes(resource)) throw new InvalidTargetError("this server issues tokens for its own /mcp only");
+    if (bound !== null && resource !== bound) throw new InvalidTargetError(`the code was issued for ${bound}`);
+  }
+}
+
+const one = (v: string | string[] | undefined) => (Array.isArray(v) ? undefined : v);
+
+function exchangeCode(deps: Deps, raw: Fields, resources: string[]): Outcome {
+  const b = { code: one(raw.code), code_verifier: one(raw.code_verifier), client_id: one(raw.client_id), redirect_uri: one(raw.redirect_uri) };
   if (!b.code || !b.code_verifier || !b.client_id || !b.redirect_uri) throw new InvalidRequestError("code, code_verifier, client_id and redirect_uri are required");
   const row = findCode(deps, sha256Hex(b.code));
   if (!row) throw new InvalidGrantError("the code is unknown");
@@ -29,38 +46,43 @@ function exchangeCode(deps: Deps, b: Fields): Outcome {
   if (row.clientId !== b.client_id) throw new InvalidGrantError("the code was issued to another client");
   if (row.redirectUri !== b.redirect_uri) throw new InvalidGrantError("redirect_uri does not match the authorization request");
   if (!pkceMatches(b.code_verifier, row.codeChallenge)) throw new InvalidGrantError("the code_verifier does not match the code_challenge");
+  checkResource(raw, resources, row.resource);
   markCodeUsed(deps, row.codeHash);
   return { tokens: issueTokens(deps, { ...row, family }) };
 }
 
-function refresh(deps: Deps, b: Fields): Outcome {
+function refresh(deps: Deps, raw: Fields, resources: string[]): Outcome {
+  const b = { refresh_token: one(raw.refresh_token), client_id: one(raw.client_id), scope: one(raw.scope) };
   if (!b.refresh_token || !b.client_id) throw new InvalidRequestError("refresh_token and client_id are required");
   const row = findToken(deps, b.refresh_token, "refresh");
   if (!row || row.clientId !== b.client_id) throw new InvalidGrantError("unknown refresh token");
+  checkResource(raw, resources);
   if (row.revokedAt !== null) {
+    const again = graceAnswer(deps, row, b.refresh_token);
+    if (again) return { tokens: again };
     // A rotated refresh token used again: someone may have stolen it; end the whole grant.
     revokeFamily(deps, row.family);
     return { replayed: new InvalidGrantError("this refresh token was already used; sign in again") };
   }
   if (row.expiresAt <= deps.clock.now()) throw new InvalidGrantError("the refresh token expired; sign in again");
-  const scope = b.scope ? normaliseScope(b.scope) : row.scope;
-  if (!scope || !scope.split(" ").every((x) => row.scope.split(" ").includes(x))) throw new InvalidGrantError("a refresh cannot widen the scope");
-  // Rotation: the old refresh token and its access tokens end; a new pair continues the grant.
-  revokeFamily(deps, row.family);
-  return { tokens: issueTokens(deps, { ...row, scope }) };
+  // Unknown scopes are ignored (RFC 6749 3.3); naming none we know keeps the grant's scope.
+  const scope = (b.scope && knownScope(b.scope)) || row.scope;
+  if (!scope.split(" ").every((x) => row.scope.split(" ").includes(x))) throw new InvalidGrantError("a refresh cannot widen the scope");
+  return { tokens: rotateRefresh(deps, row, b.refresh_token, scope) };
 }
 
 /** The token endpoint (code exchange and rotating refresh) and revocation (RFC 7009). */
 export const tokenRoutes = (deps: Deps) =>
   new Elysia()
-    .post("/oauth/token", async ({ body }) => {
+    .post("/oauth/token", async ({ body, request }) => {
       const b = (body ?? {}) as Fields;
+      const resources = resourcesOf(deps, request);
       try {
         // A replayed code or refresh token ends its grant; that must commit even though the answer is an
         // error, so the write returns the verdict and the error is raised after it.
         const outcome = await deps.writer.write((): Outcome => {
-          if (b.grant_type === "authorization_code") return exchangeCode(deps, b);
-          if (b.grant_type === "refresh_token") return refresh(deps, b);
+          if (b.grant_type === "authorization_code") return exchangeCode(deps, b, resources);
+          if (b.grant_type === "refresh_token") return refresh(deps, b, resources);
           throw new UnsupportedGrantTypeError("grant_type must be authorization_code or refresh_token");
         });
         if ("replayed" in outcome) throw outcome.replayed;
@@ -71,7 +93,7 @@ export const tokenRoutes = (deps: Deps) =>
       }
     })
     .post("/oauth/revoke", async ({ body }) => {
-      const token = ((body ?? {}) as Fields).token;
+      const token = one(((body ?? {}) as Fields).token);
       if (!token) return oauthError(new InvalidRequestError("token is required"));
       await deps.writer.write(() => {
         const row = findToken(deps, token, "refresh") ?? findToken(deps, token, "access");

@@ -1,3 +1,4 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import { and, eq, gt, isNull } from "drizzle-orm";
 import type { Deps, Principal, Scope } from "../../deps";
 import { oauthTokens } from "../../db/schema";
@@ -11,13 +12,25 @@ export const OAUTH_ACCESS_PREFIX = "nso_";
 export const OAUTH_REFRESH_PREFIX = "nsr_";
 export const ACCESS_TTL_MS = 3600_000;
 export const REFRESH_TTL_MS = 30 * 86_400_000;
+/** How long a just-rotated refresh token still returns the pair it was rotated into (concurrent refreshes). */
+export const REFRESH_GRACE_MS = 30_000;
 export const OAUTH_SCOPES = ["notes:read", "notes:write"] as const;
 
-/** The requested scope, deduplicated; none means all. Null when it names a scope we do not issue. */
-export function normaliseScope(requested: string | undefined): string | null {
-  const parts = (requested?.trim() || OAUTH_SCOPES.join(" ")).split(/\s+/);
-  if (parts.some((p) => !(OAUTH_SCOPES as readonly string[]).includes(p))) return null;
-  return [...new Set(parts)].join(" ");
+/**
+ * The scopes of `raw` this server issues, in its own order; undefined when none. Scopes it does not
+ * know (`offline_access`, `openid`) are ignored rather than refused, as RFC 6749 3.3 allows: clients
+ * add them out of habit, and refusing made them fail to connect at all.
+ */
+export function knownScope(raw: unknown): string | undefined {
+  if (typeof raw !== "string") return undefined;
+  const asked = new Set(raw.split(/\s+/));
+  const known = OAUTH_SCOPES.filter((s) => asked.has(s));
+  return known.length ? known.join(" ") : undefined;
+}
+
+/** The scope a request gets: the known ones it names, or all of them when it names none we know. */
+export function normaliseScope(requested: string | undefined): string {
+  return knownScope(requested) ?? OAUTH_SCOPES.join(" ");
 }
 
 /** OAuth scopes as the token scopes of API.md: notes:write covers create, edit, delete, move and append. */
@@ -32,6 +45,9 @@ export function toScopes(scope: string): Set<Scope> {
   }
   return s;
 }
+
+export type TokenAnswer = ReturnType<typeof issueTokens>;
+type TokenRow = typeof oauthTokens.$inferSelect;
 
 export function issueTokens(deps: Deps, grant: { clientId: string; accountId: string; workspaceId: string; scope: string; family?: string }) {
   const now = deps.clock.now();
@@ -56,11 +72,69 @@ export function revokeFamily(deps: Deps, family: string): void {
   deps.db.update(oauthTokens).set({ revokedAt: deps.clock.now() }).where(and(eq(oauthTokens.family, family), isNull(oauthTokens.revokedAt))).run();
 }
 
+// The pair a refresh token was rotated into is kept encrypted under a key derived from the old
+// refresh token itself: the database alone (a backup, a leak) cannot open it, only whoever still
+// holds the old token, who could have refreshed with it a moment earlier anyway.
+function successorKey(oldSecret: string): Buffer {
+  return createHash("sha256").update(`notestream refresh successor\0${oldSecret}`).digest();
+}
+
+function sealPair(oldSecret: string, pair: { access_token: string; refresh_token: string }): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", successorKey(oldSecret), iv);
+  const body = Buffer.concat([cipher.update(JSON.stringify([pair.access_token, pair.refresh_token]), "utf8"), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64url");
+}
+
+function openPair(oldSecret: string, sealed: string): [string, string] | null {
+  try {
+    const raw = Buffer.from(sealed, "base64url");
+    const decipher = createDecipheriv("aes-256-gcm", successorKey(oldSecret), raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8")) as [string, string];
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Rotation: the old refresh token and the grant's access tokens end, a new pair continues the
+ * grant, and the old token remembers that pair for REFRESH_GRACE_MS. Inside the writer.
+ */
+export function rotateRefresh(deps: Deps, old: TokenRow, oldSecret: string, scope: string): TokenAnswer {
+  revokeFamily(deps, old.family);
+  const fresh = issueTokens(deps, { ...old, scope });
+  deps.db.update(oauthTokens).set({ successor: sealPair(oldSecret, fresh), lastUsedAt: deps.clock.now() }).where(eq(oauthTokens.tokenHash, old.tokenHash)).run();
+  return fresh;
+}
+
+/**
+ * A client that refreshes twice at once (two requests racing, or a retry after a lost answer)
+ * sends a refresh token the first request just rotated. Within the grace window it gets the pair
+ * that rotation issued, as long as that pair still stands; after it, or once the grant was ended,
+ * a rotated token coming back is treated as stolen (RFC 9700 4.14.2).
+ */
+export function graceAnswer(deps: Deps, old: TokenRow, oldSecret: string): TokenAnswer | null {
+  const now = deps.clock.now();
+  if (old.successor === null || old.revokedAt === null || now - old.revokedAt > REFRESH_GRACE_MS) return null;
+  const pair = openPair(oldSecret, old.successor);
+  if (!pair) return null;
+  const access = findToken(deps, pair[0], "access");
+  const refresh = findToken(deps, pair[1], "refresh");
+  if (!access || !refresh || access.revokedAt !== null || refresh.revokedAt !== null || access.expiresAt <= now) return null;
+  return { access_token: pair[0], token_type: "Bearer", expires_in: Math.ceil((access.expiresAt - now) / 1000), refresh_token: pair[1], scope: refresh.scope };
+}
+
 /** The principal of an OAuth access token, for /mcp only; 401 when unknown, expired or revoked. */
 export function oauthPrincipal(deps: Deps, secret: string): Principal {
   const row = findToken(deps, secret, "access");
   const now = deps.clock.now();
   if (!row || row.revokedAt !== null || row.expiresAt <= now) throw new AppError("unauthorized", "the access token is unknown, expired or revoked");
+  // The last use the Connected apps page shows: at most one write a minute per token, not awaited,
+  // so an agent's burst of calls costs one write and no call waits for it.
+  if (row.lastUsedAt === null || row.lastUsedAt <= now - 60_000) {
+    void deps.writer.write(() => deps.db.update(oauthTokens).set({ lastUsedAt: now }).where(eq(oauthTokens.tokenHash, row.tokenHash)).run()).catch(() => {});
+  }
   const tier = tierOf(deps, getWorkspace(deps, row.workspaceId));
   return {
     tokenId: `oauth_${row.family}`,

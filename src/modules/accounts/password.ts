@@ -1,13 +1,27 @@
+/** The specification's symbols; any other character that is neither a letter nor a digit counts too. */
 export const PASSWORD_SPECIALS = '!@#$%^&*()<>?"{}[]';
 
-/** Section 2: 8 to 128 characters with an upper- and lower-case letter, a digit and a special. */
+/** Said beside every field that sets a password, so nobody learns the rule from a refusal. */
+export const PASSWORD_RULE =
+  "8 to 128 characters, with an upper- and a lower-case letter, a digit and a symbol (any character that is not a letter or a digit: - _ . ! or a space will do)";
+
+// A passphrase such as "Correct-horse-battery-9" is as strong as the specification's symbols
+// make a password, so every non-alphanumeric character is a symbol, the listed ones included.
+const SYMBOL = /[^\p{L}\p{N}]/u;
+
+/** Section 2: 8 to 128 characters with an upper- and lower-case letter, a digit and a symbol. */
 export function passwordProblem(password: string): string | null {
   if (password.length < 8 || password.length > 128) return "password must be 8 to 128 characters";
   if (!/[A-Z]/.test(password)) return "password needs an uppercase letter";
   if (!/[a-z]/.test(password)) return "password needs a lowercase letter";
   if (!/[0-9]/.test(password)) return "password needs a digit";
-  if (![...password].some((c) => PASSWORD_SPECIALS.includes(c))) return `password needs one of ${PASSWORD_SPECIALS}`;
+  if (!SYMBOL.test(password)) return "password needs a symbol: any character that is not a letter or a digit, such as - or !";
   return null;
+}
+
+/** passwordProblem as a sentence for a form. */
+export function passwordMessage(problem: string): string {
+  return problem[0]!.toUpperCase() + problem.slice(1) + ".";
 }
 
 export function hashPassword(password: string): Promise<string> {

@@ -7,11 +7,15 @@ import { randomBase62 } from "../../lib/random";
 import { sha256Hex } from "../../lib/secrets";
 import { charLength, stripControl } from "../../lib/text";
 import { enqueueMail } from "../../mail/queue";
-import { dummyPasswordHash, hashPassword, passwordProblem } from "./password";
+import { dummyPasswordHash, hashPassword, passwordMessage, passwordProblem } from "./password";
 import { createAccount, findAccountByEmail, isPlausibleEmail, normaliseEmail, type AccountRow } from "./service";
+import { revokeAccountGrants } from "../../mcp/oauth/tokens";
 
 export const MIN_AGE = 16;
-const LINK_TTL_MS = { confirm: 3 * 86_400_000, reset: 3_600_000, email_change: 86_400_000 } as const;
+/** A profile name as stored: no control characters, no surrounding space. */
+const profileName = (name: string) => stripControl(name).trim();
+const LINK_TTL_MS = { confirm: 3 * 86_400_000, reset: 3_600_000, email_change: 86_400_000, delete_account: 3_600_000 } as const;
+export type LinkPurpose = keyof typeof LINK_TTL_MS;
 // The list (over 100,000 domains) loads on the first check, not at start-up.
 let disposable: Set<string> | null = null;
 
@@ -38,7 +42,8 @@ export function ageOn(birthDate: string, now: number): number | null {
   return age;
 }
 
-function newLink(deps: Deps, accountId: string, purpose: keyof typeof LINK_TTL_MS, newEmail: string | null = null): string {
+/** Inside a write: a one-time link's token, of which only the hash is stored. */
+export function newLink(deps: Deps, accountId: string, purpose: LinkPurpose, newEmail: string | null = null): string {
   const token = randomBase62(40);
   const now = deps.clock.now();
   deps.db
@@ -48,14 +53,20 @@ function newLink(deps: Deps, accountId: string, purpose: keyof typeof LINK_TTL_M
   return token;
 }
 
-/** Takes a link once: unknown, used or expired links are refused alike. */
-function takeLink(deps: Deps, token: string, purpose: keyof typeof LINK_TTL_MS) {
+/** A link that can still be used, without using it (to show what following it will do), or null. */
+export function liveLink(deps: Deps, token: string, purpose: LinkPurpose) {
   const link = deps.db
     .select()
     .from(accountLinks)
     .where(and(eq(accountLinks.tokenHash, sha256Hex(token)), eq(accountLinks.purpose, purpose), isNull(accountLinks.usedAt)))
     .get();
-  if (!link || link.expiresAt <= deps.clock.now()) throw new AppError("not_found", "this link is not valid any more; ask for a new one");
+  return link && link.expiresAt > deps.clock.now() ? link : null;
+}
+
+/** Takes a link once: unknown, used or expired links are refused alike. */
+export function takeLink(deps: Deps, token: string, purpose: LinkPurpose) {
+  const link = liveLink(deps, token, purpose);
+  if (!link) throw new AppError("not_found", "this link is not valid any more; ask for a new one");
   deps.db.update(accountLinks).set({ usedAt: deps.clock.now() }).where(eq(accountLinks.tokenHash, link.tokenHash)).run();
   return link;
 }
@@ -63,6 +74,8 @@ function takeLink(deps: Deps, token: string, purpose: keyof typeof LINK_TTL_MS) 
 export interface SignUpInput {
   email: string;
   password: string;
+  /** The profile name, optional. */
+  name?: string;
   birthDate?: string;
   ageConfirmed?: boolean;
 }
@@ -73,8 +86,9 @@ export function signUpProblems(deps: Deps, input: SignUpInput): { field: string;
   const email = normaliseEmail(input.email);
   if (!isPlausibleEmail(email)) problems.push({ field: "email", code: "invalid", message: "Enter a valid e-mail address." });
   else if (isDisposable(email)) problems.push({ field: "email", code: "disposable", message: "Disposable e-mail addresses can't be used; use an address you keep." });
+  if (charLength(profileName(input.name ?? "")) > 80) problems.push({ field: "name", code: "too_long", message: "Your name can be at most 80 characters." });
   const pw = passwordProblem(input.password);
-  if (pw) problems.push({ field: "password", code: "weak", message: pw[0]!.toUpperCase() + pw.slice(1) + "." });
+  if (pw) problems.push({ field: "password", code: "weak", message: passwordMessage(pw) });
   if (input.birthDate) {
     const age = ageOn(input.birthDate, deps.clock.now());
     if (age === null) problems.push({ field: "birth_date", code: "invalid", message: "Enter your birth date as a date." });
@@ -98,7 +112,7 @@ export async function signUp(deps: Deps, input: SignUpInput, plan: "free" = "fre
   await deps.writer.write(() => {
     const existing = findAccountByEmail(deps, input.email);
     if (existing) return sendSignUpAttemptNotice(deps, existing);
-    const { account } = createAccount(deps, { email: input.email, plan, passwordHash, confirmed: false, ageConfirmed: true });
+    const { account } = createAccount(deps, { email: input.email, plan, passwordHash, name: profileName(input.name ?? ""), confirmed: false, ageConfirmed: true });
     sendConfirmation(deps, account);
   });
 }
@@ -170,9 +184,14 @@ export async function requestPasswordReset(deps: Deps, email: string): Promise<v
   });
 }
 
-export async function resetPassword(deps: Deps, token: string, password: string): Promise<AccountRow> {
+/** Refuses a new password that breaks the rule, naming the form's field. */
+export function assertNewPassword(password: string, field = "password"): void {
   const problem = passwordProblem(password);
-  if (problem) throw ValidationFailed.field("password", "weak", problem[0]!.toUpperCase() + problem.slice(1) + ".");
+  if (problem) throw ValidationFailed.field(field, "weak", passwordMessage(problem));
+}
+
+export async function resetPassword(deps: Deps, token: string, password: string): Promise<AccountRow> {
+  assertNewPassword(password);
   const passwordHash = await hashPassword(password);
   return deps.writer.write(() => {
     const link = takeLink(deps, token, "reset");
@@ -180,14 +199,45 @@ export async function resetPassword(deps: Deps, token: string, password: string)
     // A reset also confirms the address: the link arrived there.
     deps.db.update(accounts).set({ passwordHash, emailConfirmedAt: now, updatedAt: now }).where(eq(accounts.id, link.accountId)).run();
     deps.db.$client.run("DELETE FROM sessions WHERE account_id = ?", [link.accountId]);
+    // Whoever knew the old password may have allowed an AI client: every grant ends with it.
+    revokeAccountGrants(deps, link.accountId);
     return deps.db.select().from(accounts).where(eq(accounts.id, link.accountId)).get()!;
   });
 }
 
-/** The signed-in person proves they know the password before changing what protects the account. */
-export async function checkCurrentPassword(account: AccountRow, password: string): Promise<void> {
+/**
+ * The signed-in person proves they know the password before changing what protects the account;
+ * `field` and `message` are the asking form's.
+ */
+export async function checkCurrentPassword(
+  account: AccountRow,
+  password: string,
+  { field = "password", message = "Your current password is needed to change the address, and that was not it." } = {},
+): Promise<void> {
   const ok = !!password && !!account.passwordHash && (await Bun.password.verify(password, account.passwordHash));
-  if (!ok) throw ValidationFailed.field("password", "wrong", "Your current password is needed to change the address, and that was not it.");
+  if (!ok) throw ValidationFailed.field(field, "wrong", message);
+}
+
+/**
+ * A new password chosen while signed in (the current one checked by the caller): every other
+ * browser is signed out, this one (`keepSessionHash`) stays, and the address hears of it. AI-client
+ * grants end (a client allowed by whoever knew the old password must ask again); API tokens are
+ * left as they are: the access page ends them when wanted.
+ */
+export async function changePassword(deps: Deps, account: AccountRow, password: string, keepSessionHash: string | null): Promise<void> {
+  assertNewPassword(password, "new_password");
+  const passwordHash = await hashPassword(password);
+  await deps.writer.write(() => {
+    deps.db.update(accounts).set({ passwordHash, updatedAt: deps.clock.now() }).where(eq(accounts.id, account.id)).run();
+    const mine = eq(sessions.accountId, account.id);
+    deps.db.delete(sessions).where(keepSessionHash ? and(mine, ne(sessions.idHash, keepSessionHash)) : mine).run();
+    revokeAccountGrants(deps, account.id);
+    enqueueMail(deps, {
+      to: account.email,
+      subject: "[notestream] your password was changed",
+      text: `The password of your notestream account was changed, and every other browser signed in to it was signed out.\n\nIf it wasn't you, choose a new password now:\n\n  ${mailOrigin(deps)}/reset\n\nthen end the API tokens you did not make at Account → API tokens (AI clients you allowed have been signed out and must be allowed again).`,
+    });
+  });
 }
 
 export async function requestEmailChange(deps: Deps, account: AccountRow, newEmail: string): Promise<void> {
@@ -222,7 +272,7 @@ export async function confirmEmailChange(deps: Deps, token: string, keepSessionH
 }
 
 export async function updateProfile(deps: Deps, accountId: string, input: { name: string; bio: string }): Promise<void> {
-  const name = stripControl(input.name).trim();
+  const name = profileName(input.name);
   const bio = input.bio.replace(/\r\n/g, "\n").replace(/[\p{Cc}]/gu, (c) => (c === "\n" ? c : "")).trim();
   if (charLength(name) > 80) throw ValidationFailed.field("name", "too_long", "Your name can be at most 80 characters.");
   if (charLength(bio) > 500) throw ValidationFailed.field("bio", "too_long", "Your bio can be at most 500 characters.");

@@ -150,7 +150,12 @@ function finishExport(deps: Deps, id: string, path: string, built: { sizeBytes: 
     .from(exportsTable)
     .innerJoin(accounts, eq(accounts.id, exportsTable.accountId))
     .where(eq(exportsTable.id, id))
-    .get()!;
+    .get();
+  // The account was deleted while its export was being built: nobody to mail, nothing to keep.
+  if (!row) {
+    rmSync(path, { force: true });
+    return { ok: true as const };
+  }
   const base = deps.config.baseUrl ?? origin;
   enqueueMail(
     deps,

@@ -105,27 +105,6 @@ export function readBody(deps: Deps, row: NoteRow): string {
   return chunks.map((c) => c.text).join("");
 }
 
-/** The newest part of a stream: chunks from the end until about `maxChars`, and the last chunk's seq. */
-export function streamTail(deps: Deps, noteId: string, maxChars: number): { text: string; lastSeq: number; truncated: boolean } {
-  const rows = deps.db.$client
-    .query<{ seq: number; text: string }, [string]>("SELECT seq, text FROM note_chunks WHERE note_id = ? ORDER BY seq DESC")
-    .iterate(noteId);
-  const parts: string[] = [];
-  let size = 0;
-  let lastSeq = 0;
-  let truncated = false;
-  for (const r of rows) {
-    if (lastSeq === 0) lastSeq = r.seq;
-    if (size >= maxChars) {
-      truncated = true;
-      break;
-    }
-    parts.push(r.text);
-    size += r.text.length;
-  }
-  return { text: parts.reverse().join(""), lastSeq, truncated };
-}
-
 /** The workspace's most recently updated notes, for a note picker (a token is never pinned to a trashed one). */
 export function recentNotes(deps: Deps, workspaceId: string, limit: number) {
   return deps.db

@@ -63,6 +63,14 @@ export function getSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: str
   return toRecord(row, row.body);
 }
 
+/** One snapshot as the browser previews it: a rich note's version with its (sanitised) HTML too. */
+export function previewSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: string; snapshotId: string }): SnapshotRecord & { rich_html: string | null } {
+  requireScope(ctx, "read");
+  const note = visibleNote(ctx, noteId);
+  const row = visibleSnapshot(ctx, note, snapshotId);
+  return { ...toRecord(row, row.body), rich_html: note.format === "rich" ? row.richHtml : null };
+}
+
 /** Restores a snapshot; the current content is captured first, so the restore can be undone. */
 export async function restoreSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: string; snapshotId: string }): Promise<Reply<NoteRecord>> {
   requireScope(ctx, "write");

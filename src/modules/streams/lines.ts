@@ -83,6 +83,29 @@ export function lastLines(deps: Deps, noteId: string, count: number): Lines {
   return { lines: out, next };
 }
 
+/**
+ * The newest lines of whole chunks holding about `maxChars` of text, oldest first, with their
+ * times (the stream's page): bounded by size, not by count, so a stream of huge lines costs no
+ * more than one of short ones. `truncated` when older chunks were left out.
+ */
+export function newestLines(deps: Deps, noteId: string, maxChars: number): { lines: StreamLine[]; truncated: boolean } {
+  const newestFirst = deps.db.$client.query<ChunkRow, [string]>("SELECT seq, text, at FROM note_chunks WHERE note_id = ? ORDER BY seq DESC");
+  const picked: ChunkRow[] = [];
+  let size = 0;
+  let truncated = false;
+  for (const c of newestFirst.iterate(noteId)) {
+    if (size >= maxChars) {
+      truncated = true;
+      break;
+    }
+    picked.push(c);
+    size += c.text.length;
+  }
+  const lines: StreamLine[] = [];
+  for (let k = picked.length - 1; k >= 0; k--) splitLines(picked[k]!.text).forEach((text, i) => lines.push(lineAt(picked[k]!, text, i)));
+  return { lines, truncated };
+}
+
 /** The lines after `after`, oldest first, at most `count`: chunks from the cursor's on. */
 export function linesAfter(deps: Deps, noteId: string, after: Position, count: number): Lines {
   // Nothing at or after the cursor's chunk: that chunk is gone (retention drops whole chunks,

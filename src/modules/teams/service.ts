@@ -1,6 +1,6 @@
-import { and, count, eq } from "drizzle-orm";
+import { and, asc, count, eq, isNull } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { workspaceMembers, workspaces } from "../../db/schema";
+import { oauthTokens, tokens, workspaceMembers, workspaces } from "../../db/schema";
 import { AppError } from "../../http/errors";
 import { newId } from "../../lib/ids";
 import { findAccountByEmail } from "../accounts/service";
@@ -34,6 +34,51 @@ export function addTeamMember(deps: Deps, input: { teamId: string; email: string
     .values({ workspaceId: team.id, accountId: account.id, role: "member", createdAt: deps.clock.now() })
     .run();
   return { seats: seats + 1 };
+}
+
+/**
+ * Takes a member off a team. Their tokens and AI-client grants on the team's workspace end with
+ * the seat (they could otherwise go on writing to a team they left); their browser sessions fall
+ * back to their personal workspace on the next request (web/session.ts checks membership).
+ */
+export function removeTeamMember(deps: Deps, input: { teamId: string; email: string }): { seats: number } {
+  const team = deps.db.select().from(workspaces).where(eq(workspaces.id, input.teamId)).get();
+  if (!team || team.kind !== "team") throw new AppError("not_found", `no team with id ${input.teamId}`);
+  const account = findAccountByEmail(deps, input.email);
+  if (!account || !isMember(deps, team.id, account.id)) throw new AppError("not_found", `${input.email} is not a member of team ${team.id}`);
+  if (team.ownerId === account.id) throw new AppError("conflict", `${account.email} owns team ${team.id} and stays on it`);
+  const now = deps.clock.now();
+  deps.db.delete(workspaceMembers).where(and(eq(workspaceMembers.workspaceId, team.id), eq(workspaceMembers.accountId, account.id))).run();
+  deps.db
+    .update(tokens)
+    .set({ revokedAt: now })
+    .where(and(eq(tokens.workspaceId, team.id), eq(tokens.accountId, account.id), isNull(tokens.revokedAt)))
+    .run();
+  deps.db
+    .update(oauthTokens)
+    .set({ revokedAt: now })
+    .where(and(eq(oauthTokens.workspaceId, team.id), eq(oauthTokens.accountId, account.id), isNull(oauthTokens.revokedAt)))
+    .run();
+  // Cached principals would keep answering until they expire.
+  deps.tokens.clear();
+  return { seats: seatCount(deps, team.id) };
+}
+
+export interface WorkspaceChoice {
+  id: string;
+  kind: "personal" | "team";
+  name: string;
+}
+
+/** The workspaces an account may work in: its personal one first, then its teams by name. */
+export function workspacesOf(deps: Deps, accountId: string): WorkspaceChoice[] {
+  return deps.db
+    .select({ id: workspaces.id, kind: workspaces.kind, name: workspaces.name })
+    .from(workspaceMembers)
+    .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
+    .where(eq(workspaceMembers.accountId, accountId))
+    .orderBy(asc(workspaces.kind), asc(workspaces.name))
+    .all();
 }
 
 export function isMember(deps: Deps, workspaceId: string, accountId: string): boolean {

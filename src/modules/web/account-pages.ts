@@ -1,20 +1,22 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
-import { iso } from "../../lib/clock";
 import { pageFrom } from "../../lib/pagination";
 import { revokeAccountGrants } from "../../mcp/oauth/tokens";
 import { html, page, type Html } from "../../web/html";
 import { back, bytes, csrfField, flashFrom, layout, when } from "../../web/layout";
-import { pageMacros } from "../../web/macros";
+import { pageMacros, type RefusalContext } from "../../web/macros";
 import { sessionIdHash, type WebSession } from "../../web/session";
 import { startTrial } from "../accounts/lifecycle";
 import { describeAccount, normaliseEmail } from "../accounts/service";
-import { checkCurrentPassword, confirmEmailChange, requestEmailChange, updateProfile } from "../accounts/web-auth";
+import { PASSWORD_RULE } from "../accounts/password";
+import { assertNewPassword, changePassword, checkCurrentPassword, confirmEmailChange, requestEmailChange, updateProfile } from "../accounts/web-auth";
+import type { AppError } from "../../http/errors";
 import { listApiErrors } from "../errors/service";
-import { recentExports } from "../export/service";
 import { revokeAccountTokens } from "../tokens/service";
 import { getWorkspace } from "../workspaces/repo";
-import { firstValue, formFields } from "./form";
+import { exportCard } from "./export-pages";
+import { accountDeletionPages } from "./account-deletion-pages";
+import { field, firstValue, formFields, formProblem, freshForm, refusedForm, refusedStatus, typedValues, type FormState } from "./form";
 import { limit } from "./limits";
 
 function meter(used: number, cap: number | null, label: string, format = (n: number) => String(n)): Html {
@@ -24,12 +26,17 @@ function meter(used: number, cap: number | null, label: string, format = (n: num
   }</div>`;
 }
 
-function accountPage(deps: Deps, s: WebSession, url: URL): Response {
+/** The account page's own forms, each shown again with what was typed after a refusal. */
+type AccountForm = "profile" | "email" | "password";
+const ACCOUNT_FIELDS: Record<AccountForm, readonly string[]> = { profile: ["name", "bio"], email: ["email", "password"], password: ["current_password", "new_password"] };
+
+function accountPage(deps: Deps, s: WebSession, url: URL, shown: Partial<Record<AccountForm, FormState>> = {}, status = 200, headers: Record<string, string> = {}): Response {
+  const profile = shown.profile ?? freshForm({ name: s.account.name, bio: s.account.bio });
+  const address = shown.email ?? freshForm();
+  const password = shown.password ?? freshForm();
   const a = describeAccount({ ctx: s.ctx });
   const ws = getWorkspace(deps, s.workspaceId);
   const errors = listApiErrors({ ctx: s.ctx, page: pageFrom({ limit: 20 }) }).items;
-  const exportsList = recentExports(deps, s.workspaceId, 5);
-  const now = deps.clock.now();
   const canTrial = !ws.trialUsed && ws.state === "active" && !a.api_access;
   const stateText: Record<string, string> = {
     active: ws.plan === "free" ? "free" : "subscribed",
@@ -51,30 +58,32 @@ function accountPage(deps: Deps, s: WebSession, url: URL): Response {
   ${meter(a.usage.active_tokens, a.caps.active_tokens, "API tokens")}
   ${canTrial ? html`<form method="post" action="/settings/trial">${csrfField(s)}<button class="primary">Start the 14-day API trial</button> <span class="muted small">100 notes, 300 MB, the REST API. Once per account.</span></form>` : ""}
 </div>
-<div class="card"><h2>Export everything</h2><p class="small">A zip of every note, in folders, with a manifest. We mail you a link that works for 24 hours. Two an hour.</p>
-  <form method="post" action="/settings/export">${csrfField(s)}<button>Request an export</button></form>
-  ${
-    exportsList.length
-      ? html`<table class="mt10"><tr><th>Requested</th><th>Status</th><th></th></tr>${exportsList.map((e) => {
-          const live = e.status === "ready" && (e.expiresAt ?? 0) > now;
-          return html`<tr><td>${when(iso(e.createdAt))}</td><td>${live ? "ready" : e.status === "ready" ? "expired" : e.status}</td><td>${live ? html`<a href="/exports/${e.id}/download">Download (${bytes(e.sizeBytes)})</a>` : ""}</td></tr>`;
-        })}</table>`
-      : ""
-  }
-</div>
-<div class="card"><h2>Profile</h2><form method="post" action="/settings/profile">${csrfField(s)}
-  <label><span>Name</span><input type="text" name="name" maxlength="80" value="${s.account.name}"></label>
-  <label><span>Bio</span><textarea name="bio" maxlength="500" class="bio">${s.account.bio}</textarea></label>
+${exportCard(deps, s)}
+<div class="card" id="profile"><h2>Profile</h2><form method="post" action="/settings/profile">${csrfField(s)}${formProblem(profile)}
+  ${field("profile", profile, { name: "name", label: "Name", attrs: 'maxlength="80" autocomplete="name"' })}
+  ${field("profile", profile, { name: "bio", label: "Bio", type: "textarea", attrs: 'maxlength="500" class="bio"' })}
   <button>Save profile</button></form></div>
-<div class="card"><h2>E-mail address</h2><p class="small">Now <strong>${s.account.email}</strong>. We send a link to the new address to confirm it; confirming signs your other browsers out.</p>
-  <form method="post" action="/settings/email" class="row">${csrfField(s)}<input type="email" name="email" required placeholder="new@example.com" aria-label="New e-mail address"><input type="password" name="password" required autocomplete="current-password" placeholder="Current password" aria-label="Current password"><button>Change address</button></form></div>
-<div class="card"><h2>API tokens and AI clients</h2><p class="small">If someone else may have had your password, <a href="/settings/access">end every API token and AI-client grant at once</a>.</p></div>
+<div class="card" id="address"><h2>E-mail address</h2><p class="small">Now <strong>${s.account.email}</strong>. We send a link to the new address to confirm it; confirming signs your other browsers out.</p>
+  <form method="post" action="/settings/email">${csrfField(s)}${formProblem(address)}
+  ${field("address", address, { name: "email", label: "New e-mail address", type: "email", attrs: 'required autocomplete="email"' })}
+  ${field("address", address, { name: "password", label: "Current password", type: "password", attrs: 'required autocomplete="current-password"' })}
+  <button>Change address</button></form></div>
+<div class="card" id="password"><h2>Password</h2><p class="small">A new password signs your other browsers out and ends every AI client's access. API tokens keep working: <a href="/settings/access">end them</a> too if someone else may have had the password.</p>
+  <form method="post" action="/settings/password">${csrfField(s)}${formProblem(password)}
+  ${field("password", password, { name: "current_password", label: "Current password", type: "password", attrs: 'required autocomplete="current-password"' })}
+  ${field("password", password, { name: "new_password", label: "New password", type: "password", attrs: 'required minlength="8" maxlength="128" autocomplete="new-password"', hint: `${PASSWORD_RULE}.` })}
+  <button>Change password</button></form></div>
+<div class="card"><h2>API tokens and AI clients</h2><p class="small">The AI clients you allowed (Claude, Cursor, VS Code…), each revocable: <a href="/settings/apps">Connected apps</a>. If someone else may have had your password, <a href="/settings/access">end every API token and AI-client grant at once</a>.</p></div>
+<div class="card danger-zone"><h2>Delete the account</h2><p class="small">Every note, folder, version, token and export goes, for good. You can take an export first.</p>
+  <p><a class="button danger" href="/settings/delete">Delete your account…</a></p></div>
 <div class="card"><h2>API errors</h2>${
         errors.length
           ? html`<table><tr><th>When</th><th>Request</th><th>Status</th><th>Code</th></tr>${errors.map((e) => html`<tr><td>${when(e.at)}</td><td class="mono">${e.method} ${e.path}</td><td>${e.status}</td><td>${e.code}</td></tr>`)}</table>`
           : html`<p class="muted small">No errors: every API request of this account succeeded.</p>`
       }</div>`,
     }),
+    status,
+    headers,
   );
 }
 
@@ -87,7 +96,7 @@ function accessPage(s: WebSession, url: URL): Response {
       flash: flashFrom(url),
       body: html`<h1>API tokens and AI clients</h1>
 <div class="card"><h2>End them all</h2>
-  <p class="small">A new password signs other browsers out, but API tokens, the browser-extension token and the access you gave AI clients (MCP) keep working. If someone else may have had your password, end them all: scripts and clients then need new ones.</p>
+  <p class="small">A new password signs other browsers out and ends the access you gave AI clients (MCP), but API tokens and the browser-extension token keep working. If someone else may have had your password, end them all: scripts and clients then need new ones.</p>
   <form method="post" action="/settings/access/revoke">${csrfField(s)}<button class="danger">Revoke every API token and AI-client grant</button></form>
   <p class="muted small">To end one token only, use the <a href="/settings/tokens">API tokens</a> page.</p></div>`,
     }),
@@ -95,6 +104,16 @@ function accessPage(s: WebSession, url: URL): Response {
 }
 
 const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+
+/** A refused account form: the account page again, that form with what was typed (never a password) and its messages. */
+function accountRefused(deps: Deps, form: AccountForm) {
+  return (e: AppError, { s, request, body }: RefusalContext) => {
+    const status = refusedStatus(e);
+    if (status === null || !s) return undefined;
+    const { password: _p, current_password: _c, new_password: _n, _csrf, ...values } = typedValues(body);
+    return accountPage(deps, s, new URL(request.url), { [form]: refusedForm(e, values, ACCOUNT_FIELDS[form]) }, status, e.headers);
+  };
+}
 
 /** The account page (plan, usage, exports, profile, address, API errors), its forms, and ending every token and grant at once. */
 export const accountPages = (deps: Deps) =>
@@ -117,7 +136,7 @@ export const accountPages = (deps: Deps) =>
         await updateProfile(deps, s.account.id, { name: firstValue(b.name), bio: firstValue(b.bio) });
         return back("/settings", "ok", "Profile saved.");
       },
-      { session: "form", refused: "/settings" },
+      { session: "form", refused: accountRefused(deps, "profile") },
     )
     .post(
       "/settings/email",
@@ -130,7 +149,23 @@ export const accountPages = (deps: Deps) =>
         await requestEmailChange(deps, s.account, firstValue(b.email));
         return back("/settings", "ok", `We sent a confirmation link to ${normaliseEmail(firstValue(b.email))}.`);
       },
-      { session: "form", refused: "/settings" },
+      { session: "form", refused: accountRefused(deps, "email") },
+    )
+    .post(
+      "/settings/password",
+      async ({ s, body, request }) => {
+        const b = formFields(body);
+        const next = firstValue(b.new_password);
+        // The rule first: a password that breaks it is no guess at the current one.
+        assertNewPassword(next, "new_password");
+        // Counted before the check, given back when it passes: only wrong guesses use it up.
+        const attempt = limit(deps, "currentPasswordPerAccount", s.account.id);
+        await checkCurrentPassword(s.account, firstValue(b.current_password), { field: "current_password", message: "That is not your current password." });
+        attempt.refund();
+        await changePassword(deps, s.account, next, sessionIdHash(request));
+        return back("/settings", "ok", "Your password is changed, your other browsers are signed out and AI clients must ask again. API tokens keep working.");
+      },
+      { session: "form", refused: accountRefused(deps, "password") },
     )
     .get(
       "/settings/email/confirm",
@@ -148,4 +183,5 @@ export const accountPages = (deps: Deps) =>
         return back("/settings/access", "ok", `Revoked ${counted(apiTokens, "API token")} and ${counted(grants, "AI-client grant")}: they answer 401 from now on.`);
       },
       { session: "form", refused: "/settings/access" },
-    );
+    )
+    .use(accountDeletionPages(deps));

@@ -19,6 +19,11 @@ export const BROWSER_LIMITS = {
   emailChangePerAccount: [3, DAY],
   emailChangePerTarget: [3, DAY],
   profilePerAccount: [10, HOUR],
+  // Not in section 8: wrong current passwords on the password change and the deletion request,
+  // as many guesses as sign-in allows an address, for whoever holds a signed-in browser.
+  currentPasswordPerAccount: [5, 20 * MINUTE],
+  // Each request mails the account's address, so every one counts, as the reset's do.
+  deletionPerAccount: [5, HOUR],
   savesPerAccount: [30, MINUTE],
   downloadsPerAccount: [10, MINUTE],
 } as const satisfies Record<string, readonly [number, number]>;

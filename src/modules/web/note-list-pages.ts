@@ -1,38 +1,23 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
-import { iso } from "../../lib/clock";
 import { html, page } from "../../web/html";
 import { back, bytes, csrfField, flashFrom, layout, redirect, when } from "../../web/layout";
 import { pageMacros } from "../../web/macros";
 import type { WebSession } from "../../web/session";
 import * as folderService from "../folders/service";
-import { listNoteRows } from "../notes/repo";
 import { listTrash, restoreNote, TRASH_DAYS } from "../notes/trash";
 import * as noteService from "../notes/service";
+import { board, boardJson, boardView, pageNumber } from "./board";
 import { textFields } from "./form";
-import { kindBadge, sidebar } from "./note-parts";
+import { sidebar } from "./note-parts";
 
 const PAGE_SIZE = 25;
-/** 2.5 million notes' worth of pages; a larger number is a typo or a probe. */
-const MAX_PAGE = 100_000;
 
-/**
- * ?page= as written by our own links: digits only. Number() would also take "1e400" (Infinity,
- * an OFFSET SQLite refuses), "0x10" and "2.5"; anything but a page number shows the first page.
- */
-function pageNumber(raw: string | null): number {
-  if (!raw || !/^[1-9][0-9]{0,5}$/.test(raw)) return 1;
-  const n = Number(raw);
-  return n <= MAX_PAGE ? n : 1;
-}
-
+/** The notes list: a status board of the streams beside the editable notes (src/modules/web/board.ts). */
 function listPage(deps: Deps, s: WebSession, url: URL): Response {
-  const folder = url.searchParams.get("folder");
-  const q = url.searchParams.get("q")?.trim() ?? "";
-  const pageNo = pageNumber(url.searchParams.get("page"));
-  const { rows, total } = listNoteRows(s.ctx, { folderId: folder ?? undefined, titleContains: q }, { limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE });
-  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
-  const link = (p: number) => `/notes?${new URLSearchParams({ ...(folder ? { folder } : {}), ...(q ? { q } : {}), page: String(p) })}`;
+  const view = boardView(url);
+  const { folder, q } = view;
+  const b = board(deps, s, view);
   return page(
     layout({
       title: "Notes",
@@ -40,20 +25,14 @@ function listPage(deps: Deps, s: WebSession, url: URL): Response {
       active: "notes",
       flash: flashFrom(url),
       body: html`<div class="shell">${sidebar(deps, s, folder)}<div>
+  ${b.heading}
   <div class="row spread mb14">
-    <form method="get" action="/notes" class="row grow">${folder ? html`<input type="hidden" name="folder" value="${folder}">` : ""}<input type="search" name="q" value="${q}" placeholder="Search titles" aria-label="Search titles"><button>Search</button></form>
-    <form method="post" action="/notes/new" class="row">${csrfField(s)}${folder ? html`<input type="hidden" name="folder_id" value="${folder}">` : ""}<button class="primary" name="format" value="plain">New note</button><button name="format" value="rich">New rich note</button></form>
+    <form method="get" action="/search" class="row grow">${folder ? html`<input type="hidden" name="folder" value="${folder}">` : ""}<input type="search" name="q" value="${q}" placeholder="Search titles and text" aria-label="Search titles and text"><button>Search</button></form>
+    <div class="row"><a class="button primary" href="/notes/new${folder ? `?folder=${encodeURIComponent(folder)}` : ""}">New note</a><a class="button" href="/notes/new?format=rich${folder ? `&folder=${encodeURIComponent(folder)}` : ""}">New rich note</a></div>
   </div>
-  <div class="card">
-  ${
-    rows.length === 0
-      ? html`<p class="muted">${q ? "No note has that in its title." : html`No notes here yet. Create one, or append to a stream over the API: <code>POST /api/v1/notes/by-filename/&lt;name&gt;/append</code>.`}</p>`
-      : html`<ul class="notes">${rows.map(
-          (n) => html`<li><a href="/notes/${n.id}"><strong>${n.title}</strong><span class="meta">${when(iso(n.updatedAt))}</span><span class="meta">${n.kind === "stream" ? n.filename : "editable"} · ${bytes(n.byteSize)}</span><span>${kindBadge(n)}</span></a></li>`,
-        )}</ul>`
-  }
-  </div>
-  ${pages > 1 ? html`<nav class="pager">${pageNo > 1 ? html`<a href="${link(pageNo - 1)}">← Newer</a>` : ""}<span class="muted">Page ${pageNo} of ${pages} · ${total} notes</span>${pageNo < pages ? html`<a href="${link(pageNo + 1)}">Older →</a>` : ""}</nav>` : ""}
+  ${b.filters}
+  ${b.list}
+  ${b.pager}
 </div></div>`,
     }),
   );
@@ -93,6 +72,7 @@ export const noteListPages = (deps: Deps) =>
   new Elysia()
     .use(pageMacros(deps))
     .get("/notes", ({ s, request }) => listPage(deps, s, new URL(request.url)), { session: "page" })
+    .get("/notes/board.json", ({ s, request }) => boardJson(deps, s, new URL(request.url)), { session: "script" })
     .get("/trash", ({ s, request }) => trashPage(deps, s, new URL(request.url)), { session: "page" })
     .post(
       "/trash/:id/restore",

@@ -2,27 +2,26 @@ import { Elysia, t } from "elysia";
 import { TypeCompiler, ValueErrorType } from "@sinclair/typebox/compiler";
 import type { Deps } from "../../deps";
 import { AppError, errorResponse, ValidationFailed, type FieldProblem } from "../../http/errors";
-import { iso } from "../../lib/clock";
 import { TITLE_MAX_CHARS } from "../../lib/text";
 import { bodyCaps } from "../../limits/plans";
-import { html, page, raw, type Html } from "../../web/html";
-import { back, bytes, csrfField, flashFrom, layout, when } from "../../web/layout";
+import { html, page } from "../../web/html";
+import { requireForm, SignInRequired } from "../../web/guard";
+import { back, csrfField, flashFrom, layout } from "../../web/layout";
 import { pageMacros, type RefusalPage } from "../../web/macros";
 import { refusalMessage } from "../../web/refusal";
 import { loadSession, type WebSession } from "../../web/session";
-import { folderNames } from "../folders/repo";
-import { readBody, streamTail, visibleNote, type NoteRow } from "../notes/repo";
+import { readBody, visibleNote, type NoteRow } from "../notes/repo";
 import * as noteService from "../notes/service";
 import { TRASH_DAYS } from "../notes/trash";
-import { listSnapshots, restoreSnapshot } from "../snapshots/service";
+import { listSnapshots } from "../snapshots/service";
 import { followStream } from "../streams/follow";
-import { cursorOf, endOf, readableStream } from "../streams/lines";
+import { readableStream } from "../streams/lines";
 import { textFields } from "./form";
 import { limit } from "./limits";
-import { kindBadge, sidebar } from "./note-parts";
-
-/** How much of a long stream the page shows; the rest is a download away. */
-const TAIL_BYTES = 128 * 1024;
+import { newNotePage } from "./new-note-page";
+import { folderOptions, noteNotFound, sidebar } from "./note-parts";
+import { plainEditor, richEditor, streamView, versionsCard } from "./note-views";
+import { versionPages } from "./version-pages";
 
 /**
  * What a save may send: form fields or the editor's JSON, strings only. The lengths bound the
@@ -52,11 +51,6 @@ function saveBodyProblems(checker: ReturnType<typeof saveBodyChecker>, body: unk
   return new ValidationFailed([...byField.values()]);
 }
 
-function folderOptions(deps: Deps, s: WebSession, selected: string | null): Html {
-  const rows = folderNames(deps, s.workspaceId);
-  return html`<option value="">No folder</option>${rows.map((f) => html`<option value="${f.id}" ${f.id === selected ? raw("selected") : ""}>${f.name}</option>`)}`;
-}
-
 function notePage(deps: Deps, s: WebSession, note: NoteRow, url: URL): Response {
   const actions = html`<div class="row">
     <form method="post" action="/notes/${note.id}/move" class="row">${csrfField(s)}<select name="folder_id" aria-label="Folder">${folderOptions(deps, s, note.folderId)}</select><button>Move</button></form>
@@ -65,44 +59,8 @@ function notePage(deps: Deps, s: WebSession, note: NoteRow, url: URL): Response 
     ${note.kind === "stream" ? html`<a class="button" href="/notes/${note.id}/settings">Webhook, inbox, alerts</a>` : ""}
     <form method="post" action="/notes/${note.id}/delete" data-confirm="Move this note to the trash? You can restore it from Trash for ${TRASH_DAYS} days.">${csrfField(s)}<button class="danger">Delete</button></form>
   </div>`;
-  let main: Html;
-  if (note.kind === "stream") {
-    const tail = streamTail(deps, note.id, TAIL_BYTES);
-    main = html`<div class="card">
-      <div class="row spread"><h1>${note.title}</h1>${kindBadge(note)}</div>
-      <p class="muted small"><code>${note.filename}</code> · <span id="byte-size">${note.byteSize}</span> bytes · last write ${when(iso(note.lastWriteAt))}${
-        tail.truncated ? html` · showing the newest ${bytes(TAIL_BYTES)}, <a href="/notes/${note.id}/download/txt">download it all</a>` : ""
-      }</p>
-      <pre class="stream" data-tail="/notes/${note.id}/events" data-cursor="${cursorOf(endOf(deps, note.id))}">${tail.text}</pre>
-      <p class="status">New lines appear here as they arrive.</p>
-    </div>`;
-  } else if (note.format === "rich") {
-    main = html`<div class="card">
-      <label><span>Title</span><input type="text" id="title" value="${note.title}" maxlength="200"></label>
-      <div class="toolbar"><button data-cmd="bold"><b>B</b></button><button data-cmd="italic"><i>I</i></button><button data-cmd="underline"><u>U</u></button><button data-cmd="formatBlock" data-arg="h2">H</button><button data-cmd="insertUnorderedList">• List</button><button data-cmd="insertOrderedList">1. List</button><button data-cmd="formatBlock" data-arg="blockquote">“ Quote</button></div>
-      <div class="editor" contenteditable="true" data-rich="/notes/${note.id}/save">${raw(note.richHtml ?? "")}</div>
-      <p class="status" id="save-status">Changes save by themselves.</p>
-    </div>`;
-  } else {
-    main = html`<div class="card">
-      <form method="post" action="/notes/${note.id}/save">${csrfField(s)}
-        <label><span>Title</span><input type="text" id="title" name="title" value="${note.title}" maxlength="200"></label>
-        <textarea name="plain_body" data-autosave="/notes/${note.id}/save" aria-label="Note text">${note.body ?? ""}</textarea>
-        <div class="row spread"><p class="status" id="save-status">Changes save by themselves.</p><noscript><button class="primary">Save</button></noscript></div>
-      </form>
-    </div>`;
-  }
-  const snaps = note.kind === "editable" ? listSnapshots({ ctx: s.ctx, noteId: note.id }) : [];
-  const history =
-    note.kind === "editable"
-      ? html`<div class="card"><h2>Earlier versions</h2>${
-          snaps.length === 0
-            ? html`<p class="muted small">None yet. A version is kept when you edit (saves within ten minutes share one; five are kept).</p>`
-            : html`<table><tr><th>Saved</th><th>Title</th><th>Size</th><th></th></tr>${snaps.map(
-                (v) => html`<tr><td>${when(v.created_at)}</td><td>${v.title}</td><td>${bytes(v.byte_size)}</td><td><form method="post" action="/notes/${note.id}/snapshots/${v.id}/restore">${csrfField(s)}<button>Restore</button></form></td></tr>`,
-              )}</table>`
-        }</div>`
-      : "";
+  const main = note.kind === "stream" ? streamView(deps, note) : note.format === "rich" ? richEditor(note) : plainEditor(s, note);
+  const history = note.kind === "editable" ? versionsCard(s, note, listSnapshots({ ctx: s.ctx, noteId: note.id })) : "";
   return page(
     layout({
       title: note.title,
@@ -114,11 +72,8 @@ function notePage(deps: Deps, s: WebSession, note: NoteRow, url: URL): Response 
   );
 }
 
-const notFound = (s: WebSession | undefined) =>
-  page(layout({ title: "Not found", session: s, body: html`<div class="card"><h1>Not found</h1><p>There is no such note in this account. <a href="/notes">Back to your notes</a></p></div>` }), 404);
-
 /** A note this account cannot see is the page's 404; other refusals are the API's. */
-const noteRefused: RefusalPage = (e, { s }) => (e.code === "not_found" ? notFound(s) : undefined);
+const noteRefused: RefusalPage = (e, { s }) => (e.code === "not_found" ? noteNotFound(s) : undefined);
 
 const sentJson = (request: Request) => (request.headers.get("content-type") ?? "").includes("json");
 
@@ -127,15 +82,17 @@ const saveRefused: RefusalPage = (e, { request, params }) => (sentJson(request) 
 
 /** Past the download limit, back to the note with the message; a note this account cannot see is the page's 404. */
 const downloadRefused: RefusalPage = (e, { s, params }) =>
-  e.code === "rate_limited" ? back(`/notes/${params.id}`, "error", refusalMessage(e)) : notFound(s);
+  e.code === "rate_limited" ? back(`/notes/${params.id}`, "error", refusalMessage(e)) : noteNotFound(s);
 
 const DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
 
-/** One note's page (a stream live, an editor, earlier versions), its saves, actions and downloads. */
+/** One note's page (a stream live, an editor, earlier versions), its saves, actions and downloads; a new note; an earlier version. */
 export const notePages = (deps: Deps) => {
   const saveBody = saveBodyChecker(deps);
   return new Elysia()
     .use(pageMacros(deps))
+    .use(newNotePage(deps))
+    .use(versionPages(deps))
     .get("/notes/:id", ({ s, params, request }) => notePage(deps, s, visibleNote(s.ctx, params.id), new URL(request.url)), {
       session: "page",
       refused: noteRefused,
@@ -159,18 +116,31 @@ export const notePages = (deps: Deps) => {
       },
       { session: "script" },
     )
+    // What the editors' script needs to save again after signing in anew (another tab's sign-in
+    // gives the session a new CSRF token). Same-origin only: pages get no CORS.
+    .get("/notes/:id/save", ({ s, params }) => Response.json({ csrf_token: s.csrf, note_id: visibleNote(s.ctx, params.id).id }), {
+      session: "script",
+      refused: noteRefused,
+    })
     .post(
       "/notes/:id/save",
-      async ({ s, params, body, request }) => {
+      async ({ params, body, request }) => {
+        // A session that ended is told apart from a refused form: the editor keeps the text and
+        // offers to sign in (a bare 401); a form without the script goes to sign-in and back.
+        if (!loadSession(deps, request)) throw new SignInRequired(sentJson(request) ? null : `/notes/${params.id}`);
+        // The token from the header or, for a page that is closing (a beacon sets no header), the body's _csrf.
+        const s = requireForm(deps, request, body);
         const b = textFields(body) as { title?: string; plain_body?: string; html?: string };
         if (!saveBody.Check(b)) throw saveBodyProblems(saveBody, b);
         limit(deps, "savesPerAccount", s.account.id);
         const note = visibleNote(s.ctx, params.id);
-        if (note.format === "rich") await (await import("../notes/rich")).updateRichNote({ ctx: s.ctx, id: note.id, title: b.title, html: b.html });
-        else await noteService.updateNote({ ctx: s.ctx, id: note.id, input: { title: b.title, plain_body: b.plain_body } });
-        return sentJson(request) ? Response.json({ ok: true }) : back(`/notes/${params.id}`, "ok", "Saved.");
+        const saved =
+          note.format === "rich"
+            ? await (await import("../notes/rich")).updateRichNote({ ctx: s.ctx, id: note.id, title: b.title, html: b.html })
+            : await noteService.updateNote({ ctx: s.ctx, id: note.id, input: { title: b.title, plain_body: b.plain_body } });
+        return sentJson(request) ? Response.json({ ok: true, updated_at: saved.body.updated_at }) : back(`/notes/${params.id}`, "ok", "Saved.");
       },
-      { session: "form", refused: saveRefused },
+      { refused: saveRefused },
     )
     .post(
       "/notes/:id/move",
@@ -188,14 +158,6 @@ export const notePages = (deps: Deps) => {
       },
       { session: "form", refused: "/notes/:id" },
     )
-    .post(
-      "/notes/:id/snapshots/:sid/restore",
-      async ({ s, params }) => {
-        await restoreSnapshot({ ctx: s.ctx, noteId: params.id, snapshotId: params.sid });
-        return back(`/notes/${params.id}`, "ok", "Restored. The version you had is kept in the list, so you can go back.");
-      },
-      { session: "form", refused: "/notes/:id" },
-    )
     .get(
       "/notes/:id/download/:ext",
       async ({ s, params }) => {
@@ -205,12 +167,12 @@ export const notePages = (deps: Deps) => {
         const disposition = (ext: string) => `attachment; filename="${name.replace(/\.txt$/, "")}.${ext}"`;
         const text = readBody(deps, note);
         if (params.ext === "txt") return new Response(text, { headers: { "content-type": "text/plain; charset=utf-8", "content-disposition": disposition("txt") } });
-        if (note.format !== "rich") return notFound(s);
+        if (note.format !== "rich") return noteNotFound(s);
         // The DOCX and PDF libraries load on the first such download.
         const { renderDocx, renderPdf } = await import("../notes/render");
         if (params.ext === "docx") return new Response(await renderDocx(note.title, text), { headers: { "content-type": DOCX_TYPE, "content-disposition": disposition("docx") } });
         if (params.ext === "pdf") return new Response(await renderPdf(note.title, text), { headers: { "content-type": "application/pdf", "content-disposition": disposition("pdf") } });
-        return notFound(s);
+        return noteNotFound(s);
       },
       { session: "page", refused: downloadRefused },
     );

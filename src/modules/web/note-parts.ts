@@ -1,8 +1,8 @@
 import type { Deps } from "../../deps";
-import { html, type Html } from "../../web/html";
-import { csrfField } from "../../web/layout";
+import { html, page, raw, type Html } from "../../web/html";
+import { csrfField, layout } from "../../web/layout";
 import type { WebSession } from "../../web/session";
-import { foldersWithNoteCounts } from "../folders/repo";
+import { folderNames, foldersWithNoteCounts } from "../folders/repo";
 import type { NoteRow } from "../notes/repo";
 
 /**
@@ -22,7 +22,7 @@ export function sidebar(deps: Deps, s: WebSession, activeFolder: string | null):
   ${
     activeFolder && activeFolder !== "trash"
       ? html`<details class="small mt10"><summary>Folder settings</summary>
-      <form method="post" action="/folders/${activeFolder}/rename" class="row mt8">${csrfField(s)}<input type="text" name="name" maxlength="80" required placeholder="New name"><button>Rename</button></form>
+      <form method="post" action="/folders/${activeFolder}/rename" class="row mt8">${csrfField(s)}<input type="text" name="name" maxlength="80" required placeholder="New name" aria-label="New name of the folder"><button>Rename</button></form>
       <form method="post" action="/folders/${activeFolder}/delete" class="mt8">${csrfField(s)}<button class="danger">Delete folder (notes stay)</button></form></details>`
       : ""
   }
@@ -39,3 +39,13 @@ export function kindBadge(n: Pick<NoteRow, "kind" | "format" | "deadmanStatus" |
 export function fullBadge(n: Pick<NoteRow, "fullSince">): Html | "" {
   return n.fullSince === null ? "" : html`<span class="badge full">full</span>`;
 }
+
+/** A folder picker's options: no folder, then the workspace's folders, `selected` chosen. */
+export function folderOptions(deps: Deps, s: WebSession, selected: string | null): Html {
+  const rows = folderNames(deps, s.workspaceId);
+  return html`<option value="">No folder</option>${rows.map((f) => html`<option value="${f.id}" ${f.id === selected ? raw("selected") : ""}>${f.name}</option>`)}`;
+}
+
+/** A note this account cannot see (another's, deleted, never there): one 404 page for all. */
+export const noteNotFound = (s: WebSession | undefined) =>
+  page(layout({ title: "Not found", session: s, body: html`<div class="card"><h1>Not found</h1><p>There is no such note in this account. <a href="/notes">Back to your notes</a></p></div>` }), 404);

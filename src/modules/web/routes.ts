@@ -1,13 +1,17 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
-import { CSS, JS } from "../../web/assets";
+import { CSS, JS, THEME_HEAD_JS } from "../../web/assets/index";
+import { faviconRoutes } from "../../web/favicon";
 import { accountPages } from "./account-pages";
 import { authPages } from "./auth-pages";
+import { connectedAppsPages } from "./connected-apps-pages";
 import { exportPages } from "./export-pages";
 import { noteListPages } from "./note-list-pages";
+import { searchPages } from "./search-pages";
 import { notePages } from "./note-pages";
 import { streamSettingsPages } from "./stream-settings-pages";
 import { tokenPages } from "./token-pages";
+import { workspacePages } from "./workspace-pages";
 
 /**
  * The browser surface: server-rendered pages, one file per page group, over the same services as
@@ -18,10 +22,15 @@ export const webRoutes = (deps: Deps) =>
   new Elysia()
     .get("/assets/app.css", () => new Response(CSS, { headers: { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=3600" } }))
     .get("/assets/app.js", () => new Response(JS, { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600" } }))
+    .get("/assets/theme.js", () => new Response(THEME_HEAD_JS, { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600" } }))
+    .use(faviconRoutes())
     .use(authPages(deps))
     .use(noteListPages(deps))
+    .use(searchPages(deps))
     .use(notePages(deps))
     .use(streamSettingsPages(deps))
     .use(accountPages(deps))
     .use(tokenPages(deps))
-    .use(exportPages(deps));
+    .use(connectedAppsPages(deps))
+    .use(exportPages(deps))
+    .use(workspacePages(deps));

@@ -1,180 +1,388 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
+import { AppError } from "../../http/errors";
+import { publicOrigin } from "../../http/origin";
 import { iso } from "../../lib/clock";
 import { pageFrom } from "../../lib/pagination";
-import { publicOrigin } from "../../http/origin";
-import { html, page, type Html } from "../../web/html";
-import { back, bytes, csrfField, flashFrom, layout, redirect, secretBox, when } from "../../web/layout";
+import { bodyCapFor } from "../../limits/plans";
+import { redirectWithFlash, secretCard, secretField, takeFlash, type OneTimeFlash } from "../../web/flash";
+import { html, page, raw, type Html } from "../../web/html";
+import { bytes, csrfField, flashFrom, layout, redirect, when } from "../../web/layout";
 import { pageMacros, type RefusalPage } from "../../web/macros";
 import type { WebSession } from "../../web/session";
+import { plansWithDeadman } from "../deadman/availability";
+import { MAX_INTERVAL_SECONDS, MAX_RUN_SECONDS } from "../deadman/service";
+import { sendTestAlert } from "../deadman/test-alert";
 import { disableInbox, listInboxDeliveries, replayDelivery, rotateInbox } from "../inbox/service";
 import { visibleNote, type NoteRow } from "../notes/repo";
-import { MAX_RETENTION_DAYS } from "../streams/retention";
 import { updateNote } from "../notes/service";
+import { MAX_RETENTION_DAYS } from "../streams/retention";
 import { WEBHOOK_FORMATS, type WebhookFormat } from "../webhooks/formats";
 import { listWebhookAttempts } from "../webhooks/service";
-import { bodyCapFor } from "../../limits/plans";
+import { checkWebhookUrl } from "../webhooks/target";
+import { isTestDelivery, sendTestDelivery } from "../webhooks/test-delivery";
+import { deliveryErrorText, urlProblemText } from "../webhooks/wording";
 import { getWorkspace, tierOf } from "../workspaces/repo";
 import { firstValue, formFields } from "./form";
-import { fullBadge } from "./note-parts";
+import { fullBadge, noteNotFound } from "./note-parts";
+import {
+  distinct,
+  fieldProblem,
+  fieldProblems,
+  formProblem,
+  formState,
+  FORM_FIELD,
+  invalid,
+  limitTests,
+  refusedStatus,
+  refuseFields,
+  sentence,
+  typed,
+  WHOLE_FORM,
+  type FormState,
+} from "./settings-forms";
 
-function streamSettingsPage(s: WebSession, noteId: string, url: URL, shown?: Html): Response {
+/** What a settings page shows besides the stream: a one-time flash, or a refused form again. */
+interface View {
+  flash: OneTimeFlash;
+  form?: FormState;
+}
+
+const settingsPath = (id: string) => `/notes/${id}/settings`;
+
+function streamSettingsPage(deps: Deps, s: WebSession, noteId: string, view: View, status = 200, headers: Record<string, string> = {}): Response {
   const note = visibleNote(s.ctx, noteId);
   if (note.kind !== "stream") return redirect(`/notes/${note.id}`);
-  const attempts = listWebhookAttempts({ ctx: s.ctx, noteId: note.id, page: pageFrom({ limit: 10 }) }).items;
-  const dead = listInboxDeliveries({ ctx: s.ctx, noteId: note.id, status: "dead", page: pageFrom({ limit: 20 }) }).items;
-  const recent = listInboxDeliveries({ ctx: s.ctx, noteId: note.id, page: pageFrom({ limit: 5 }) }).items;
-  const interval = note.expectedIntervalSeconds;
+  const inboxUrl = view.flash.secret?.kind === "inbox-url" ? view.flash.secret.value : null;
   return page(
     layout({
       title: `${note.title}: settings`,
       session: s,
       active: "notes",
-      flash: flashFrom(url),
-      body: html`<p><a href="/notes/${note.id}">← ${note.title}</a></p><h1>Webhook, inbox and alerts</h1>${shown ?? ""}
-<div class="card"><h2>Outbound webhook ${note.webhookStatus === "enabled" ? html`<span class="badge ok">on</span>` : note.webhookStatus === "disabled" ? html`<span class="badge disabled">disabled</span>` : ""}</h2>
-  ${note.webhookStatus === "disabled" ? html`<div class="flash error">Deliveries kept failing, so the webhook was turned off. Fix the receiver, then save here to turn it back on.</div>` : ""}
+      flash: view.flash,
+      body: html`<p><a href="/notes/${note.id}">← ${note.title}</a></p><h1>Webhook, inbox and alerts</h1>${
+        inboxUrl ? secretCard("inbox-url", "Inbox URL", inboxUrl, "Give this URL to the sender. It is shown only this once; anyone with it can add lines.") : ""
+      }
+${webhookCard(s, note, view.form)}
+${inboxCard(s, note, view.form)}
+${retentionCard(s, note, view.form)}
+${deadmanCard(deps, s, note, view.form)}`,
+    }),
+    status,
+    headers,
+  );
+}
+
+function webhookCard(s: WebSession, note: NoteRow, state: FormState | undefined): Html {
+  const attempts = listWebhookAttempts({ ctx: s.ctx, noteId: note.id, page: pageFrom({ limit: 10 }) }).items;
+  const format = typed(state, "webhook", "webhook_format", note.webhookFormat);
+  return html`<div class="card"><h2>Outbound webhook ${note.webhookStatus === "enabled" ? html`<span class="badge ok">on</span>` : note.webhookStatus === "disabled" ? html`<span class="badge disabled">disabled</span>` : ""}</h2>
+  ${note.webhookStatus === "disabled" ? html`<div class="flash error">Deliveries kept failing, so the webhook was turned off. Fix the receiver (a test delivery tells whether it answers now), then save here to turn it back on.</div>` : ""}
   <p class="small">Every append is POSTed to this URL, signed with <code>X-Service-Signature</code> and Standard Webhooks headers.</p>
+  ${formProblem(state, "webhook")}
   <form method="post" action="/notes/${note.id}/webhook">${csrfField(s)}
-    <label><span>URL</span><input type="url" name="webhook_url" value="${note.webhookUrl ?? ""}" placeholder="https://hooks.example.com/…"></label>
-    <label><span>Format</span><select name="webhook_format">${WEBHOOK_FORMATS.map((f) => html`<option value="${f}" ${f === note.webhookFormat ? "selected" : ""}>${f}</option>`)}</select></label>
+    <label><span>URL</span><input type="url" name="webhook_url" value="${typed(state, "webhook", "webhook_url", note.webhookUrl ?? "")}" placeholder="https://hooks.example.com/…"${invalid(state, "webhook", "webhook_url")}>${fieldProblem(state, "webhook", "webhook_url")}</label>
+    <label><span>Format</span><select name="webhook_format"${invalid(state, "webhook", "webhook_format")}>${WEBHOOK_FORMATS.map((f) => html`<option value="${f}" ${f === format ? raw("selected") : ""}>${f}</option>`)}</select>${fieldProblem(state, "webhook", "webhook_format")}</label>
     <div class="row"><button class="primary">Save webhook</button>${note.webhookUrl ? html`<button name="remove" value="yes" class="danger">Remove</button>` : ""}</div>
   </form>
-  ${note.webhookSecret ? html`<p class="small">Signing secret: <code>${note.webhookSecret}</code></p>` : ""}
-  ${
-    attempts.length
-      ? html`<h3 class="small muted">Recent deliveries</h3><table><tr><th>When</th><th>Attempt</th><th>Status</th><th>Time</th><th>Error</th></tr>${attempts.map(
-          (a) => html`<tr><td>${when(a.at)}</td><td>${a.attempt}</td><td>${a.status_code ?? "—"}</td><td>${a.duration_ms} ms</td><td class="small">${a.error ?? ""}</td></tr>`,
-        )}</table>`
+  ${note.webhookSecret ? html`<div class="mt10"><p class="small">Signing secret (receivers verify each delivery with it):</p>${secretField("webhook-secret", "Webhook signing secret", note.webhookSecret)}</div>` : ""}
+  ${formProblem(state, "test-delivery")}${
+    note.webhookUrl
+      ? html`<div class="mt10"><form method="post" action="/notes/${note.id}/webhook/test" class="row">${csrfField(s)}<button>Send a test delivery</button><span class="muted small">One signed test payload in the format above (type <code>webhook.test</code>); nothing is added to the stream. Its result shows below.</span></form></div>`
       : ""
   }
-</div>
-<div class="card"><h2>Inbox ${note.inboxTokenHash ? html`<span class="badge ok">on</span>` : ""}</h2>
+  ${attempts.length ? html`<h3 class="small muted">Recent deliveries</h3>${deliveriesTable(attempts)}` : ""}
+</div>`;
+}
+
+type Attempt = ReturnType<typeof listWebhookAttempts>["items"][number];
+
+/** Each attempt in words; the status and time only when the receiver answered. */
+function deliveriesTable(attempts: Attempt[]): Html {
+  return html`<table class="cards deliveries"><thead><tr><th>When</th><th>Delivery</th><th>Result</th><th>Answer</th></tr></thead><tbody>${attempts.map((a) => {
+    const problem = deliveryErrorText(a.error);
+    return html`<tr><td data-label="When">${when(a.at)}</td><td data-label="Delivery"><span class="mono small">${a.delivery_id}</span> <span class="muted small">attempt ${a.attempt}</span>${isTestDelivery(a.delivery_id) ? html`<span class="badge">test</span>` : ""}</td><td data-label="Result">${
+      problem === null ? html`<span class="ok-text">delivered</span>` : html`<span class="error-text">${problem}</span>`
+    }</td><td data-label="Answer">${a.status_code === null ? html`<span class="muted">no answer</span>` : `${a.status_code} in ${a.duration_ms} ms`}</td></tr>`;
+  })}</tbody></table>`;
+}
+
+function inboxCard(s: WebSession, note: NoteRow, state: FormState | undefined): Html {
+  const dead = listInboxDeliveries({ ctx: s.ctx, noteId: note.id, status: "dead", page: pageFrom({ limit: 20 }) }).items;
+  const recent = listInboxDeliveries({ ctx: s.ctx, noteId: note.id, page: pageFrom({ limit: 5 }) }).items;
+  const replayNames = distinct(
+    dead.map((d) => `Replay the payload received ${d.received_at.replace("T", " ").slice(0, 16)} UTC`),
+    dead.map((d) => d.id),
+  );
+  return html`<div class="card"><h2>Inbox ${note.inboxTokenHash ? html`<span class="badge ok">on</span>` : ""}</h2>
   <p class="small">Third parties (GitHub, Stripe, Alertmanager, …) POST to the inbox URL; each payload becomes one line here.</p>
+  ${formProblem(state, "inbox")}
   <div class="row"><form method="post" action="/notes/${note.id}/inbox/rotate">${csrfField(s)}<button class="primary">${note.inboxTokenHash ? "Rotate the inbox URL" : "Create an inbox URL"}</button></form>
   ${note.inboxTokenHash ? html`<form method="post" action="/notes/${note.id}/inbox/disable">${csrfField(s)}<button class="danger">Turn the inbox off</button></form>` : ""}</div>
   ${note.inboxTokenHash ? html`<p class="muted small">The URL is shown once, when it is made; rotating makes a new one and the old one stops working at once.</p>` : ""}
   ${
     recent.length
-      ? html`<h3 class="small muted">Recent payloads</h3><table><tr><th>Received</th><th>Status</th><th>Line</th></tr>${recent.map((d) => html`<tr><td>${when(d.received_at)}</td><td>${d.status}</td><td class="small mono">${d.line ?? d.last_error ?? ""}</td></tr>`)}</table>`
+      ? html`<h3 class="small muted">Recent payloads</h3><table class="cards"><thead><tr><th>Received</th><th>Status</th><th>Line</th></tr></thead><tbody>${recent.map(
+          (d) => html`<tr><td data-label="Received">${when(d.received_at)}</td><td data-label="Status">${d.status}</td><td data-label="Line" class="small mono">${d.line ?? d.last_error ?? ""}</td></tr>`,
+        )}</tbody></table>`
       : ""
   }
-  <h3 class="small muted">Dead letters</h3>${
+  <h3 class="small muted">Dead letters</h3>${formProblem(state, "replay")}${
     dead.length
-      ? html`<table><tr><th>Received</th><th>Why</th><th></th></tr>${dead.map(
-          (d) => html`<tr><td>${when(d.received_at)}</td><td class="small">${d.last_error ?? ""}</td><td><form method="post" action="/notes/${note.id}/inbox/${d.id}/replay">${csrfField(s)}<button>Replay</button></form></td></tr>`,
-        )}</table>`
+      ? html`<table class="cards"><thead><tr><th>Received</th><th>Why</th><th><span class="sr-only">Action</span></th></tr></thead><tbody>${dead.map(
+          (d, i) =>
+            html`<tr><td data-label="Received">${when(d.received_at)}</td><td data-label="Why" class="small">${d.last_error ?? ""}</td><td data-label=""><form method="post" action="/notes/${note.id}/inbox/${d.id}/replay">${csrfField(s)}<button aria-label="${replayNames[i]!}">Replay</button></form></td></tr>`,
+        )}</tbody></table>`
       : html`<p class="muted small">None: every payload reached the note.</p>`
   }
-</div>
-${retentionCard(s, note)}
-<div class="card"><h2>Alert when it goes quiet ${note.deadmanStatus === "late" ? html`<span class="badge late">late</span>` : note.deadmanStatus === "ok" ? html`<span class="badge ok">watching</span>` : ""}</h2>
-  <p class="small">If no line arrives within the interval, we mail once; and once more when lines come back. Last write: ${when(iso(note.lastWriteAt))}.</p>
-  <form method="post" action="/notes/${note.id}/deadman">${csrfField(s)}
-    <div class="row"><label class="grow"><span>Expect a write at least every</span><input type="number" name="every" min="1" value="${interval ? (interval % 3600 === 0 ? interval / 3600 : Math.round(interval / 60)) : ""}"></label>
-    <label><span>Unit</span><select name="unit"><option value="hours" ${interval && interval % 3600 === 0 ? "selected" : ""}>hours</option><option value="minutes" ${interval && interval % 3600 !== 0 ? "selected" : ""}>minutes</option></select></label></div>
-    <label><span>Send alerts to (empty: your account address)</span><input type="email" name="alert_email" value="${note.alertEmail ?? ""}"></label>
-    <div class="row"><button class="primary">Save</button>${interval ? html`<button name="off" value="yes">Turn off</button>` : ""}</div>
-  </form>
-</div>`,
-    }),
-  );
+</div>`;
 }
 
-
 /** What happens at the size cap (refuse, or drop the oldest lines) and removal by age. */
-function retentionCard(s: WebSession, note: NoteRow): Html {
+function retentionCard(s: WebSession, note: NoteRow, state: FormState | undefined): Html {
   const cap = bodyCapFor(tierOf(s.ctx.deps, getWorkspace(s.ctx.deps, note.workspaceId)), "plain");
+  const retention = typed(state, "retention", "retention", note.retention);
   return html`<div class="card"><h2>When it is full ${fullBadge(note)}</h2>
   ${note.fullSince !== null ? html`<div class="flash error">New lines are being refused since ${when(iso(note.fullSince))}: the stream is at its size cap. Drop the oldest lines, or free space, to take lines again.</div>` : ""}
   <p class="small">A stream holds up to ${cap === null ? "any size" : bytes(cap)}. At that size it can refuse new lines (and mail you once), or drop its oldest lines to make room. Lines can also go once they are older than a number of days.</p>
+  ${formProblem(state, "retention")}
   <form method="post" action="/notes/${note.id}/retention">${csrfField(s)}
-    <div class="row"><label class="grow"><span>At the size cap</span><select name="retention"><option value="reject" ${note.retention === "reject" ? "selected" : ""}>refuse new lines</option><option value="drop_oldest" ${note.retention === "drop_oldest" ? "selected" : ""}>drop the oldest lines</option></select></label>
-    <label><span>Remove lines older than (days; empty keeps them)</span><input type="number" name="retention_days" min="1" max="${MAX_RETENTION_DAYS}" value="${note.retentionDays ?? ""}"></label></div>
+    <div class="row"><label class="grow"><span>At the size cap</span><select name="retention"${invalid(state, "retention", "retention")}><option value="reject" ${retention === "reject" ? raw("selected") : ""}>refuse new lines</option><option value="drop_oldest" ${retention === "drop_oldest" ? raw("selected") : ""}>drop the oldest lines</option></select>${fieldProblem(state, "retention", "retention")}</label>
+    <label><span>Remove lines older than (days; empty keeps them)</span><input type="number" name="retention_days" min="1" max="${MAX_RETENTION_DAYS}" value="${typed(state, "retention", "retention_days", note.retentionDays === null ? "" : String(note.retentionDays))}"${invalid(state, "retention", "retention_days")}>${fieldProblem(state, "retention", "retention_days")}</label></div>
     <div class="row"><button class="primary">Save</button></div>
   </form>
 </div>`;
 }
 
-/** Any refusal while showing the page (above all, a note this account cannot see) is its 404. */
-const settingsRefused: RefusalPage = (_, { s }) =>
-  page(layout({ title: "Not found", session: s, body: html`<div class="card"><h1>Not found</h1><p><a href="/notes">Back to your notes</a></p></div>` }), 404);
+/** The interval as the form shows it: whole hours in hours, anything else in minutes. */
+function intervalFields(seconds: number | null): { every: string; unit: "hours" | "minutes" } {
+  if (!seconds) return { every: "", unit: "hours" };
+  return seconds % 3600 === 0 ? { every: String(seconds / 3600), unit: "hours" } : { every: String(Math.round(seconds / 60)), unit: "minutes" };
+}
 
-/** A stream's settings page (outbound webhook, inbox, quiet alert) and its forms. */
+/**
+ * The dead-man's switch. Where the plan has none it is shown, disabled, with the plans that have
+ * it, rather than offered and then refused; a switch armed before a change of plan can still be
+ * turned off.
+ */
+function deadmanCard(deps: Deps, s: WebSession, note: NoteRow, state: FormState | undefined): Html {
+  const available = tierOf(deps, getWorkspace(deps, note.workspaceId)).deadman;
+  const stored = intervalFields(note.expectedIntervalSeconds);
+  const every = typed(state, "deadman", "every", stored.every);
+  const unit = typed(state, "deadman", "unit", stored.unit);
+  const armed = note.expectedIntervalSeconds !== null;
+  const fields = html`<div class="row"><label class="grow"><span>Expect a write at least every</span><input type="number" name="every" min="1" step="any" value="${every}"${invalid(state, "deadman", "every")}>${fieldProblem(state, "deadman", "every")}</label>
+    <label><span>Unit</span><select name="unit"${invalid(state, "deadman", "unit")}><option value="hours" ${unit === "hours" ? raw("selected") : ""}>hours</option><option value="minutes" ${unit === "minutes" ? raw("selected") : ""}>minutes</option></select>${fieldProblem(state, "deadman", "unit")}</label></div>
+    <label><span>Send alerts to (empty: your account address)</span><input type="email" name="alert_email" value="${typed(state, "deadman", "alert_email", note.alertEmail ?? "")}"${invalid(state, "deadman", "alert_email")}>${fieldProblem(state, "deadman", "alert_email")}</label>
+    <label><span>A run may take at most, in minutes (after an append with status start, e.g. from notestream run; empty: no limit)</span><input type="number" name="max_run_minutes" min="1" step="any" value="${typed(state, "deadman", "max_run_minutes", note.maxRunSeconds === null ? "" : String(+(note.maxRunSeconds / 60).toFixed(2)))}"${invalid(state, "deadman", "max_run_minutes")}>${fieldProblem(state, "deadman", "max_run_minutes")}</label>
+    <label class="check"><input type="checkbox" name="alert_webhook" value="yes" ${(state ? typed(state, "deadman", "alert_webhook", "") === "yes" : note.alertWebhook) ? raw("checked") : ""}> Also post alerts to this stream's webhook (in its chat format)</label>`;
+  const badge =
+    note.deadmanStatus === "late"
+      ? html`<span class="badge late">late</span>`
+      : note.deadmanStatus === "failing"
+        ? html`<span class="badge late">failing</span>`
+        : note.deadmanStatus === "ok"
+          ? html`<span class="badge ok">watching</span>`
+          : "";
+  if (!available) {
+    const plans = plansWithDeadman(deps.config.limitProfile);
+    return html`<div class="card gated"><h2>Alert when it goes quiet ${badge}</h2>
+  <p class="small">If no line arrives within the interval, we mail once; and once more when lines come back.</p>
+  <p class="gate" id="deadman-gate"><strong>Available on ${plans}.</strong> <a href="/settings">See your plan</a>.</p>
+  ${formProblem(state, "deadman")}${formProblem(state, "test-alert")}<form method="post" action="/notes/${note.id}/deadman" aria-describedby="deadman-gate">${csrfField(s)}<fieldset class="group" disabled>${fields}<div class="row"><button class="primary">Save</button></div></fieldset></form>
+  ${armed ? html`<form method="post" action="/notes/${note.id}/deadman">${csrfField(s)}<p class="small">This stream still has an alert set from before: <button name="off" value="yes">Turn it off</button></p></form>` : ""}
+</div>`;
+  }
+  return html`<div class="card"><h2>Alert when it goes quiet ${badge}</h2>
+  <p class="small">If no line arrives within the interval, we mail once; and once more when lines come back. An append with status fail alerts at once. Last write: ${when(iso(note.lastWriteAt))}${note.lastRunMs === null ? "" : html`; the last run took ${Math.round(note.lastRunMs / 1000)} s`}.</p>
+  ${formProblem(state, "deadman")}
+  <form method="post" action="/notes/${note.id}/deadman">${csrfField(s)}
+    ${fields}
+    <div class="row"><button class="primary">Save</button>${armed ? html`<button name="off" value="yes">Turn off</button>` : ""}</div>
+  </form>
+  ${formProblem(state, "test-alert")}${
+    armed
+      ? html`<div class="mt10"><form method="post" action="/notes/${note.id}/deadman/test" class="row">${csrfField(s)}<button>Send a test alert</button><span class="muted small">Mails the alert, marked as a test, to ${s.account.email}.</span></form></div>`
+      : ""
+  }
+</div>`;
+}
+
+/** "1 minute", "90 seconds", "2 hours": the switch's shortest interval, as the form says it. */
+function duration(seconds: number): string {
+  if (seconds % 3600 === 0) return seconds === 3600 ? "1 hour" : `${seconds / 3600} hours`;
+  if (seconds % 60 === 0) return seconds === 60 ? "1 minute" : `${seconds / 60} minutes`;
+  return `${seconds} seconds`;
+}
+
+/** The service's refusals of the stream's fields, said beside the field of the form they belong to. */
+function explain(deps: Deps, form: string, e: AppError): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const p of fieldProblems(e)) {
+    switch (p.field) {
+      case "note.webhook_url":
+        errors[form === "webhook" ? "webhook_url" : WHOLE_FORM] = p.code === "missing" ? "Save a webhook URL first." : sentence(p.message.replace(/^webhook_url /, "The address "));
+        break;
+      case "note.webhook_format":
+        errors.webhook_format = "Choose one of the formats in the list.";
+        break;
+      case "note.expected_interval_seconds":
+        if (p.code === "not_set") errors[WHOLE_FORM] = "Save how often a line is expected first: the alert tells it.";
+        else errors.every = `Choose an interval from ${duration(deps.config.minIntervalSeconds)} to ${MAX_INTERVAL_SECONDS / 86_400} days.`;
+        break;
+      case "note.alert_email":
+        errors.alert_email = "Enter an e-mail address, or leave this empty to use your account's address.";
+        break;
+      case "note.retention":
+        errors.retention = "Choose what happens at the size cap.";
+        break;
+      case "note.retention_days":
+        errors.retention_days = `Enter a whole number of days from 1 to ${MAX_RETENTION_DAYS}, or leave it empty to keep lines of any age.`;
+        break;
+      default:
+        // The form's own checks name its fields and are already worded for people.
+        if (p.code === FORM_FIELD) errors[p.field] = p.message;
+        else errors[WHOLE_FORM] = sentence(p.message);
+    }
+  }
+  if (Object.keys(errors).length) return errors;
+  if (e.code === "plan_required") return { [WHOLE_FORM]: `The dead-man's switch is available on ${plansWithDeadman(deps.config.limitProfile)}.` };
+  if (e.code === "account_read_only") return { [WHOLE_FORM]: "This account is read-only: its notes can be read and exported, not changed." };
+  if (form === "replay" && e.code === "not_found") return { [WHOLE_FORM]: "That payload is no longer in the dead letters." };
+  if (form === "replay" && e.code === "conflict") return { [WHOLE_FORM]: "That payload is already queued again: it reaches the note in a moment." };
+  return { [WHOLE_FORM]: sentence(e.message) };
+}
+
+/** A refused form of the page: the page again, the form as it was posted, its problems in place. */
+const refusedOn =
+  (deps: Deps, form: string): RefusalPage =>
+  (e, { s, params, body }) => {
+    if (!s) return undefined;
+    const state = formState(form, body, explain(deps, form, e));
+    try {
+      return streamSettingsPage(deps, s, params.id ?? "", { flash: {}, form: state }, refusedStatus(state, e), e.headers);
+    } catch {
+      // The stream itself is gone (or never was this account's): the same 404 as its page.
+      return noteNotFound(s);
+    }
+  };
+
+/** Any refusal while showing the page (above all, a note this account cannot see) is its 404. */
+const settingsRefused: RefusalPage = (_, { s }) => noteNotFound(s);
+
+const isFormat = (v: string): v is WebhookFormat => (WEBHOOK_FORMATS as readonly string[]).includes(v);
+
+/** A stream's settings page (outbound webhook, inbox, retention, quiet alert) and its forms, each answered with a redirect. */
 export const streamSettingsPages = (deps: Deps) =>
   new Elysia()
     .use(pageMacros(deps))
-    .get("/notes/:id/settings", ({ s, params, request }) => streamSettingsPage(s, params.id, new URL(request.url)), {
-      session: "page",
-      refused: settingsRefused,
-    })
+    .get(
+      "/notes/:id/settings",
+      ({ s, params, request }) => {
+        const { flash, headers } = takeFlash(deps, s, request);
+        return streamSettingsPage(deps, s, params.id, { flash: { ...flashFrom(new URL(request.url)), ...flash } }, 200, headers);
+      },
+      { session: "page", refused: settingsRefused },
+    )
     .post(
       "/notes/:id/webhook",
       async ({ s, params, body }) => {
         const b = formFields(body);
         const remove = firstValue(b.remove) === "yes";
         const url = firstValue(b.webhook_url).trim();
-        await updateNote({
-          ctx: s.ctx,
-          id: params.id,
-          input: { webhook_url: remove || !url ? null : url, webhook_format: (firstValue(b.webhook_format) || "generic") as WebhookFormat },
-        });
-        return back(`/notes/${params.id}/settings`, "ok", remove || !url ? "Webhook removed." : "Webhook saved: the next append is delivered.");
+        const format = firstValue(b.webhook_format) || "generic";
+        const problem = remove || !url ? null : checkWebhookUrl(deps, url);
+        refuseFields({ webhook_url: problem && urlProblemText(problem), webhook_format: !isFormat(format) && "Choose one of the formats in the list." });
+        await updateNote({ ctx: s.ctx, id: params.id, input: { webhook_url: remove || !url ? null : url, webhook_format: format as WebhookFormat } });
+        return redirectWithFlash(deps, s, settingsPath(params.id), { ok: remove || !url ? "Webhook removed." : "Webhook saved: the next append is delivered." });
       },
-      { session: "form", refused: "/notes/:id/settings" },
+      { session: "form", refused: refusedOn(deps, "webhook") },
+    )
+    .post(
+      "/notes/:id/webhook/test",
+      async ({ s, params }) => {
+        limitTests(deps, s.account.id, "delivery", 10, 10 * 60_000, "At most 10 test deliveries in 10 minutes.");
+        await sendTestDelivery({ ctx: s.ctx, noteId: params.id });
+        return redirectWithFlash(deps, s, settingsPath(params.id), { ok: "Test delivery sent: its result shows under Recent deliveries in a moment (reload to see it)." });
+      },
+      { session: "form", refused: refusedOn(deps, "test-delivery") },
     )
     .post(
       "/notes/:id/deadman",
       async ({ s, params, body }) => {
         const b = formFields(body);
-        const off = firstValue(b.off) === "yes" || !firstValue(b.every);
-        const seconds = Math.round(Number(firstValue(b.every)) * (firstValue(b.unit) === "minutes" ? 60 : 3600));
+        const everyText = firstValue(b.every).trim();
+        const off = firstValue(b.off) === "yes" || everyText === "";
+        const every = Number(everyText);
+        const unit = firstValue(b.unit) || "hours";
+        const runText = firstValue(b.max_run_minutes).trim();
+        const runMinutes = Number(runText);
+        if (!off) {
+          refuseFields({
+            every: !(Number.isFinite(every) && every > 0) && "Enter how often a line is expected: a number of hours or minutes.",
+            unit: unit !== "hours" && unit !== "minutes" && "Choose hours or minutes.",
+            max_run_minutes: runText !== "" && !(Number.isFinite(runMinutes) && runMinutes > 0 && runMinutes <= MAX_RUN_SECONDS / 60) && `Enter a number of minutes up to ${MAX_RUN_SECONDS / 60}, or leave it empty.`,
+          });
+        }
         await updateNote({
           ctx: s.ctx,
           id: params.id,
-          input: { expected_interval_seconds: off ? null : seconds, alert_email: off ? undefined : firstValue(b.alert_email).trim() || null },
+          input: {
+            expected_interval_seconds: off ? null : Math.round(every * (unit === "minutes" ? 60 : 3600)),
+            alert_email: off ? undefined : firstValue(b.alert_email).trim() || null,
+            max_run_seconds: off ? null : runText === "" ? null : Math.max(1, Math.round(runMinutes * 60)),
+            alert_webhook: off ? false : firstValue(b.alert_webhook) === "yes",
+          },
         });
-        return back(`/notes/${params.id}/settings`, "ok", off ? "Alerts turned off." : "Saved: we'll mail if it goes quiet.");
+        return redirectWithFlash(deps, s, settingsPath(params.id), { ok: off ? "Alerts turned off." : "Saved: we'll mail if it goes quiet." });
       },
-      { session: "form", refused: "/notes/:id/settings" },
+      { session: "form", refused: refusedOn(deps, "deadman") },
+    )
+    .post(
+      "/notes/:id/deadman/test",
+      async ({ s, params, request }) => {
+        limitTests(deps, s.account.id, "alert", 5, 3_600_000, "At most 5 test alerts an hour.");
+        const { body } = await sendTestAlert({ ctx: s.ctx, noteId: params.id, to: s.account.email, origin: publicOrigin(deps, request) });
+        return redirectWithFlash(deps, s, settingsPath(params.id), { ok: `Test alert sent to ${body.to}: it should arrive within a minute.` });
+      },
+      { session: "form", refused: refusedOn(deps, "test-alert") },
     )
     .post(
       "/notes/:id/retention",
       async ({ s, params, body }) => {
         const b = formFields(body);
         const days = firstValue(b.retention_days).trim();
+        // The service checks both, as for the API; its refusals are worded for the form in explain().
         await updateNote({
           ctx: s.ctx,
           id: params.id,
-          // The service checks both, as for the API: an unknown choice or a bad number comes back as its message.
           input: { retention: firstValue(b.retention) as "reject" | "drop_oldest", retention_days: days === "" ? null : Number(days) },
         });
-        return back(`/notes/${params.id}/settings`, "ok", "Retention saved.");
+        return redirectWithFlash(deps, s, settingsPath(params.id), { ok: "Retention saved." });
       },
-      { session: "form", refused: "/notes/:id/settings" },
+      { session: "form", refused: refusedOn(deps, "retention") },
     )
     .post(
       "/notes/:id/inbox/rotate",
       async ({ s, params, request }) => {
         const r = await rotateInbox({ ctx: s.ctx, noteId: params.id, baseUrl: publicOrigin(deps, request) });
-        const shown = secretBox("inbox-url", r.body.inbox_url, "Give this URL to the sender. It is shown only this once; anyone with it can add lines.");
-        return streamSettingsPage(s, params.id, new URL(request.url), shown);
+        return redirectWithFlash(deps, s, settingsPath(params.id), { secret: { kind: "inbox-url", value: r.body.inbox_url } });
       },
-      { session: "form", refused: "/notes/:id/settings" },
+      { session: "form", refused: refusedOn(deps, "inbox") },
     )
     .post(
       "/notes/:id/inbox/disable",
       async ({ s, params }) => {
         await disableInbox({ ctx: s.ctx, noteId: params.id });
-        return back(`/notes/${params.id}/settings`, "ok", "Inbox turned off: its URL answers 404 now.");
+        return redirectWithFlash(deps, s, settingsPath(params.id), { ok: "Inbox turned off: its URL answers 404 now." });
       },
-      { session: "form", refused: "/notes/:id/settings" },
+      { session: "form", refused: refusedOn(deps, "inbox") },
     )
     .post(
       "/notes/:id/inbox/:did/replay",
       async ({ s, params }) => {
         await replayDelivery({ ctx: s.ctx, noteId: params.id, deliveryId: params.did });
-        return back(`/notes/${params.id}/settings`, "ok", "Queued again: it will be added to the note in a moment.");
+        return redirectWithFlash(deps, s, settingsPath(params.id), { ok: "Queued again: it will be added to the note in a moment." });
       },
-      { session: "form", refused: "/notes/:id/settings" },
+      { session: "form", refused: refusedOn(deps, "replay") },
     );

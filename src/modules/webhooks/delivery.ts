@@ -29,8 +29,8 @@ export const WebhookDelivery = t.Object({
   text: t.String(),
   byteSize: t.Integer(),
   updatedAt: t.String(),
-  /** Set for an alert (dead-man, signals) sent to a stream with alert_webhook. */
-  event: t.Optional(t.Literal("note.alert")),
+  /** Set for an alert (dead-man, signals) sent to a stream with alert_webhook, and for a test delivery (test-delivery.ts). */
+  event: t.Optional(t.Union([t.Literal("note.alert"), t.Literal("webhook.test")])),
 });
 export type WebhookDelivery = typeof WebhookDelivery.static;
 
@@ -53,7 +53,9 @@ export function enqueueAlertDelivery(deps: Deps, note: Pick<NoteRow, "id" | "web
 /** One attempt: shape, sign, check the target, POST, then record it and count failures. */
 async function deliver(deps: Deps, p: WebhookDelivery, job: { attempts: number }): Promise<JobOutcome | (() => JobOutcome)> {
   const note = deps.db.select().from(notes).where(eq(notes.id, p.noteId)).get();
-  if (!note || note.trashedAt !== null || !note.webhookUrl || !note.webhookSecret || note.webhookStatus !== "enabled") {
+  // A test may go to a disabled webhook: it is how a fixed receiver is checked before re-arming.
+  const usable = note?.webhookStatus === "enabled" || (p.event === "webhook.test" && note?.webhookStatus === "disabled");
+  if (!note || note.trashedAt !== null || !note.webhookUrl || !note.webhookSecret || !usable) {
     return { fail: "the webhook was removed or disabled" };
   }
   const url = new URL(note.webhookUrl);
@@ -82,17 +84,17 @@ async function deliver(deps: Deps, p: WebhookDelivery, job: { attempts: number }
     result = { status: null, headers: {}, body: "", error: `target refused: ${e.message}`, durationMs: 0 };
   }
   // Recorded in the same write that settles the job.
-  return () => recordAttempt(deps, note.id, p.deliveryId, job.attempts, note.webhookUrl!, result);
+  return () => recordAttempt(deps, note.id, p.deliveryId, job.attempts, note.webhookUrl!, result, p.event === "webhook.test");
 }
 
-function recordAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: number, url: string, r: PostResult): JobOutcome {
+function recordAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: number, url: string, r: PostResult, test = false): JobOutcome {
+  if (test) return recordTestAttempt(deps, noteId, deliveryId, attempt, url, r);
   const current = deps.db.select({ failures: notes.webhookFailures, status: notes.webhookStatus }).from(notes).where(eq(notes.id, noteId)).get();
   const ok = r.status !== null && r.status >= 200 && r.status < 300;
   const gone = r.status === 410;
   const failures = ok ? 0 : (current?.failures ?? 0) + 1;
   const disable = !ok && (gone || failures >= DISABLE_AFTER);
-  const error =
-    r.error ?? (ok ? null : r.status !== null && r.status >= 300 && r.status < 400 ? `redirect ${r.status} not followed` : `HTTP ${r.status}`);
+  const error = ok ? null : attemptError(r);
   deps.db
     .insert(webhookAttempts)
     .values({
@@ -122,6 +124,20 @@ function recordAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: 
     return { fail: error! };
   }
   return { retry: error!, delayMs: retryAfterMs(r) };
+}
+
+/**
+ * A test shows its result in the deliveries list and nowhere else: it is tried once, and neither
+ * counts towards disabling the webhook nor re-arms it (only saving the webhook does).
+ */
+function recordTestAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: number, url: string, r: PostResult): JobOutcome {
+  const ok = r.status !== null && r.status >= 200 && r.status < 300;
+  const error = ok ? null : attemptError(r);
+  deps.db
+    .insert(webhookAttempts)
+    .values({ noteId, deliveryId, attempt, at: deps.clock.now(), url, statusCode: r.status, durationMs: r.durationMs, error, response: r.body || null, disabled: false })
+    .run();
+  return ok ? { ok: true } : { fail: error! };
 }
 
 function mailOwnerAboutDisable(deps: Deps, noteId: string, url: string, reason: string): void {
@@ -164,6 +180,11 @@ function withoutUrl(error: string, url: string | undefined, host: string | null)
   let out = error.split(url).join(host);
   for (const part of [search, pathname]) if (part.length > 1) out = out.split(part).join("…");
   return out;
+}
+
+/** What a failed attempt's `error` says: the socket's or guard's words, else the answer's status. */
+function attemptError(r: PostResult): string {
+  return r.error ?? (r.status !== null && r.status >= 300 && r.status < 400 ? `redirect ${r.status} not followed` : `HTTP ${r.status}`);
 }
 
 /** Retry-After in seconds or as an HTTP date, on 429 and 503, capped at an hour. */

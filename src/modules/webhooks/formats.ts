@@ -9,8 +9,8 @@ export interface AppendEvent {
   text: string;
   byteSize: number;
   updatedAt: string;
-  /** note.appended unless said otherwise (note.alert for dead-man and signal alerts). */
-  type?: "note.alert";
+  /** note.appended unless said otherwise (note.alert for dead-man and signal alerts, webhook.test for the settings page's test button). */
+  type?: "note.alert" | "webhook.test";
 }
 
 /** Each platform's limit on a message's text, in characters; longer text is cut with an ellipsis. */

@@ -5,24 +5,48 @@ export class RefusedTarget extends Error {}
 
 export const MAX_URL_LENGTH = 2048;
 
-/** Why a webhook URL is refused when it is set, or null. Names are checked when delivering. */
-export function urlProblem(deps: Deps, raw: string): string | null {
-  if (raw.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`;
+/**
+ * Why a webhook URL is refused when it is set, as data: the API words it (`urlProblem`), the
+ * pages word it for people (wording.ts). Names are checked when delivering.
+ */
+export type UrlProblem =
+  | { kind: "too_long" | "not_url" | "not_http" | "credentials" }
+  /** `range` is ipaddr.js's name for where the address lies: loopback, private, linkLocal, … */
+  | { kind: "not_public"; host: string; range: string };
+
+export function checkWebhookUrl(deps: Deps, raw: string): UrlProblem | null {
+  if (raw.length > MAX_URL_LENGTH) return { kind: "too_long" };
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return "must be an absolute http or https URL";
+    return { kind: "not_url" };
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http or https URL";
-  if (url.username || url.password) return "must not carry a user name or password";
+  if (url.protocol !== "http:" && url.protocol !== "https:") return { kind: "not_http" };
+  if (url.username || url.password) return { kind: "credentials" };
   // The URL parser already turned decimal, octal and hex IPv4 spellings into dotted form, and
   // IPv6 into compressed hex (`[::127.0.0.1]` is `[::7f00:1]`): the check sees what is connected to.
   const ip = parseIp(url.hostname);
-  if (ip && !isPublicAddress(ip, deps.config.webhookAllow)) {
-    return `points at ${url.hostname}, which is not a public address (loopback, private, link-local, metadata and similar are refused)`;
-  }
+  if (ip && !isPublicAddress(ip, deps.config.webhookAllow)) return { kind: "not_public", host: url.hostname, range: ip.range() };
   return null;
+}
+
+/** The API's words for a refused URL (after "webhook_url "), or null. */
+export function urlProblem(deps: Deps, raw: string): string | null {
+  const p = checkWebhookUrl(deps, raw);
+  if (!p) return null;
+  switch (p.kind) {
+    case "too_long":
+      return `must be at most ${MAX_URL_LENGTH} characters`;
+    case "not_url":
+      return "must be an absolute http or https URL";
+    case "not_http":
+      return "must be an http or https URL";
+    case "credentials":
+      return "must not carry a user name or password";
+    case "not_public":
+      return `points at ${p.host}, which is not a public address (loopback, private, link-local, metadata and similar are refused)`;
+  }
 }
 
 /**

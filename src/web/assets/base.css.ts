@@ -1,7 +1,9 @@
 /** The stylesheet every page shares: colours, layout, forms, tables. */
 export const BASE_CSS = `
-:root{--bg:#f7f7f5;--panel:#fff;--ink:#1d1d1f;--muted:#6b6b70;--line:#e4e4e0;--accent:#2f5bd3;--accent-ink:#fff;--danger:#b42318;--ok:#1a7f37;--warn:#9a6700;--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;--radius:10px}
-@media (prefers-color-scheme:dark){:root{--bg:#16171a;--panel:#1e1f23;--ink:#ececec;--muted:#9a9aa2;--line:#2c2d33;--accent:#7aa2ff;--accent-ink:#0b1020}}
+:root{--bg:#f7f7f5;--panel:#fff;--ink:#1d1d1f;--muted:#6b6b70;--line:#e4e4e0;--accent:#2f5bd3;--accent-ink:#fff;--danger:#b42318;--ok:#1a7f37;--warn:#8a5c00;--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;--radius:10px;color-scheme:light}
+/* Dark when the system is dark and no light theme was chosen, or when dark was chosen (theme.js.ts). Every text colour holds 4.5:1 on --bg and --panel. */
+@media (prefers-color-scheme:dark){:root:not([data-theme=light]){--bg:#16171a;--panel:#1e1f23;--ink:#ececec;--muted:#a1a1aa;--line:#34353c;--accent:#7aa2ff;--accent-ink:#0b1020;--danger:#ff7b72;--ok:#3fb950;--warn:#d29922;color-scheme:dark}}
+:root[data-theme=dark]{--bg:#16171a;--panel:#1e1f23;--ink:#ececec;--muted:#a1a1aa;--line:#34353c;--accent:#7aa2ff;--accent-ink:#0b1020;--danger:#ff7b72;--ok:#3fb950;--warn:#d29922;color-scheme:dark}
 *{box-sizing:border-box}html,body{margin:0}body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--ink)}
 a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
 header.top{display:flex;align-items:center;gap:16px;padding:10px 20px;background:var(--panel);border-bottom:1px solid var(--line);position:sticky;top:0;z-index:5}

@@ -1,0 +1,80 @@
+import type { Ctx } from "../../deps";
+import { iso } from "../../lib/clock";
+import type { Page } from "../../lib/pagination";
+import { assertFolderIdWellFormed } from "../folders/repo";
+import { requireScope } from "../tokens/service";
+import type { SearchHit, SnippetPart } from "./model";
+import { chunkSnippet, CLOSE, noteSnippets, OPEN, searchHits, Source, type HitRow } from "./repo";
+import { matchExpression, searchWords } from "./terms";
+
+/**
+ * Full-text search of the notes the caller sees (a pinned token: its note only), best match
+ * first (bm25), each note once with the passage that matched best. The same verb serves
+ * GET /search, the search page and MCP's list_notes with a query.
+ */
+export function searchNotes({ ctx, q, folderId, page }: { ctx: Ctx; q: string | undefined; folderId?: string; page: Page }): { items: SearchHit[]; total: number } {
+  requireScope(ctx, "read");
+  const words = searchWords(q);
+  if (folderId !== undefined) assertFolderIdWellFormed(folderId, "folder_id");
+  const { workspaceId, noteId } = ctx.principal;
+  const match = {
+    chunks: matchExpression(words, "text", workspaceId),
+    notes: matchExpression(words, "{title body}", workspaceId),
+  };
+  const { rows, total } = searchHits(ctx.deps, match, { workspaceId, noteId, folderId: folderId ?? null }, page);
+  return { items: rows.map((r) => toHit(r, snippetOf(ctx, r, match))), total };
+}
+
+function snippetOf(ctx: Ctx, r: HitRow, match: { chunks: string; notes: string }): string {
+  if (r.src === Source.Chunk) {
+    const s = chunkSnippet(ctx.deps, match.chunks, r.rid);
+    if (s.includes(OPEN)) return s;
+  } else {
+    const { title, body } = noteSnippets(ctx.deps, match.notes, r.rid);
+    // The body says more than the title, which the hit carries anyway.
+    if (body.includes(OPEN)) return body;
+    if (title.includes(OPEN)) return title;
+  }
+  return r.title;
+}
+
+/** FTS5's marked snippet as parts: text between the marks matched, the rest did not; adjacent parts of a kind joined. */
+export function snippetParts(marked: string): SnippetPart[] {
+  const parts: SnippetPart[] = [];
+  const push = (text: string, match: boolean) => {
+    if (text === "") return;
+    const last = parts[parts.length - 1];
+    if (last && last.match === match) last.text += text;
+    else parts.push({ text, match });
+  };
+  let rest = marked.trim();
+  while (rest !== "") {
+    const open = rest.indexOf(OPEN);
+    if (open < 0) {
+      push(rest, false);
+      break;
+    }
+    push(rest.slice(0, open), false);
+    const close = rest.indexOf(CLOSE, open + 1);
+    const end = close < 0 ? rest.length : close;
+    push(rest.slice(open + 1, end), true);
+    rest = close < 0 ? "" : rest.slice(close + 1);
+  }
+  return parts.map((p) => ({ text: p.text.replaceAll(OPEN, "").replaceAll(CLOSE, ""), match: p.match }));
+}
+
+function toHit(r: HitRow, marked: string): SearchHit {
+  const parts = snippetParts(marked);
+  return {
+    id: r.id,
+    kind: r.kind,
+    format: r.format,
+    filename: r.filename,
+    title: r.title,
+    folder_id: r.folderId,
+    byte_size: r.byteSize,
+    updated_at: iso(r.updatedAt),
+    snippet: parts.map((p) => (p.match ? `**${p.text}**` : p.text)).join(""),
+    snippet_parts: parts,
+  };
+}

@@ -1,0 +1,129 @@
+import { and, count, desc, eq, getTableColumns, isNull, sql, type SQL } from "drizzle-orm";
+import type { Ctx } from "../../deps";
+import { notes } from "../../db/schema";
+import { paged } from "../../db/paged";
+import type { Page } from "../../lib/pagination";
+import type { NoteMeta } from "../notes/repo";
+
+/**
+ * The status board of the notes list: what each stream's state means at a glance, and the
+ * queries behind its filters. The rule for "needs attention" is written twice, once per side of
+ * the database (`needsAttention` for a row in hand, `attentionWhere` for the filter and its
+ * count); test/integration/board.test.ts holds the two to the same answers.
+ */
+
+/** The dead-man column: `full` wins (a full stream's writers are refused, which also makes it silent), then a failed run, then the deadline. */
+export type StreamHealth = "off" | "ok" | "late" | "failing" | "full";
+export type WebhookHealth = "none" | "ok" | "failing" | "disabled";
+
+export const BOARD_FILTERS = ["all", "attention", "streams", "plain", "rich"] as const;
+export type BoardFilter = (typeof BOARD_FILTERS)[number];
+export type BoardCounts = Record<BoardFilter, number>;
+
+export function isBoardFilter(v: string | null): v is BoardFilter {
+  return (BOARD_FILTERS as readonly (string | null)[]).includes(v);
+}
+
+type HealthFields = Pick<NoteMeta, "kind" | "deadmanStatus" | "fullSince" | "retention" | "byteSize" | "webhookStatus" | "webhookFailures">;
+
+/**
+ * A `reject` stream at its cap is full before its first refusal: the next line, which is at
+ * least its newline, will be refused. `full_since` marks the refusals themselves.
+ */
+function isFull(n: HealthFields, cap: number | null): boolean {
+  return n.fullSince !== null || (n.retention === "reject" && cap !== null && n.byteSize >= cap);
+}
+
+export function streamHealth(n: HealthFields, cap: number | null): StreamHealth {
+  if (isFull(n, cap)) return "full";
+  // Read as a string: the signals of the cron wrapper add "failing" to the column's values.
+  const status: string = n.deadmanStatus;
+  switch (status) {
+    case "failing":
+      return "failing";
+    case "late":
+      return "late";
+    case "ok":
+      return "ok";
+    default:
+      return "off";
+  }
+}
+
+/** Consecutive failed deliveries are counted on the note (a success resets them; ten disable the webhook). */
+export function webhookHealth(n: Pick<NoteMeta, "webhookStatus" | "webhookFailures">): WebhookHealth {
+  if (n.webhookStatus === "none") return "none";
+  if (n.webhookStatus === "disabled") return "disabled";
+  return n.webhookFailures > 0 ? "failing" : "ok";
+}
+
+export function needsAttention(n: HealthFields, cap: number | null): boolean {
+  if (n.kind !== "stream") return false;
+  const s = streamHealth(n, cap);
+  const w = webhookHealth(n);
+  return s === "late" || s === "failing" || s === "full" || w === "failing" || w === "disabled";
+}
+
+/** needsAttention as SQL, for the filter and its count. */
+function attentionWhere(cap: number | null): SQL {
+  const atCap = cap === null ? sql`` : sql` OR (${notes.retention} = 'reject' AND ${notes.byteSize} >= ${cap})`;
+  return sql`(${notes.kind} = 'stream' AND (${notes.deadmanStatus} IN ('late', 'failing') OR ${notes.fullSince} IS NOT NULL${atCap}
+    OR ${notes.webhookStatus} = 'disabled' OR (${notes.webhookStatus} = 'enabled' AND ${notes.webhookFailures} > 0)))`;
+}
+
+function filterWhere(show: BoardFilter, cap: number | null): SQL | undefined {
+  switch (show) {
+    case "attention":
+      return attentionWhere(cap);
+    case "streams":
+      return eq(notes.kind, "stream");
+    case "plain":
+      return and(eq(notes.kind, "editable"), eq(notes.format, "plain"));
+    case "rich":
+      return and(eq(notes.kind, "editable"), eq(notes.format, "rich"));
+    case "all":
+      return undefined;
+  }
+}
+
+export interface BoardScope {
+  folderId?: string;
+  titleContains?: string;
+}
+
+/** The notes the board may show: the caller's workspace, not trashed, a pinned token's note only, in the folder and matching the title. */
+function scopeWhere(ctx: Ctx, scope: BoardScope): SQL[] {
+  const conds: SQL[] = [eq(notes.workspaceId, ctx.principal.workspaceId), isNull(notes.trashedAt)];
+  if (ctx.principal.noteId) conds.push(eq(notes.id, ctx.principal.noteId));
+  if (scope.folderId) conds.push(eq(notes.folderId, scope.folderId));
+  if (scope.titleContains) {
+    // Without ESCAPE, SQLite's LIKE takes the backslash literally and a typed % or _ as a wildcard.
+    const pattern = `%${scope.titleContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    conds.push(sql`${notes.title} LIKE ${pattern} ESCAPE '\\'`);
+  }
+  return conds;
+}
+
+const { body: _body, richHtml: _richHtml, trashedFilename: _tf, ...metaColumns } = getTableColumns(notes);
+
+/** One page of the board, newest write first, as listNoteRows orders the list. */
+export function boardRows(ctx: Ctx, scope: BoardScope & { show: BoardFilter }, cap: number | null, page: Page): { rows: NoteMeta[]; total: number } {
+  const conds = scopeWhere(ctx, scope);
+  const f = filterWhere(scope.show, cap);
+  if (f) conds.push(f);
+  const where = and(...conds);
+  const rows = ctx.deps.db.select(metaColumns).from(notes).where(where).orderBy(desc(notes.updatedAt), desc(notes.id));
+  const { items, total } = paged(ctx.deps.db, { from: notes, where, rows, page });
+  return { rows: items, total };
+}
+
+/** How many notes each filter would show, in one pass over the workspace's notes. */
+export function boardCounts(ctx: Ctx, scope: BoardScope, cap: number | null): BoardCounts {
+  const n = (f: BoardFilter) => sql<number>`coalesce(sum(${filterWhere(f, cap)}), 0)`;
+  const r = ctx.deps.db
+    .select({ all: count(), attention: n("attention"), streams: n("streams"), plain: n("plain"), rich: n("rich") })
+    .from(notes)
+    .where(and(...scopeWhere(ctx, scope)))
+    .get()!;
+  return { all: r.all, attention: Number(r.attention), streams: Number(r.streams), plain: Number(r.plain), rich: Number(r.rich) };
+}

@@ -1,0 +1,14 @@
+/**
+ * The settings forms (tokens, a stream's webhook, inbox and alert): a refused field's message
+ * inside its label, under the field (forms.css.ts marks the field itself), a setting the plan
+ * lacks shown disabled, a secret shown once, and the words of a delivery's outcome.
+ */
+export const SETTINGS_CSS = `
+label>.field-error,fieldset.group .field-error{display:block;margin:4px 0 0;font-size:13px;color:var(--danger)}
+fieldset.group{border:0;padding:0;margin:0 0 12px;min-width:0}fieldset.group legend{font-size:13px;color:var(--muted);padding:0;margin-bottom:4px}
+fieldset.group[disabled] input,fieldset.group[disabled] select,fieldset.group[disabled] button{cursor:not-allowed}
+.gate{border:1px dashed var(--line);border-radius:8px;padding:8px 12px}
+.secret-card{border-color:var(--accent)}.secret{max-width:100%}
+.ok-text{color:var(--ok)}.error-text{color:var(--danger)}
+table.deliveries td{overflow-wrap:anywhere}
+`;

@@ -1,0 +1,437 @@
+/**
+ * Full-text search of note contents: GET /api/v1/search and MCP's list_notes with a query. The
+ * index follows every way text changes (appends, edits, snapshot restores, the trash, retention,
+ * deletes of whole workspaces), is scoped to the caller's workspace and pin, pages like every
+ * list, and takes whatever a user types without a 500.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { buildHandler } from "../../src/app";
+import { RestBackend } from "../../src/mcp/rest";
+import { AppError } from "../../src/http/errors";
+import { createRichNote } from "../../src/modules/notes/rich";
+import { appendByFilename } from "../../src/modules/streams/service";
+import { lookupPrincipal } from "../../src/modules/tokens/service";
+import { webPrincipal } from "../../src/web/session";
+import { runTask } from "../../src/schedule";
+import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
+import { tool, toolError } from "../helpers/mcp";
+
+const DAY = 86_400_000;
+
+let h: Harness;
+let server: ReturnType<typeof Bun.serve> | undefined;
+let client: Client | undefined;
+afterEach(async () => {
+  await client?.close().catch(() => {});
+  server?.stop(true);
+  [client, server] = [undefined, undefined];
+  await h.close();
+});
+
+type Acct = { accountId: string; workspaceId: string; email: string };
+
+async function setup(plan: "dev" | "team" = "dev"): Promise<{ a: Acct; token: string }> {
+  h = harness();
+  const a = await h.account(plan);
+  return { a, token: await h.token(a, ["read", "write"]) };
+}
+
+const append = (token: string, filename: string, text: string) =>
+  h.request("POST", `/api/v1/notes/by-filename/${encodeURIComponent(filename)}/append`, { token, body: { text } });
+const createNote = async (token: string, note: Record<string, unknown>) => {
+  const res = await h.request("POST", "/api/v1/notes", { token, body: { note } });
+  expect(res.status).toBe(201);
+  return (await res.json()) as { id: string };
+};
+const search = (token: string, q: string, extra = "") => h.request("GET", `/api/v1/search?q=${encodeURIComponent(q)}${extra}`, { token });
+
+async function foundIds(token: string, q: string, extra = ""): Promise<string[]> {
+  const res = await search(token, q, extra);
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { id: string }[]).map((n) => n.id);
+}
+
+/** FTS5's own check of both indexes against what they index (the chunks through their view): throws when out of step. */
+function assertIndexConsistent() {
+  const sqlite = h.deps.db.$client;
+  sqlite.run("INSERT INTO search_chunks (search_chunks, rank) VALUES ('integrity-check', 1)");
+  sqlite.run("INSERT INTO search_notes (search_notes, rank) VALUES ('integrity-check', 0)");
+}
+
+/** Rows of the index that hold a word, whoever they belong to. */
+function indexRowsWith(word: string): number {
+  const sqlite = h.deps.db.$client;
+  const q = `"${word}"`;
+  const chunks = sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM search_chunks WHERE search_chunks MATCH ?").get(q)!.n;
+  const notes = sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM search_notes WHERE search_notes MATCH ?").get(`{title body} : ${q}`)!.n;
+  return chunks + notes;
+}
+
+async function expect400(res: TestResponse) {
+  expect(res.status).toBe(400);
+  const err = await errorOf(res);
+  expect(err.code).toBe("bad_request");
+  expect(err.details[0].field).toBe("q");
+  return err;
+}
+
+describe("GET /api/v1/search", () => {
+  test("a word appended a moment ago is found, with the note's fields and the match marked in the snippet", async () => {
+    const { token } = await setup();
+    await append(token, "deploys.log", "deploy 4f2a1c ok in 42s");
+    const appended = await (await append(token, "deploys.log", "deploy 9b7e2d FAILED: disk full on host-3")).json();
+    const res = await search(token, "disk");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-total-count")).toBe("1");
+    const [hit] = await res.json();
+    expect(hit).toEqual({
+      id: appended.id,
+      kind: "stream",
+      format: "plain",
+      filename: "deploys.log",
+      title: "deploys.log",
+      folder_id: null,
+      byte_size: appended.byte_size,
+      updated_at: appended.updated_at,
+      snippet: "deploy 9b7e2d FAILED: **disk** full on host-3",
+      snippet_parts: [
+        { text: "deploy 9b7e2d FAILED: ", match: false },
+        { text: "disk", match: true },
+        { text: " full on host-3", match: false },
+      ],
+    });
+  });
+
+  test("every word must match (AND), whole words, without regard to case or accents; a word with punctuation matches as a phrase", async () => {
+    const { token } = await setup();
+    const cafe = (await (await append(token, "menu.log", "Crème brûlée at the Café\n")).json()).id;
+    const host = (await (await append(token, "hosts.log", "host-3 rebooted; host 4 stayed up")).json()).id;
+    expect(await foundIds(token, "cafe")).toEqual([cafe]);
+    expect(await foundIds(token, "CAFÉ creme")).toEqual([cafe]);
+    expect(await foundIds(token, "cafe host")).toEqual([]);
+    expect(await foundIds(token, "caf")).toEqual([]);
+    expect(await foundIds(token, "host-3")).toEqual([host]);
+    expect(await foundIds(token, "host-5")).toEqual([]);
+  });
+
+  test("titles and editable bodies are searched; a title match ranks above a body match", async () => {
+    const { token } = await setup();
+    const inBody = await createNote(token, { title: "Weekly notes", plain_body: "the runbook says: page someone" });
+    const inTitle = await createNote(token, { title: "Runbook", plain_body: "1. check the dashboards" });
+    expect(await foundIds(token, "runbook")).toEqual([inTitle.id, inBody.id]);
+    const [hit] = await (await search(token, "dashboards")).json();
+    expect(hit.snippet).toBe("1. check the **dashboards**");
+    // Only the title matched: the snippet is the title, marked.
+    const titleOnly = await (await search(token, "weekly")).json();
+    expect(titleOnly[0].snippet).toBe("**Weekly** notes");
+  });
+
+  test("an edit replaces the old text in the index: the old word is not found, the new one is; a title change too", async () => {
+    const { token } = await setup();
+    const note = await createNote(token, { title: "Plan", plain_body: "migrate the postgres cluster" });
+    expect(await foundIds(token, "postgres")).toEqual([note.id]);
+    expect((await h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: { plain_body: "move to sqlite instead" } } })).status).toBe(200);
+    expect(await foundIds(token, "postgres")).toEqual([]);
+    expect(await foundIds(token, "sqlite")).toEqual([note.id]);
+    expect((await h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: { title: "Roadmap" } } })).status).toBe(200);
+    expect(await foundIds(token, "plan")).toEqual([]);
+    expect(await foundIds(token, "roadmap")).toEqual([note.id]);
+    // A stream's title too.
+    const stream = (await (await append(token, "jobs.log", "nightly ok")).json()).id;
+    expect((await h.request("PATCH", `/api/v1/notes/${stream}`, { token, body: { note: { title: "Nightly backups" } } })).status).toBe(200);
+    expect(await foundIds(token, "backups")).toEqual([stream]);
+    assertIndexConsistent();
+  });
+
+  test("a rich note is found by its text, never by its HTML", async () => {
+    const { a, token } = await setup();
+    const ctx = { deps: h.deps, principal: webPrincipal(a.accountId, a.workspaceId, Infinity) };
+    const { body } = await createRichNote({ ctx, title: "Launch", html: '<p>Ship <strong>gamma</strong> <a href="https://example.com/x">release</a></p>' });
+    expect(await foundIds(token, "gamma release")).toEqual([body.id]);
+    expect(await foundIds(token, "strong")).toEqual([]);
+    expect(await foundIds(token, "example")).toEqual([]);
+  });
+
+  test("the trash: a deleted note is not found, a restored one is again, a purged one is gone from the index", async () => {
+    const { token } = await setup();
+    const id = (await (await append(token, "errors.log", "ENOTFOUND api.example.net")).json()).id;
+    const note = await createNote(token, { title: "Scratch", plain_body: "ENOTFOUND again" });
+    expect((await foundIds(token, "enotfound")).sort()).toEqual([id, note.id].sort());
+    expect((await h.request("DELETE", `/api/v1/notes/${id}`, { token })).status).toBe(200);
+    expect(await foundIds(token, "enotfound")).toEqual([note.id]);
+    expect((await h.request("POST", `/api/v1/notes/${id}/restore`, { token })).status).toBe(200);
+    expect((await foundIds(token, "enotfound")).sort()).toEqual([id, note.id].sort());
+
+    expect((await h.request("DELETE", `/api/v1/notes/${id}`, { token })).status).toBe(200);
+    expect((await h.request("DELETE", `/api/v1/notes/${note.id}`, { token })).status).toBe(200);
+    h.clock.advance(31 * DAY);
+    await runTask(h.deps, "trash-purge");
+    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 0 });
+    expect(indexRowsWith("enotfound")).toBe(0);
+    assertIndexConsistent();
+  });
+
+  test("a snapshot restore puts the restored text back in the index", async () => {
+    const { token } = await setup();
+    const note = await createNote(token, { title: "Draft", plain_body: "version alpha" });
+    expect((await h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: { plain_body: "version beta" } } })).status).toBe(200);
+    expect(await foundIds(token, "alpha")).toEqual([]);
+    const [snap] = await (await h.request("GET", `/api/v1/notes/${note.id}/snapshots`, { token })).json();
+    expect((await h.request("POST", `/api/v1/notes/${note.id}/snapshots/${snap.id}/restore`, { token })).status).toBe(200);
+    expect(await foundIds(token, "alpha")).toEqual([note.id]);
+    expect(await foundIds(token, "beta")).toEqual([]);
+    assertIndexConsistent();
+  });
+
+  test("retention: lines dropped from a full drop_oldest stream's head and lines past retention_days are not found afterwards", async () => {
+    const { token } = await setup("team");
+    // Drop oldest: fill a stream to its 3 MB cap behind a first line, then append past it.
+    const id = (await (await append(token, "full.log", "zeppelin departed")).json()).id;
+    const block = "y".repeat(100 * 1024 - 1);
+    for (let i = 0; i < 30; i++) expect((await append(token, "full.log", block)).status).toBe(200);
+    const have = (await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json()).byte_size as number;
+    expect((await append(token, "full.log", "z".repeat(3 * 1024 * 1024 - have - 1))).status).toBe(200);
+    expect((await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { retention: "drop_oldest" } } })).status).toBe(200);
+    expect(await foundIds(token, "zeppelin")).toEqual([id]);
+    const dropped = await (await append(token, "full.log", "airship arrived")).json();
+    expect(dropped.dropped_bytes).toBeGreaterThan(0);
+    expect(await foundIds(token, "zeppelin")).toEqual([]);
+    expect(await foundIds(token, "airship")).toEqual([id]);
+
+    // Retention by age: the sweep removes the old chunk and its index rows.
+    const aged = (await (await append(token, "aged.log", "quokka sighted")).json()).id;
+    expect((await h.request("PATCH", `/api/v1/notes/${aged}`, { token, body: { note: { retention_days: 1 } } })).status).toBe(200);
+    h.clock.advance(2 * DAY);
+    expect((await append(token, "aged.log", "wombat sighted")).status).toBe(200);
+    await runTask(h.deps, "retention");
+    expect(await foundIds(token, "quokka")).toEqual([]);
+    expect(await foundIds(token, "wombat sighted")).toEqual([aged]);
+    assertIndexConsistent();
+  });
+
+  test("lines that arrive through the inbox and notes made in bulk are found", async () => {
+    const { token } = await setup();
+    const id = (await (await append(token, "alerts.log", "first")).json()).id;
+    const inbox = await (await h.request("POST", `/api/v1/notes/${id}/inbox`, { token })).json();
+    expect((await h.request("POST", `/h/${inbox.token}`, { body: "capybara detected in the datacenter", headers: { "content-type": "text/plain" } })).status).toBe(202);
+    await h.jobs.drain();
+    expect(await foundIds(token, "capybara")).toEqual([id]);
+    const bulk = await h.request("POST", "/api/v1/notes/bulk", { token, body: { notes: [{ title: "One", plain_body: "narwhal" }, { title: "Two", plain_body: "narwhal too" }] } });
+    expect(bulk.status).toBe(201);
+    expect((await foundIds(token, "narwhal")).sort()).toEqual(((await bulk.json()) as { id: string }[]).map((n) => n.id).sort());
+  });
+
+  test("another workspace's notes are never found, and deleting a workspace empties its part of the index", async () => {
+    const { token } = await setup();
+    const mine = (await (await append(token, "a.log", "platypus")).json()).id;
+    const b = await h.account("dev");
+    const other = await h.token(b, ["read", "write"]);
+    const theirs = (await (await append(other, "b.log", "platypus")).json()).id;
+    await createNote(other, { title: "platypus", plain_body: "platypus" });
+    expect(await foundIds(token, "platypus")).toEqual([mine]);
+    expect(await foundIds(other, "platypus")).not.toContain(mine);
+    expect(await foundIds(other, "platypus")).toContain(theirs);
+    // What deleting an account does to its workspace: the cascade takes notes, chunks and their index rows.
+    h.deps.db.$client.run("DELETE FROM workspaces WHERE id = ?", [b.workspaceId]);
+    expect(indexRowsWith("platypus")).toBe(1);
+    assertIndexConsistent();
+  });
+
+  test("a token pinned to a note finds only that note; an append-only token may not search; folder_id narrows", async () => {
+    const { a, token } = await setup("team");
+    const one = (await (await append(token, "one.log", "marmot")).json()).id;
+    const two = await createNote(token, { title: "Two", plain_body: "marmot" });
+    const pinned = await h.token(a, ["read"], { noteId: one });
+    expect(await foundIds(pinned, "marmot")).toEqual([one]);
+    const pinnedToTwo = await h.token(a, ["read"], { noteId: two.id });
+    expect(await foundIds(pinnedToTwo, "marmot")).toEqual([two.id]);
+    const appendOnly = await h.token(a, ["append"]);
+    const refused = await search(appendOnly, "marmot");
+    expect(refused.status).toBe(403);
+    expect((await errorOf(refused)).code).toBe("insufficient_scope");
+
+    const folder = await (await h.request("POST", "/api/v1/folders", { token, body: { folder: { name: "Zoo" } } })).json();
+    expect((await h.request("PATCH", `/api/v1/notes/${two.id}`, { token, body: { note: { folder_id: folder.id } } })).status).toBe(200);
+    expect(await foundIds(token, "marmot", `&folder_id=${folder.id}`)).toEqual([two.id]);
+    const badFolder = await search(token, "marmot", "&folder_id=nope");
+    expect(badFolder.status).toBe(422);
+  });
+
+  test("paginated like every list: limit, offset, X-Total-Count and Link; best match first, then newest", async () => {
+    const { token } = await setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      ids.push((await createNote(token, { title: `Note ${i}`, plain_body: `ocelot ${"filler ".repeat(i)}` })).id);
+      h.clock.advance(1000);
+    }
+    const first = await search(token, "ocelot", "&limit=3");
+    expect(first.status).toBe(200);
+    expect(first.headers.get("x-total-count")).toBe("7");
+    const link = first.headers.get("link")!;
+    expect(link).toContain('rel="next"');
+    expect(link).toContain("q=ocelot");
+    expect(link).toContain("offset=3");
+    const page1 = ((await first.json()) as { id: string }[]).map((n) => n.id);
+    // bm25 favours the shortest body: the note without filler first.
+    expect(page1[0]).toBe(ids[0]);
+    const page2 = await foundIds(token, "ocelot", "&limit=3&offset=3");
+    const page3 = await foundIds(token, "ocelot", "&limit=3&offset=6");
+    expect([...page1, ...page2, ...page3].sort()).toEqual([...ids].sort());
+    expect(page3).toHaveLength(1);
+    // Past the end: an empty page that still says how many there are.
+    const past = await search(token, "ocelot", "&limit=3&offset=30");
+    expect(await past.json()).toEqual([]);
+    expect(past.headers.get("x-total-count")).toBe("7");
+    expect((await search(token, "ocelot", "&limit=0")).status).toBe(422);
+  });
+
+  test("what users type is searched as text: FTS syntax never reaches the parser, bad queries are 400 and nothing is a 500", async () => {
+    const { token } = await setup();
+    const id = (await (await append(token, "words.log", 'rock AND roll, "quoted" text, near(by) -minus col:val ^caret star*')).json()).id;
+    // Operators are words like any other: "AND" finds the word and; NEAR( is the word near next to "rock", which the text lacks.
+    const notFound = new Set(["OR roll", "NEAR(rock roll)"]);
+    for (const q of ["AND", "roll AND", '"quoted"', "near(by)", "-minus", "col:val", "^caret", "star*", 'quoted"', "NEAR(rock roll)", "OR roll"]) {
+      const res = await search(token, q);
+      expect(res.status).toBe(200);
+      expect({ q, found: ((await res.json()) as { id: string }[]).map((n) => n.id) }).toEqual({ q, found: notFound.has(q) ? [] : [id] });
+    }
+    for (const q of ['"', "*", "(", ")", "-", ":", "^", "{", "NOT", "a OR b", "\u0000", "'; DROP TABLE notes; --", "x".repeat(200), "日本語", "🙂 x", "\\"]) {
+      const res = await search(token, q);
+      expect([200, 400]).toContain(res.status);
+    }
+    await expect400(await h.request("GET", "/api/v1/search", { token }));
+    await expect400(await search(token, ""));
+    await expect400(await search(token, "   "));
+    await expect400(await search(token, '" * ( ) - : ^'));
+    await expect400(await search(token, "x".repeat(201)));
+    await expect400(await search(token, Array.from({ length: 17 }, (_, i) => `w${i}`).join(" ")));
+    // The limit counts characters, not bytes.
+    expect((await search(token, "é".repeat(200))).status).toBe(200);
+  });
+
+  test("the OpenAPI document describes the route with its query and named hit model", async () => {
+    await setup();
+    const doc = await (await h.request("GET", "/api/v1/openapi.json")).json();
+    const op = doc.paths["/api/v1/search"].get;
+    expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(["q", "limit", "offset", "folder_id"]));
+    expect(op.responses["200"].content["application/json"].schema.items.$ref).toBe("#/components/schemas/SearchHit");
+    expect(op.responses["400"]).toBeDefined();
+    expect(doc.components.schemas.SearchHit.required).toEqual(expect.arrayContaining(["id", "title", "filename", "kind", "folder_id", "updated_at", "snippet"]));
+  });
+});
+
+describe("the index and the writer's transactions", () => {
+  test("a write that fails after changing indexed text rolls its index rows back with it, in a batch with appends that commit", async () => {
+    const { token } = await setup();
+    const note = await createNote(token, { title: "Stable", plain_body: "original words" });
+    // One batch: an append (coalesced, no savepoint), a write that changes indexed text and then
+    // fails (its savepoint rolled back, FTS5's pending rows with it), and another append.
+    const sqlite = h.deps.db.$client;
+    const ctx = { deps: h.deps, principal: lookupPrincipal(h.deps, token) };
+    const first = appendByFilename({ ctx, filename: "batch.log", text: "before the failure" });
+    const failing = h.deps.writer.write(() => {
+      sqlite.run("UPDATE notes SET title = 'vanished', body = 'phantom words' WHERE id = ?", [note.id]);
+      sqlite.run("INSERT INTO note_chunks (note_id, text, at) VALUES (?, 'ghost line', 0)", [note.id]);
+      throw new AppError("conflict", "refused after writing");
+    });
+    const batchesBefore = h.deps.writer.stats.batches;
+    const results = await Promise.allSettled([
+      first,
+      failing,
+      appendByFilename({ ctx, filename: "batch.log", text: "after the failure" }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(h.deps.writer.stats.batches - batchesBefore).toBe(1);
+    expect(await foundIds(token, "phantom")).toEqual([]);
+    expect(await foundIds(token, "vanished")).toEqual([]);
+    expect(await foundIds(token, "ghost")).toEqual([]);
+    expect(await foundIds(token, "original")).toEqual([note.id]);
+    expect((await foundIds(token, "failure")).length).toBe(1);
+    expect(indexRowsWith("failure")).toBe(2);
+    assertIndexConsistent();
+  });
+});
+
+describe("the index in a backup", () => {
+  test("a copy made as `notestream backup` makes it (VACUUM INTO) keeps the index in step with the text", async () => {
+    const { token } = await setup();
+    const stream = (await (await append(token, "kept.log", "pangolin one")).json()).id;
+    await append(token, "kept.log", "pangolin two");
+    const note = await createNote(token, { title: "Kept", plain_body: "pangolin three" });
+    // Gaps in the rowids: VACUUM renumbers the rows of tables without an integer key (notes), not these.
+    await append(token, "gone.log", "filler");
+    expect((await h.request("DELETE", `/api/v1/notes/${(await (await append(token, "gone.log", "x")).json()).id}`, { token })).status).toBe(200);
+    h.clock.advance(31 * DAY);
+    await runTask(h.deps, "trash-purge");
+    const target = join(h.dataDir, "backup.db");
+    h.deps.db.$client.run("VACUUM INTO ?", [target]);
+    const { Database } = await import("bun:sqlite");
+    const copy = new Database(target);
+    try {
+      copy.run("INSERT INTO search_chunks (search_chunks, rank) VALUES ('integrity-check', 1)");
+      copy.run("INSERT INTO search_notes (search_notes, rank) VALUES ('integrity-check', 0)");
+      const chunkNotes = copy.query<{ id: string }, []>("SELECT DISTINCT c.note_id AS id FROM search_chunks JOIN note_chunks c ON c.seq = search_chunks.rowid WHERE search_chunks MATCH '\"pangolin\"'").all();
+      const noteIds = copy.query<{ id: string }, []>("SELECT note_id AS id FROM search_notes WHERE search_notes MATCH 'body : \"pangolin\"'").all();
+      expect(chunkNotes.map((r) => r.id)).toEqual([stream]);
+      expect(noteIds.map((r) => r.id)).toEqual([note.id]);
+    } finally {
+      copy.close();
+    }
+  });
+});
+
+describe("the index on upgrade", () => {
+  test("migration 0013 indexes what an earlier release wrote", async () => {
+    const { token } = await setup();
+    const stream = (await (await append(token, "old.log", "axolotl spotted")).json()).id;
+    const note = await createNote(token, { title: "Old note", plain_body: "axolotl again" });
+    const sqlite = h.deps.db.$client;
+    // The database as the previous release left it: no search objects at all.
+    for (const { type, name } of sqlite.query<{ type: string; name: string }, []>("SELECT type, name FROM sqlite_master WHERE name LIKE 'search_%' AND type IN ('trigger', 'view')").all()) {
+      sqlite.run(`DROP ${type.toUpperCase()} ${name}`);
+    }
+    sqlite.run("DROP TABLE search_chunks");
+    sqlite.run("DROP TABLE search_notes");
+    for (const statement of readFileSync(join(import.meta.dir, "../../migrations/0013_search.sql"), "utf8").split("--> statement-breakpoint")) sqlite.run(statement);
+    expect((await foundIds(token, "axolotl")).sort()).toEqual([stream, note.id].sort());
+    assertIndexConsistent();
+    // And it keeps up from there.
+    expect((await append(token, "old.log", "salamander too")).status).toBe(200);
+    expect(await foundIds(token, "salamander")).toEqual([stream]);
+  });
+});
+
+describe("MCP list_notes with a query", () => {
+  test("searches through the SDK's client: hits with snippets, total, and the same refusals", async () => {
+    const { a, token } = await setup();
+    const handle = buildHandler(h.deps);
+    server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r, srv) => handle(r, srv.requestIP(r)?.address) });
+    const base = `http://127.0.0.1:${server.port}`;
+    const id = (await (await append(token, "agents.log", "the tapir ate the plan")).json()).id;
+    await createNote(token, { title: "Unrelated", plain_body: "nothing here" });
+    client = new Client({ name: "test-agent", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${await h.token(a, ["read"])}` } } }));
+    const found = await tool(client, "list_notes", { query: "tapir" });
+    expect(found.total).toBe(1);
+    expect(found.notes).toHaveLength(1);
+    expect(found.notes[0]).toMatchObject({ id, filename: "agents.log", snippet: "the **tapir** ate the plan" });
+    // Without a query it lists as before.
+    expect((await tool(client, "list_notes", {})).total).toBe(2);
+    expect((await tool(client, "list_notes", { query: "tapir plan", limit: 1 })).notes[0].id).toBe(id);
+    expect((await tool(client, "list_notes", { query: "zebra" })).notes).toEqual([]);
+    expect(await toolError(client, "list_notes", { query: "   " })).toStartWith("bad_request: q must not be empty");
+    expect(await toolError(client, "list_notes", { query: "" })).toStartWith("validation_failed: query");
+    expect((await client.listTools()).tools).toHaveLength(3);
+    // `notestream mcp` (stdio) asks the REST API instead: the same hits and total.
+    const rest = new RestBackend(base, token);
+    const overRest = await rest.listNotes({ query: "tapir" });
+    expect(overRest.total).toBe(1);
+    expect(overRest.notes[0]).toMatchObject({ id, snippet: "the **tapir** ate the plan" });
+    expect((await rest.listNotes({})).total).toBe(2);
+    await expect(rest.listNotes({ query: "***" })).rejects.toThrow("q has no word to search for");
+  });
+});
