@@ -1,5 +1,10 @@
 import type { MailMessage } from "./mailer";
 
+/** Where the note is and what it said last: the part every alert about a stream ends with. */
+function noteAndLastLines(a: { baseUrl: string; noteId: string; lastLines: string[] }): string[] {
+  return [`Note: ${a.baseUrl}/api/v1/notes/${a.noteId}`, "", a.lastLines.length ? "Its last lines:" : "It has no lines yet.", ...a.lastLines.map((l) => `  ${l}`)];
+}
+
 /** Mail texts. Pure functions of their inputs, so they are tested as strings. */
 
 function ago(ms: number): string {
@@ -35,10 +40,7 @@ export function deadmanAlert(a: {
         : `No write has reached "${name}" for ${ago(a.silentForMs)} (expected at least every ${ago(a.intervalSeconds * 1000)}).`,
       "",
       `${full ? "Last stored write" : "Last heard from"}: ${a.lastWriteAt}`,
-      `Note: ${a.baseUrl}/api/v1/notes/${a.noteId}`,
-      "",
-      a.lastLines.length ? "Its last lines:" : "It has no lines yet.",
-      ...a.lastLines.map((l) => `  ${l}`),
+      ...noteAndLastLines(a),
       "",
       "You will get one more mail when writes resume.",
     ].join("\n"),
@@ -56,10 +58,7 @@ export function signalFailed(a: { to: string; noteTitle: string; filename: strin
       "",
       `  ${a.line}`,
       "",
-      `Note: ${a.baseUrl}/api/v1/notes/${a.noteId}`,
-      "",
-      a.lastLines.length ? "Its last lines:" : "It has no lines yet.",
-      ...a.lastLines.map((l) => `  ${l}`),
+      ...noteAndLastLines(a),
       "",
       "You will get one more mail when it reports ok again; further failures until then send none.",
     ].join("\n"),
@@ -75,10 +74,7 @@ export function runOverdue(a: { to: string; noteTitle: string; filename: string 
     text: [
       `A run of "${name}" started at ${a.startedAt} and has not reported ok or fail within ${ago(a.maxRunSeconds * 1000)}: it may hang or have died.`,
       "",
-      `Note: ${a.baseUrl}/api/v1/notes/${a.noteId}`,
-      "",
-      a.lastLines.length ? "Its last lines:" : "It has no lines yet.",
-      ...a.lastLines.map((l) => `  ${l}`),
+      ...noteAndLastLines(a),
       "",
       "You will get one more mail when it reports again.",
     ].join("\n"),

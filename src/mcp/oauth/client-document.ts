@@ -2,6 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import type { Deps } from "../../deps";
 import { inCidr, parseIp } from "../../lib/ip";
+import { pinnedRequest } from "../../modules/webhooks/http";
 import { checkedAddress, RefusedTarget } from "../../modules/webhooks/target";
 import { clientMetadataFrom } from "./client-metadata";
 import { storeDocumentClient } from "./clients";
@@ -117,17 +118,7 @@ function getCapped(url: URL, target: { address: string; family: 4 | 6 }, timeout
       reject(new DocumentRefused(message));
     };
     const req = client.request(
-      {
-        protocol: url.protocol,
-        hostname: url.hostname.replace(/^\[|\]$/g, ""),
-        port: url.port || (url.protocol === "https:" ? 443 : 80),
-        path: url.pathname + url.search,
-        method: "GET",
-        headers: { accept: "application/json", "user-agent": "notestream (OAuth client metadata)" },
-        lookup: ((_host: string, opts: { all?: boolean }, cb: (...a: unknown[]) => void) =>
-          opts?.all ? cb(null, [{ address: target.address, family: target.family }]) : cb(null, target.address, target.family)) as never,
-        agent: false,
-      },
+      pinnedRequest(url, target, "GET", { accept: "application/json", "user-agent": "notestream (OAuth client metadata)" }),
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;

@@ -16,6 +16,24 @@ export interface PostResult {
 }
 
 /**
+ * Request options that reach `url` at `target` (an address checked beforehand): the name stays
+ * for the Host header and TLS, no resolver runs again (so no DNS rebinding), no keep-alive pool.
+ */
+export function pinnedRequest(url: URL, target: { address: string; family: 4 | 6 }, method: "GET" | "POST", headers: Record<string, string>): https.RequestOptions {
+  return {
+    protocol: url.protocol,
+    hostname: url.hostname.replace(/^\[|\]$/g, ""),
+    port: url.port || (url.protocol === "https:" ? 443 : 80),
+    path: url.pathname + url.search,
+    method,
+    headers,
+    lookup: ((_host: string, opts: { all?: boolean }, cb: (...a: unknown[]) => void) =>
+      opts?.all ? cb(null, [{ address: target.address, family: target.family }]) : cb(null, target.address, target.family)) as never,
+    agent: false,
+  };
+}
+
+/**
  * POSTs to `url` but connects to `address` (checked beforehand), keeping the name for the Host
  * header and TLS. Redirects are not followed; the answer is read up to 8 KB.
  */
@@ -38,17 +56,7 @@ export function postTo(
       resolve({ ...r, durationMs: Math.round(performance.now() - started) });
     };
     const req = client.request(
-      {
-        protocol: url.protocol,
-        hostname: url.hostname.replace(/^\[|\]$/g, ""),
-        port: url.port || (url.protocol === "https:" ? 443 : 80),
-        path: url.pathname + url.search,
-        method: "POST",
-        headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
-        lookup: ((_host: string, opts: { all?: boolean }, cb: (...a: unknown[]) => void) =>
-          opts?.all ? cb(null, [{ address: target.address, family: target.family }]) : cb(null, target.address, target.family)) as never,
-        agent: false,
-      },
+      pinnedRequest(url, target, "POST", { ...headers, "content-length": String(Buffer.byteLength(body)) }),
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
