@@ -1,11 +1,13 @@
 import type { Deps } from "../deps";
 import { AppError } from "../http/errors";
-import { isPlanName, PLAN_NAMES } from "../limits/plans";
+import { isPlanName, PLAN_NAMES, tierFor } from "../limits/plans";
+import { mailOrigin } from "../http/origin";
 import { hashPassword, passwordProblem } from "../modules/accounts/password";
 import { createAccount, findAccountByEmail, personalWorkspaceId } from "../modules/accounts/service";
 import { addTeamMember, createTeam, isMember, removeTeamMember } from "../modules/teams/service";
 import { lapse, startTrial, subscribe } from "../modules/accounts/lifecycle";
 import { bindExistingSubscription, CHECKOUT_TTL_DAYS, startCheckout } from "../modules/billing/service";
+import { startPlanCheckout } from "../modules/billing/checkout";
 import { listTokens, MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, parseScopes, revokeToken } from "../modules/tokens/service";
 import { getWorkspace } from "../modules/workspaces/repo";
 import { listGrants, revokeGrant } from "../mcp/oauth/grants";
@@ -75,7 +77,11 @@ export async function billingCheckout(deps: Deps, argv: string[], io: Output): P
   const f = flags(argv, { email: { type: "string" }, team: { type: "string" }, plan: { type: "string" } }, ["email", "plan"]);
   const plan = f.plan!;
   if (!isPlanName(plan) || plan === "free") throw new UsageError(`--plan must be one of ${PLAN_NAMES.filter((p) => p !== "free").join(", ")}`);
-  const url = await deps.writer.write(() => startCheckout(deps, targetWorkspace(deps, f.email!, f.team).workspaceId, plan));
+  const { workspaceId } = targetWorkspace(deps, f.email!, f.team);
+  // With the provider's API configured, the checkout is created there, as the account page does.
+  const url = deps.config.lemonSqueezy
+    ? await startPlanCheckout(deps, { workspaceId, tierName: tierFor(deps.config.limitProfile, plan).name, accountId: null, email: f.email!, returnUrl: `${mailOrigin(deps)}/settings#plan` })
+    : await deps.writer.write(() => startCheckout(deps, workspaceId, plan));
   io.info(`checkout for ${f.email}${f.team ? ` (team ${f.team})` : ""} on plan ${plan}: usable once, for ${CHECKOUT_TTL_DAYS} days`);
   io.out(url);
 }

@@ -15,6 +15,7 @@ import m11 from "../../migrations/0011_trash_until_purge.sql" with { type: "text
 import m12 from "../../migrations/0012_signals.sql" with { type: "text" };
 import m13 from "../../migrations/0013_search.sql" with { type: "text" };
 import m14 from "../../migrations/0014_oauth_grants.sql" with { type: "text" };
+import m15 from "../../migrations/0015_onboarding.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -33,4 +34,5 @@ export const migrationSql: Record<string, string> = {
   "0012_signals": m12,
   "0013_search": m13,
   "0014_oauth_grants": m14,
+  "0015_onboarding": m15,
 };

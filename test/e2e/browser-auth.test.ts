@@ -97,7 +97,8 @@ describe.skipIf(!hasChromium)("sign-up, sign-in, the account and error pages in 
     expect(await page.inputValue('input[name="password"]')).toBe("");
     await page.fill('input[name="password"]', PASSWORD);
     await page.click('button:has-text("Sign in")');
-    await page.waitForURL(`${web.base}/notes`);
+    // The account's first sign-in: the onboarding, once.
+    await page.waitForURL(`${web.base}/onboarding`);
     await context.close();
   }, 30_000);
 

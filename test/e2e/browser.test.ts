@@ -94,6 +94,9 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
     await page.fill('input[name="email"]', "dana@example.com");
     await page.fill('input[name="password"]', "Brows3r!test");
     await page.click('button:has-text("Sign in")');
+    // The first sign-in asks what the account is for (browser-onboarding.test.ts covers it).
+    await page.waitForURL(`${base}/onboarding`);
+    await page.click('button.choice:has-text("Writing notes in the browser")');
     await page.waitForURL(`${base}/notes`);
     expect(await page.textContent("aside")).toContain("Inbox");
   }, 30_000);

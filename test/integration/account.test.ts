@@ -110,13 +110,14 @@ describe("the account's password and its deletion, in the browser", () => {
   async function signedIn(email: string, plan: "free" | "dev" = "dev") {
     const passwordHash = await hashPassword(PASSWORD);
     const made = await h.deps.writer.write(() => createAccount(h.deps, { email, plan, passwordHash, ageConfirmed: true }));
-    const b = await browserFor(email);
+    const b = await browserFor(email, PASSWORD, "/onboarding");
     return { b, accountId: made.account.id, workspaceId: made.workspaceId };
   }
 
-  async function browserFor(email: string, password = PASSWORD) {
+  /** Signs in a new browser; the account's first sign-in lands on the onboarding, later ones on the notes. */
+  async function browserFor(email: string, password = PASSWORD, lands = "/notes") {
     const b = new FormBrowser(h, `203.0.113.${++n}`);
-    expect((await b.submit("/signin", "/signin", { email, password })).location).toBe("/notes");
+    expect((await b.submit("/signin", "/signin", { email, password })).location).toBe(lands);
     return b;
   }
 

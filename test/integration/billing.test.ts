@@ -265,7 +265,7 @@ describe("checkouts", () => {
     const raw = event("subscription_created", { subscription: "8001", variantId: 999999, custom: { checkout_id } });
     const res = await deliver(raw);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ ok: true, applied: false, reason: "variant 999999 is not in NOTESTREAM_BILLING_VARIANTS" });
+    expect(await res.json()).toMatchObject({ ok: true, applied: false, reason: "variant 999999 is not in NOTESTREAM_LEMONSQUEEZY_VARIANTS or NOTESTREAM_BILLING_VARIANTS" });
     expect(workspace(a.workspaceId)).toMatchObject({ plan: "free", billing_subscription_id: null });
     expect(bindings()).toEqual([]);
     expect(billingEventCount()).toBe(0);
@@ -369,7 +369,7 @@ describe("subscription events", () => {
     expect(workspace(a.workspaceId).state).toBe("read_only");
     expect(workspace(other.workspaceId).state).toBe("active");
     await expect(run(["--email", "other@example.com", "--subscription", "777", "--variant", String(VARIANT.dev)])).rejects.toMatchObject({ code: "conflict", message: "subscription 777 is already bound" });
-    await expect(run(["--email", "other@example.com", "--subscription", "778", "--variant", "1"])).rejects.toMatchObject({ code: "bad_request", message: "variant 1 is not in NOTESTREAM_BILLING_VARIANTS" });
+    await expect(run(["--email", "other@example.com", "--subscription", "778", "--variant", "1"])).rejects.toMatchObject({ code: "bad_request", message: "variant 1 is not in NOTESTREAM_LEMONSQUEEZY_VARIANTS or NOTESTREAM_BILLING_VARIANTS" });
     await expect(run(["--email", "other@example.com", "--subscription", "778", "--variant", "dev"])).rejects.toBeInstanceOf(UsageError);
   });
 

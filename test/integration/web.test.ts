@@ -32,7 +32,7 @@ async function signUpAndIn(b: Browser, email: string) {
   const link = /http:\/\/notestream\.test(\/confirm\?token=\w+)/.exec(mail.text)![1]!;
   expect((await b.get(link)).status).toBe(303);
   const signedIn = await b.submit("/signin", "/signin", { email, password: "Str0ng!pass" });
-  expect(signedIn.location).toBe("/notes");
+  expect(signedIn.location).toBe("/onboarding");
 }
 
 describe("sign-up checks", () => {
@@ -94,7 +94,7 @@ describe("sign-up checks", () => {
     await h.jobs.drain();
     const link = /(\/confirm\?token=\w+)/.exec(sent[0]!.text)![1]!;
     await b.get(link);
-    expect((await b.submit("/signin", "/signin", { email: "new@example.com", password: "Str0ng!pass" })).location).toBe("/notes");
+    expect((await b.submit("/signin", "/signin", { email: "new@example.com", password: "Str0ng!pass" })).location).toBe("/onboarding");
     // A used link does not work twice.
     expect((await b.get(link)).headers.get("location")).toContain("error=");
     // Three folders are seeded at sign-up.
@@ -378,7 +378,7 @@ describe("account discovery", () => {
     // Nothing else changed: one account, with the first password.
     expect(h.deps.db.$client.query("SELECT count(*) AS n FROM accounts").get()).toEqual({ n: 1 });
     expect((await b.submit("/signin", "/signin", { email: "owner@example.com", password: "0ther!Pass" })).status).toBe(400);
-    expect((await b.submit("/signin", "/signin", { email: "owner@example.com", password: "Str0ng!pass" })).location).toBe("/notes");
+    expect((await b.submit("/signin", "/signin", { email: "owner@example.com", password: "Str0ng!pass" })).location).toBe("/onboarding");
   });
 
   test("sign-up mails an address at most 5 times an hour, however it is written", async () => {
@@ -632,7 +632,7 @@ describe("forms keep what was typed and say what is wrong beside the field", () 
     expect(sent.filter((m) => m.to === "slow@example.com" && m.subject.includes("confirm")).length).toBe(2);
     // The new link works.
     await b.get(/(\/confirm\?token=\w+)/.exec(sent.at(-1)!.text)![1]!);
-    expect((await b.submit("/signin", "/signin", { email: "slow@example.com", password: "Str0ng!pass" })).location).toBe("/notes");
+    expect((await b.submit("/signin", "/signin", { email: "slow@example.com", password: "Str0ng!pass" })).location).toBe("/onboarding");
   });
 
   test("the reset pages keep their input: a weak new password is refused beside the field, the link kept", async () => {

@@ -11,6 +11,10 @@ export const accounts = sqliteTable("accounts", {
   emailConfirmedAt: integer("email_confirmed_at"),
   // The person stated a birth date 16 or more years ago, or confirmed being 16 or older.
   ageConfirmedAt: integer("age_confirmed_at"),
+  // The first sign-in offered the onboarding (once; /onboarding stays reachable from the account page).
+  onboardedAt: integer("onboarded_at"),
+  // What the person said the account is for at onboarding; null until they choose.
+  usageMode: text("usage_mode", { enum: ["browser", "code"] }),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
@@ -30,7 +34,7 @@ export const sessions = sqliteTable(
   (t) => [index("sessions_account").on(t.accountId)],
 );
 
-/** One-time links sent by mail: confirm an address, reset a password, change the address. */
+/** One-time links sent by mail: confirm an address, reset a password, change the address, delete the account. */
 export const accountLinks = sqliteTable(
   "account_links",
   {

@@ -55,6 +55,8 @@ export function createAccount(
     // Accounts made by an operator (the command line) need no mailed confirmation.
     emailConfirmedAt: input.confirmed === false ? null : now,
     ageConfirmedAt: input.ageConfirmed ? now : null,
+    onboardedAt: null,
+    usageMode: null,
     createdAt: now,
     updatedAt: now,
   };

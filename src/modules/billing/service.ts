@@ -67,11 +67,20 @@ export function startCheckout(deps: Deps, workspaceId: string, plan: PlanName): 
         : "no plan has a checkout link (NOTESTREAM_BILLING_CHECKOUT_URLS)",
     );
   }
+  const id = recordCheckout(deps, workspaceId, plan);
+  // Lemon Squeezy copies checkout[custom][…] query parameters into every event's meta.custom_data.
+  return `${base}${base.includes("?") ? "&" : "?"}checkout[custom][checkout_id]=${id}`;
+}
+
+/**
+ * Records a checkout for a workspace (inside a write) and returns its random id, the one thing a
+ * checkout carries that subscription_created binds by: usable once, for CHECKOUT_TTL_DAYS.
+ */
+export function recordCheckout(deps: Deps, workspaceId: string, plan: PlanName): string {
   const ws = getWorkspace(deps, workspaceId);
   const id = `chk_${randomBase62(24)}`;
   deps.db.insert(billingCheckouts).values({ id, workspaceId: ws.id, plan, createdAt: deps.clock.now() }).run();
-  // Lemon Squeezy copies checkout[custom][…] query parameters into every event's meta.custom_data.
-  return `${base}${base.includes("?") ? "&" : "?"}checkout[custom][checkout_id]=${id}`;
+  return id;
 }
 
 const idOf = (v: unknown): string | null =>
@@ -177,7 +186,7 @@ function applyToWorkspace(
   const nothing = (reason: string): BillingOutcome => ({ ok: true, applied: false, event: name, reason });
   const unconfigured = (): Unconfigured => {
     const variant = variantOf(event);
-    return { unconfigured: variant === null ? "the event names no variant_id" : `variant ${variant} is not in NOTESTREAM_BILLING_VARIANTS` };
+    return { unconfigured: variant === null ? "the event names no variant_id" : `variant ${variant} is not in NOTESTREAM_LEMONSQUEEZY_VARIANTS or NOTESTREAM_BILLING_VARIANTS` };
   };
   const status = event.data?.attributes?.status ?? "";
   // A lapse needs a subscription: a workspace moved to the free plan by hand since is left alone.
@@ -225,7 +234,7 @@ export function bindExistingSubscription(deps: Deps, b: { workspaceId: string; s
   const subscriptionId = idOf(b.subscriptionId);
   if (subscriptionId === null) throw new AppError("bad_request", `subscription id must be the store's number, got "${b.subscriptionId}"`);
   const plan = deps.config.billingVariants.get(b.variantId);
-  if (!plan) throw new AppError("bad_request", `variant ${b.variantId} is not in NOTESTREAM_BILLING_VARIANTS`);
+  if (!plan) throw new AppError("bad_request", `variant ${b.variantId} is not in NOTESTREAM_LEMONSQUEEZY_VARIANTS or NOTESTREAM_BILLING_VARIANTS`);
   const ws = getWorkspace(deps, b.workspaceId);
   if (deps.db.select({ id: billingSubscriptions.id }).from(billingSubscriptions).where(eq(billingSubscriptions.id, subscriptionId)).get()) {
     throw new AppError("conflict", `subscription ${subscriptionId} is already bound`);

@@ -18,6 +18,8 @@ import { exportCard } from "./export-pages";
 import { accountDeletionPages } from "./account-deletion-pages";
 import { field, firstValue, formFields, formProblem, freshForm, refusedForm, refusedStatus, typedValues, type FormState } from "./form";
 import { limit } from "./limits";
+import { usageCard } from "./onboarding-pages";
+import { planPages, planSection } from "./plan-pages";
 
 function meter(used: number, cap: number | null, label: string, format = (n: number) => String(n)): Html {
   const pct = cap ? Math.min(100, Math.round((used / cap) * 100)) : 0;
@@ -51,13 +53,15 @@ function accountPage(deps: Deps, s: WebSession, url: URL, shown: Partial<Record<
       active: "settings",
       flash: flashFrom(url),
       body: html`<h1>Account</h1>
-<div class="card"><h2>Plan</h2><p><strong>${a.plan}</strong> · ${stateText[a.state] ?? a.state}</p>
+<div class="card" id="plan"><h2>Plan</h2><p><strong>${a.plan}</strong> · ${stateText[a.state] ?? a.state}</p>
   ${meter(a.usage.notes, a.caps.notes ?? (a.caps.plain_notes === null ? null : a.caps.plain_notes + (a.caps.rich_notes ?? 0)), "Notes")}
   ${meter(a.usage.storage_bytes, a.caps.storage_bytes, "Storage", bytes)}
   ${meter(a.usage.folders, a.caps.folders, "Folders")}
   ${meter(a.usage.active_tokens, a.caps.active_tokens, "API tokens")}
   ${canTrial ? html`<form method="post" action="/settings/trial">${csrfField(s)}<button class="primary">Start the 14-day API trial</button> <span class="muted small">100 notes, 300 MB, the REST API. Once per account.</span></form>` : ""}
+  ${planSection(deps, s)}
 </div>
+${usageCard(s)}
 ${exportCard(deps, s)}
 <div class="card" id="profile"><h2>Profile</h2><form method="post" action="/settings/profile">${csrfField(s)}${formProblem(profile)}
   ${field("profile", profile, { name: "name", label: "Name", attrs: 'maxlength="80" autocomplete="name"' })}
@@ -184,4 +188,5 @@ export const accountPages = (deps: Deps) =>
       },
       { session: "form", refused: "/settings/access" },
     )
-    .use(accountDeletionPages(deps));
+    .use(accountDeletionPages(deps))
+    .use(planPages(deps));

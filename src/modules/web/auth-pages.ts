@@ -7,6 +7,7 @@ import { html, page, type Html } from "../../web/html";
 import { back, flashFrom, layout, redirect } from "../../web/layout";
 import { pageMacros, type RefusalContext } from "../../web/macros";
 import { cookieValue, createSession, csrfMatches, destroySession, FORM_COOKIE, formCookie, loadSession, sessionCookie } from "../../web/session";
+import { takeOnboarding } from "../accounts/onboarding";
 import { PASSWORD_RULE } from "../accounts/password";
 import { normaliseEmail } from "../accounts/service";
 import {
@@ -194,7 +195,10 @@ export const authPages = (deps: Deps) =>
         const account = await signIn(deps, b.email ?? "", b.password ?? "");
         perEmail.refund();
         const { secret } = await createSession(deps, account);
-        return redirect(safeNext(deps, request, b.next), { "set-cookie": sessionCookie(deps, secret, 30 * 86_400) });
+        // The first sign-in lands on the onboarding, once; one on its way somewhere (an AI
+        // client's consent, a note's link) goes there, and the onboarding waits for a plain one.
+        const to = !b.next && (await takeOnboarding(deps, account.id)) ? "/onboarding" : safeNext(deps, request, b.next);
+        return redirect(to, { "set-cookie": sessionCookie(deps, secret, 30 * 86_400) });
       },
       { publicForm: true, refused: signInRefused(deps) },
     )

@@ -26,6 +26,8 @@ export const BROWSER_LIMITS = {
   deletionPerAccount: [5, HOUR],
   savesPerAccount: [30, MINUTE],
   downloadsPerAccount: [10, MINUTE],
+  // "Billing portal or plan change": each one calls the billing provider's API.
+  planActionsPerAccount: [5, MINUTE],
 } as const satisfies Record<string, readonly [number, number]>;
 
 export type BrowserLimit = keyof typeof BROWSER_LIMITS;

@@ -7,6 +7,7 @@ import { authPages } from "./auth-pages";
 import { connectedAppsPages } from "./connected-apps-pages";
 import { exportPages } from "./export-pages";
 import { noteListPages } from "./note-list-pages";
+import { onboardingPages } from "./onboarding-pages";
 import { searchPages } from "./search-pages";
 import { notePages } from "./note-pages";
 import { streamSettingsPages } from "./stream-settings-pages";
@@ -30,6 +31,7 @@ export const webRoutes = (deps: Deps) =>
     .use(notePages(deps))
     .use(streamSettingsPages(deps))
     .use(accountPages(deps))
+    .use(onboardingPages(deps))
     .use(tokenPages(deps))
     .use(connectedAppsPages(deps))
     .use(exportPages(deps))

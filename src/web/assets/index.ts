@@ -10,6 +10,7 @@ import { BASE_CSS } from "./base.css";
 import { BOARD_CSS } from "./board.css";
 import { BOARD_JS } from "./board.js";
 import { LAYOUT_CSS } from "./layout.css";
+import { ONBOARDING_CSS } from "./onboarding.css";
 import { CORE_JS } from "./core.js";
 import { EDITOR_CSS } from "./editor.css";
 import { EDITOR_JS } from "./editor.js";
@@ -20,7 +21,7 @@ import { STREAM_JS } from "./stream.js";
 import { THEME_JS } from "./theme.js";
 import { TIMES_JS } from "./times.js";
 
-const CSS_PIECES = [BASE_CSS, LAYOUT_CSS, BOARD_CSS, EDITOR_CSS, SETTINGS_CSS, SEARCH_CSS, FORMS_CSS, APPS_CSS];
+const CSS_PIECES = [BASE_CSS, LAYOUT_CSS, BOARD_CSS, EDITOR_CSS, SETTINGS_CSS, SEARCH_CSS, FORMS_CSS, APPS_CSS, ONBOARDING_CSS];
 const JS_PIECES = [CORE_JS, THEME_JS, TIMES_JS, EDITOR_JS, STREAM_JS, BOARD_JS];
 
 /** Served alone and loaded blocking in the head: the stored theme, before the first paint. */

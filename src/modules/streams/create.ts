@@ -1,0 +1,28 @@
+import type { Ctx } from "../../deps";
+import { notes } from "../../db/schema";
+import { newNoteRow, streamByFilename, type NoteRow } from "../notes/repo";
+import { writableWorkspace } from "../notes/service";
+import { requireScope, requireUnpinned } from "../tokens/service";
+import { assertNoteSlots } from "../workspaces/caps";
+import { tierOf } from "../workspaces/repo";
+import { validateFilename } from "./service";
+
+/**
+ * A stream that exists before its first line, so its name can be handed out with a token and its
+ * page followed while the first append is still on its way (the onboarding's). The rules of a
+ * first append hold: the filename's, a writable workspace, a free note slot. A stream of that name
+ * already there is returned as it is. Runs inside a write.
+ */
+export function createStream(ctx: Ctx, filename: string): { note: NoteRow; created: boolean } {
+  requireScope(ctx, "append");
+  requireUnpinned(ctx, "create streams");
+  validateFilename(filename);
+  const { deps } = ctx;
+  const existing = streamByFilename(deps, ctx.principal.workspaceId, filename);
+  if (existing) return { note: existing, created: false };
+  const ws = writableWorkspace(ctx);
+  assertNoteSlots(deps, ws, tierOf(deps, ws), "plain");
+  const note = newNoteRow({ workspaceId: ws.id, kind: "stream", filename, title: filename }, deps.clock.now());
+  deps.db.insert(notes).values(note).run();
+  return { note, created: true };
+}
