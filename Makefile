@@ -8,7 +8,7 @@ BUN := $(shell command -v bun 2>/dev/null || echo $(CURDIR)/.tools/node_modules/
 export PATH := $(dir $(BUN)):$(PATH)
 
 # The commands themselves are package.json's scripts (bun run test, …); the targets add the set-up.
-.PHONY: help run test check build bench migration clean install image test-image
+.PHONY: help run test check build bench migration migration-pg clean install image test-image
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -26,7 +26,7 @@ install: node_modules/.installed ## Install bun (if missing) and the dependencie
 run: install ## Start the service (SQLite under ./data, port 8080)
 	$(BUN) src/main.ts serve
 
-test: install ## Run the test suite (installs Debian's chromium for the browser tests when missing)
+test: install ## Run the test suite (installs Debian's chromium and postgresql-15 for their tests when missing)
 	$(BUN) run test
 
 check: install ## Type-check
@@ -43,6 +43,11 @@ bench: build ## Measure appends, webhooks, memory and start-up against this mach
 migration: install ## Generate a migration from the schema: make migration name=add_x
 	@test -n "$(name)" || { echo "usage: make migration name=<what_changed>"; exit 2; }
 	$(BUN) x drizzle-kit generate --name $(name)
+	$(BUN) scripts/embed-migrations.ts
+
+migration-pg: install ## The same for PostgreSQL (src/db/pg/schema → migrations-pg/): make migration-pg name=add_x
+	@test -n "$(name)" || { echo "usage: make migration-pg name=<what_changed>"; exit 2; }
+	$(BUN) x drizzle-kit generate --config drizzle.pg.config.ts --name $(name)
 	$(BUN) scripts/embed-migrations.ts
 
 # The container engine for `make image`: docker when its daemon answers, else podman.

@@ -42,6 +42,21 @@ export interface Config {
   sseMax: number;
   /** Bearer token of GET /metrics; null turns the endpoint off (404). */
   metricsToken: string | null;
+  /** NOTESTREAM_DATABASE_URL: PostgreSQL instead of SQLite under the data dir; null for SQLite. */
+  postgres: PostgresConfig | null;
+}
+
+export type PostgresSslMode = "disable" | "prefer" | "require" | "verify-full";
+
+export interface PostgresConfig {
+  /** What Bun.SQL connects with, sslmode taken out (it goes as `tls`). It holds the password: log `display`, never this. */
+  url: string;
+  /** user@host:port/database, without the password: for log lines and errors. */
+  display: string;
+  database: string;
+  sslmode: PostgresSslMode;
+  /** Connections in the pool (NOTESTREAM_DATABASE_POOL). */
+  pool: number;
 }
 
 export interface LemonSqueezyConfig {
@@ -84,6 +99,8 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_SSE_MAX", "1000", "Streams followed live (Server-Sent Events) at once, server-wide; past it 429 (0 turns following off)."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
   ["NOTESTREAM_METRICS_TOKEN", "(unset)", "Turns on GET /metrics (Prometheus text format), for requests with this Bearer token; unset, /metrics is 404."],
+  ["NOTESTREAM_DATABASE_URL", "(unset)", "postgres://user:pass@host:5432/db?sslmode=disable|prefer|require|verify-full selects PostgreSQL (this release: notestream migrate only, docs/SCALING.md); unset, SQLite under the data dir."],
+  ["NOTESTREAM_DATABASE_POOL", "10", "Connections to PostgreSQL each process keeps at most."],
 ] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -126,6 +143,47 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jobConcurrency: parseNumber("NOTESTREAM_JOB_CONCURRENCY", env.NOTESTREAM_JOB_CONCURRENCY ?? "8", 1, 256),
     sseMax: parseWhole("NOTESTREAM_SSE_MAX", env.NOTESTREAM_SSE_MAX ?? "1000", 0, 100_000),
     metricsToken: parseMetricsToken(env.NOTESTREAM_METRICS_TOKEN),
+    postgres: parsePostgres(env.NOTESTREAM_DATABASE_URL, env.NOTESTREAM_DATABASE_POOL),
+  };
+}
+
+const SSL_MODES: readonly PostgresSslMode[] = ["disable", "prefer", "require", "verify-full"];
+
+/** A database URL with its password replaced, for messages: the password is never printed. */
+export function maskPassword(url: string): string {
+  // Up to the last @: a password with an unencoded @ in it is still hidden whole.
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*):.*@/i, "$1:***@");
+}
+
+function parsePostgres(raw: string | undefined, poolRaw: string | undefined): PostgresConfig | null {
+  const pool = parseWhole("NOTESTREAM_DATABASE_POOL", poolRaw ?? "10", 1, 1000);
+  const text = raw?.trim();
+  if (!text) return null;
+  const shown = `"${maskPassword(text)}"`;
+  const example = "postgres://user:password@host:5432/notestream?sslmode=require";
+  // Not echoed: where it does not parse, the masking cannot be sure where the password ends.
+  if (!URL.canParse(text)) throw new ConfigError(`NOTESTREAM_DATABASE_URL is not a URL like ${example} (percent-encode @ : / ? # in the password)`);
+  const url = new URL(text);
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new ConfigError(`NOTESTREAM_DATABASE_URL must be a postgres:// or postgresql:// URL (unset it for SQLite), got ${shown}`);
+  }
+  if (!url.hostname) throw new ConfigError(`NOTESTREAM_DATABASE_URL names no host, got ${shown}; like ${example}`);
+  const database = decodeURIComponent(url.pathname.replace(/^\//, ""));
+  if (!database || database.includes("/")) throw new ConfigError(`NOTESTREAM_DATABASE_URL must name one database after the host, like ${example}, got ${shown}`);
+  let sslmode: PostgresSslMode = "prefer";
+  for (const [name, value] of url.searchParams) {
+    if (name !== "sslmode") throw new ConfigError(`NOTESTREAM_DATABASE_URL: unknown parameter "${name}" (only sslmode is read), got ${shown}`);
+    if (!SSL_MODES.includes(value as PostgresSslMode)) throw new ConfigError(`NOTESTREAM_DATABASE_URL: sslmode must be disable, prefer, require or verify-full, got "${value}"`);
+    sslmode = value as PostgresSslMode;
+  }
+  url.search = "";
+  const user = decodeURIComponent(url.username);
+  return {
+    url: url.toString(),
+    display: `${user ? `${user}@` : ""}${url.host}/${database}`,
+    database,
+    sslmode,
+    pool,
   };
 }
 

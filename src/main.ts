@@ -20,6 +20,7 @@ import { runStdio } from "./mcp/stdio";
 import { appendCommand, catCommand, ClientError, lsCommand, runCommand, tailCommand } from "./cli/client";
 import { serve, StartupError } from "./server";
 import { SchemaTooNewError } from "./db/migrate";
+import { PostgresNotServedError } from "./db/pg/not-served";
 import pkg from "../package.json";
 import { PLAN_NAMES } from "./limits/plans";
 
@@ -111,6 +112,13 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === "run") return runCommand(argv.slice(1), io.info);
   const config = loadConfig();
+  if (config.postgres) {
+    if (command !== "migrate") throw new PostgresNotServedError();
+    // Loaded only here: the SQLite path's start-up pays nothing for the PostgreSQL driver.
+    const { migratePostgresCommand } = await import("./cli/pg-migrate");
+    await migratePostgresCommand(config.postgres, io);
+    return 0;
+  }
   if (command === "serve") {
     if (argv.length > 1) throw new UsageError(`serve takes no arguments; configure it with NOTESTREAM_* variables`);
     await serve(createDeps(config));
@@ -147,7 +155,10 @@ main(process.argv.slice(2)).then(
       console.error(`notestream: ${e.message}\nRun "notestream help" for usage.`);
       process.exit(2);
     }
-    if (isUserError(e) || e instanceof ClientError || e instanceof SchemaTooNewError || e instanceof StartupError) {
+    if (
+      isUserError(e) || e instanceof ClientError || e instanceof SchemaTooNewError || e instanceof StartupError ||
+      e instanceof PostgresNotServedError || (e instanceof Error && e.name === "PostgresMigrateError")
+    ) {
       console.error(`notestream: ${(e as Error).message}`);
       process.exit(1);
     }

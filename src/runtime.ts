@@ -12,6 +12,7 @@ import { systemClock, type Clock } from "./lib/clock";
 import { AppendBatch } from "./modules/streams/batch";
 import { TokenCache } from "./modules/tokens/cache";
 import { lookup } from "node:dns/promises";
+import { PostgresNotServedError } from "./db/pg/not-served";
 
 function mailerFor(config: Config): Mailer {
   return config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new OutboxMailer(join(config.dataDir, "outbox"), config.mailFrom);
@@ -23,6 +24,7 @@ async function resolveHost(host: string): Promise<{ address: string; family: 4 |
 
 /** Opens the database (creating and migrating it as needed) and wires the dependencies. */
 export function createDeps(config: Config = loadConfig(), clock: Clock = systemClock): Deps {
+  if (config.postgres) throw new PostgresNotServedError();
   const db = openDatabase(config);
   migrate(db);
   const durable = config.synchronous === "FULL" ? new WalSync(`${databasePath(config.dataDir)}-wal`) : null;

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL 15 for the tests. Prints its URL on stdout (nothing else goes there), so
+#   export NOTESTREAM_TEST_DATABASE_URL="$(bash scripts/ensure-postgres.sh)"
+# is how `make test` hands it to bun test; test/helpers/postgres.ts runs this script itself when
+# the variable is not set at all.
+#
+#   scripts/ensure-postgres.sh          start the cluster (or reuse the running one) and print its URL
+#   scripts/ensure-postgres.sh stop     stop it and delete its files
+#
+# Given NOTESTREAM_TEST_DATABASE_URL, that server is used and nothing is started. Otherwise one
+# cluster per machine user lives in ${TMPDIR:-/tmp}/notestream-test-pg-<uid>: initdb'd with trust
+# auth, listening on 127.0.0.1 on a free port and on a socket in that directory, without fsync
+# (its data is thrown away). It keeps running after the tests, so the next run starts in
+# milliseconds instead of seconds. Debian's postgresql-15 is installed with apt when missing and
+# we are root; the server refuses to run as root, so then it runs as the package's `postgres` user.
+# When no server can be had this says why on stderr, prints nothing and exits 0: the tests that
+# need PostgreSQL skip, as the browser tests do without Chromium.
+set -u
+
+PGBIN=${NOTESTREAM_PG_BIN:-/usr/lib/postgresql/15/bin}
+STATE=${NOTESTREAM_TEST_PG_DIR:-${TMPDIR:-/tmp}/notestream-test-pg-$(id -u)}
+DATA=$STATE/data
+
+warn() { echo "ensure-postgres: $*" >&2; }
+unavailable() {
+  warn "$*: the PostgreSQL tests will be skipped"
+  exit 0
+}
+
+if [ "${1:-start}" = "start" ] && [ -n "${NOTESTREAM_TEST_DATABASE_URL:-}" ]; then
+  echo "$NOTESTREAM_TEST_DATABASE_URL"
+  exit 0
+fi
+
+# Runs a PostgreSQL program as the user that owns the cluster. The lock's descriptor is closed
+# for it: the server would otherwise inherit it and hold the lock for as long as it runs.
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@" 9>&-; else "$@" 9>&-; fi
+}
+
+# Two test runs starting at once must not both initdb into the same directory.
+exec 9>"$STATE.lock" || unavailable "cannot write $STATE.lock"
+flock -w 120 9 || unavailable "another run holds $STATE.lock"
+
+# Stops the cluster's server, by its pid file when pg_ctl cannot (its files gone, another PGBIN).
+stop_server() {
+  [ -f "$DATA/postmaster.pid" ] || return 0
+  as_owner "$PGBIN/pg_ctl" -D "$DATA" -m immediate stop >/dev/null 2>&1 && return 0
+  pid=$(head -n 1 "$DATA/postmaster.pid")
+  [ -n "$pid" ] && kill -QUIT "$pid" 2>/dev/null || return 0
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+}
+
+if [ "${1:-start}" = "stop" ]; then
+  stop_server
+  rm -rf "$STATE"
+  exit 0
+elif [ "${1:-start}" != "start" ]; then
+  warn "usage: $0 [start|stop]"
+  exit 2
+fi
+
+if [ ! -x "$PGBIN/postgres" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    warn "PostgreSQL 15 not found: installing Debian's postgresql-15 for the tests"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null ||
+      unavailable "apt-get install postgresql-15 failed"
+  fi
+  [ -x "$PGBIN/postgres" ] || unavailable "no PostgreSQL 15 at $PGBIN (make test installs Debian's postgresql-15 as root)"
+fi
+if [ "$(id -u)" = 0 ]; then
+  id postgres >/dev/null 2>&1 || unavailable "running as root, but there is no postgres user to run the server as"
+  command -v runuser >/dev/null 2>&1 || unavailable "running as root without runuser to drop to the postgres user"
+fi
+
+# The running cluster of an earlier run, if it still answers.
+if [ -f "$STATE/url" ] && [ -f "$DATA/postmaster.pid" ]; then
+  url=$(cat "$STATE/url")
+  for _ in $(seq 1 50); do
+    if "$PGBIN/pg_isready" -q -d "$url" -t 1; then
+      echo "$url"
+      exit 0
+    fi
+    # Still starting (pg_ctl status succeeds) is worth waiting for; a dead one is made again.
+    as_owner "$PGBIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1 || break
+    sleep 0.1
+  done
+  stop_server
+fi
+
+rm -rf "$STATE"
+mkdir -m 700 -p "$STATE" || unavailable "cannot create $STATE"
+[ "$(id -u)" = 0 ] && chown postgres: "$STATE"
+log=$STATE/initdb.log
+as_owner "$PGBIN/initdb" -D "$DATA" -U postgres --auth=trust -E UTF8 --locale=C --no-sync >"$log" 2>&1 ||
+  unavailable "initdb failed: $(tail -n 3 "$log" | tr '\n' ' ')"
+# Settings of a server whose data nobody keeps: no fsync, nothing listening beyond loopback, the
+# socket in our own directory (Debian's /var/run/postgresql may be missing or someone else's),
+# and enough connections for the test files' pools.
+as_owner tee -a "$DATA/postgresql.conf" >/dev/null <<EOF
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$STATE'
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_connections = 200
+shared_buffers = 32MB
+log_min_messages = warning
+EOF
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for _ in 1 2 3 4 5; do
+  port=$((20000 + RANDOM % 30000))
+  port_free "$port" || continue
+  if as_owner "$PGBIN/pg_ctl" -D "$DATA" -l "$STATE/server.log" -o "-p $port" -w -t 30 start >/dev/null 2>&1; then
+    # The port goes into the configuration too, so a plain pg_ctl start would reuse it.
+    echo "port = $port" | as_owner tee -a "$DATA/postgresql.conf" >/dev/null
+    url="postgres://postgres@127.0.0.1:$port/postgres"
+    echo "$url" >"$STATE/url"
+    warn "started a throwaway PostgreSQL at $url ($0 stop ends it)"
+    echo "$url"
+    exit 0
+  fi
+done
+unavailable "the server did not start: $(tail -n 3 "$STATE/server.log" 2>/dev/null | tr '\n' ' ')"

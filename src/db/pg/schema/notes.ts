@@ -1,0 +1,109 @@
+import { sql } from "drizzle-orm";
+import { bigint, boolean, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { workspaces } from "./accounts";
+import { byteCount, ms, rowId } from "./types";
+
+// The PostgreSQL twin of src/db/schema/notes.ts.
+//
+// Full-text search is not here. On SQLite it is migration 0013's FTS5 tables, filled by
+// triggers (outside the drizzle schema). PostgreSQL will index the same text with tsvector
+// columns under GIN indexes (note_chunks.text and the notes' titles and bodies, with the
+// workspace first in the query's filter), kept in step by triggers or generated columns the
+// same way; modules/search/ then needs a PostgreSQL query beside its FTS5 one. Until that
+// lands, search is one of the things serving on PostgreSQL waits for (docs/SCALING.md).
+
+export const folders = pgTable(
+  "folders",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull().references(() => workspaces.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    nameKey: text("name_key").notNull(),
+    createdAt: ms("created_at").notNull(),
+    updatedAt: ms("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("folders_workspace_name").on(t.workspaceId, t.nameKey)],
+);
+
+export const notes = pgTable(
+  "notes",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull().references(() => workspaces.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["stream", "editable"] }).notNull(),
+    format: text("format", { enum: ["plain", "rich"] }).notNull(),
+    filename: text("filename"),
+    title: text("title").notNull(),
+    folderId: text("folder_id").references(() => folders.id, { onDelete: "set null" }),
+    body: text("body"),
+    richHtml: text("rich_html"),
+    byteSize: byteCount("byte_size").notNull().default(0),
+    createdAt: ms("created_at").notNull(),
+    updatedAt: ms("updated_at").notNull(),
+    lastWriteAt: ms("last_write_at").notNull(),
+    trashedAt: ms("trashed_at"),
+    trashedFilename: text("trashed_filename"),
+    webhookUrl: text("webhook_url"),
+    webhookFormat: text("webhook_format", { enum: ["generic", "slack", "discord", "teams", "google_chat", "mattermost"] })
+      .notNull()
+      .default("generic"),
+    webhookSecret: text("webhook_secret"),
+    webhookStatus: text("webhook_status", { enum: ["none", "enabled", "disabled"] }).notNull().default("none"),
+    webhookFailures: integer("webhook_failures").notNull().default(0),
+    inboxTokenHash: text("inbox_token_hash"),
+    expectedIntervalSeconds: integer("expected_interval_seconds"),
+    alertEmail: text("alert_email"),
+    deadmanStatus: text("deadman_status", { enum: ["off", "ok", "late", "failing"] }).notNull().default("off"),
+    deadmanDueAt: ms("deadman_due_at"),
+    runStartedAt: ms("run_started_at"),
+    // A run's length in ms: integer would end at 24.8 days.
+    lastRunMs: bigint("last_run_ms", { mode: "number" }),
+    maxRunSeconds: integer("max_run_seconds"),
+    alertWebhook: boolean("alert_webhook").notNull().default(false),
+    retention: text("retention", { enum: ["reject", "drop_oldest"] }).notNull().default("reject"),
+    retentionDays: integer("retention_days"),
+    fullSince: ms("full_since"),
+  },
+  (t) => [
+    // NULL filenames (editable notes) never collide here either: PostgreSQL's unique indexes
+    // treat NULLs as distinct by default, as SQLite's do.
+    uniqueIndex("notes_workspace_filename").on(t.workspaceId, t.filename),
+    index("notes_workspace_updated").on(t.workspaceId, t.updatedAt),
+    index("notes_workspace_folder").on(t.workspaceId, t.folderId),
+    index("notes_workspace_format").on(t.workspaceId, t.format),
+    uniqueIndex("notes_inbox_token").on(t.inboxTokenHash),
+    index("notes_deadman_due").on(t.deadmanStatus, t.deadmanDueAt),
+    index("notes_run_started").on(t.runStartedAt).where(sql`run_started_at IS NOT NULL`),
+    index("notes_trashed").on(t.trashedAt).where(sql`trashed_at IS NOT NULL`),
+    index("notes_retention_days").on(t.retentionDays).where(sql`retention_days IS NOT NULL`),
+  ],
+);
+
+export const noteChunks = pgTable(
+  "note_chunks",
+  {
+    // SQLite's one writer makes seq append order. An identity is handed out at insert, not at
+    // commit: two transactions appending to one stream at once could commit out of seq order,
+    // so PostgreSQL's appends must take the stream's row lock first (SELECT … FOR UPDATE).
+    seq: rowId("seq"),
+    noteId: text("note_id").notNull().references(() => notes.id, { onDelete: "cascade" }),
+    text: text("text").notNull(),
+    at: ms("at").notNull().default(0),
+  },
+  (t) => [index("note_chunks_note").on(t.noteId, t.seq)],
+);
+
+export const snapshots = pgTable(
+  "snapshots",
+  {
+    id: text("id").primaryKey(),
+    noteId: text("note_id").notNull().references(() => notes.id, { onDelete: "cascade" }),
+    title: text("title").notNull(),
+    body: text("body").notNull(),
+    richHtml: text("rich_html"),
+    byteSize: byteCount("byte_size").notNull(),
+    createdAt: ms("created_at").notNull(),
+    lastSaveAt: ms("last_save_at").notNull(),
+  },
+  (t) => [index("snapshots_note").on(t.noteId, t.createdAt)],
+);

@@ -1,0 +1,136 @@
+/**
+ * PostgreSQL for the tests: the server of NOTESTREAM_TEST_DATABASE_URL (set by `make test` from
+ * scripts/ensure-postgres.sh), or, when that variable is not set at all (`bun test file` alone),
+ * the throwaway cluster the script starts or finds running. Each test file gets databases of its
+ * own on it, dropped after.
+ *
+ *   import { hasPostgres, freshDatabase, type TestDatabase } from "../helpers/postgres";
+ *   describe.skipIf(!hasPostgres)("…", () => {
+ *     let pg: TestDatabase;
+ *     beforeAll(async () => { pg = await freshDatabase(); });
+ *     afterAll(() => pg.drop());
+ *     test("…", async () => { await pg.sql`SELECT 1`; });   // or pg.url for a process of its own
+ *   });
+ *
+ * Without a server (no postgresql-15 and not root, or the server does not start) hasPostgres is
+ * false, a warning says why once, and those tests skip, as the browser tests do without Chromium.
+ */
+import { SQL } from "bun";
+import { join } from "node:path";
+
+const SCRIPT = join(import.meta.dir, "..", "..", "scripts", "ensure-postgres.sh");
+
+function serverUrl(): string {
+  const given = process.env.NOTESTREAM_TEST_DATABASE_URL;
+  // Set but empty: `make test` asked the script already and it found no server.
+  if (given !== undefined) return given.trim();
+  const r = Bun.spawnSync(["bash", SCRIPT], { stdout: "pipe", stderr: "pipe", timeout: 300_000 });
+  const err = r.stderr.toString().trim();
+  if (err && !err.includes("started a throwaway PostgreSQL")) console.warn(err);
+  return r.stdout.toString().trim();
+}
+
+async function answers(url: string): Promise<string | null> {
+  const sql = new SQL({ url, max: 1, connectionTimeout: 5 });
+  try {
+    await sql`SELECT 1`;
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  } finally {
+    await sql.close();
+  }
+}
+
+/** The server's admin URL (its `postgres` database), or "" without one. */
+export const POSTGRES_URL: string = await (async () => {
+  const url = serverUrl();
+  if (!url) {
+    console.warn("PostgreSQL tests skipped: no server (make test installs Debian's postgresql-15 as root; or set NOTESTREAM_TEST_DATABASE_URL)");
+    return "";
+  }
+  const failure = await answers(url);
+  if (failure) {
+    console.warn(`PostgreSQL tests skipped: ${new URL(url).host} does not answer (${failure})`);
+    return "";
+  }
+  return url;
+})();
+
+export const hasPostgres = POSTGRES_URL !== "";
+
+export interface TestDatabase {
+  /** The database's name: ns_test_<pid>_<n>. */
+  name: string;
+  /** Its URL (for a config or another process). */
+  url: string;
+  /** A small pool on it, closed by drop(). */
+  sql: SQL;
+  /** Closes the pool and drops the database, whoever is still connected to it. */
+  drop(): Promise<void>;
+}
+
+let counter = 0;
+let sweptStale = false;
+
+/** A new empty database on the test server, for one test file (or one test). */
+export async function freshDatabase(): Promise<TestDatabase> {
+  if (!hasPostgres) throw new Error("freshDatabase() without a PostgreSQL server: guard the suite with describe.skipIf(!hasPostgres)");
+  const admin = new SQL({ url: POSTGRES_URL, max: 1 });
+  try {
+    if (!sweptStale) {
+      sweptStale = true;
+      await dropStale(admin);
+    }
+    const name = `ns_test_${process.pid}_${++counter}`;
+    await admin.unsafe(`CREATE DATABASE "${name}"`);
+    const url = withDatabase(POSTGRES_URL, name);
+    const sql = new SQL({ url, max: 4 });
+    return {
+      name,
+      url,
+      sql,
+      async drop() {
+        await sql.close();
+        const again = new SQL({ url: POSTGRES_URL, max: 1 });
+        try {
+          await again.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        } finally {
+          await again.close();
+        }
+      },
+    };
+  } finally {
+    await admin.close();
+  }
+}
+
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/**
+ * The cluster outlives test runs (the script reuses it), so databases of a run that was killed
+ * before its afterAll would pile up: drop those whose process is gone. Only on a server on this
+ * machine, where a pid means something.
+ */
+async function dropStale(admin: SQL): Promise<void> {
+  if (!["127.0.0.1", "localhost", "[::1]"].includes(new URL(POSTGRES_URL).hostname)) return;
+  const rows = await admin<{ datname: string }[]>`SELECT datname FROM pg_database WHERE datname LIKE 'ns\_test\_%'`;
+  for (const { datname } of rows) {
+    const pid = Number(/^ns_test_(\d+)_\d+$/.exec(datname)?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    await admin.unsafe(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
