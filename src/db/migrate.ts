@@ -14,8 +14,20 @@ export class SchemaTooNewError extends Error {}
  */
 export function migrate(db: Db): void {
   refuseNewerSchema(db);
-  const migrations = migrationJournal.entries.map((entry) => {
-    const query = migrationSql[entry.tag];
+  const migrations = embeddedMigrations(migrationJournal, migrationSql);
+  // drizzle's dialect.migrate is what drizzle-orm/bun-sqlite/migrator calls after reading files.
+  (db as unknown as { dialect: { migrate: (m: unknown, s: unknown, c: unknown) => void }; session: unknown }).dialect.migrate(
+    migrations,
+    (db as unknown as { session: unknown }).session,
+    {},
+  );
+  db.$client.run("INSERT INTO app_meta (key, value) VALUES ('migrated_by', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [pkg.version]);
+}
+
+/** The migrations embedded in the binary, as drizzle's migrators read them from disk (SQLite's and PostgreSQL's alike). */
+export function embeddedMigrations(journal: { entries: readonly { tag: string; when: number; breakpoints: boolean }[] }, sqlByTag: Record<string, string>) {
+  return journal.entries.map((entry) => {
+    const query = sqlByTag[entry.tag];
     if (query === undefined) throw new Error(`migration ${entry.tag} is not embedded`);
     return {
       sql: query.split("--> statement-breakpoint"),
@@ -24,13 +36,6 @@ export function migrate(db: Db): void {
       hash: createHash("sha256").update(query).digest("hex"),
     };
   });
-  // drizzle's dialect.migrate is what drizzle-orm/bun-sqlite/migrator calls after reading files.
-  (db as unknown as { dialect: { migrate: (m: unknown, s: unknown, c: unknown) => void }; session: unknown }).dialect.migrate(
-    migrations,
-    (db as unknown as { session: unknown }).session,
-    {},
-  );
-  db.$client.run("INSERT INTO app_meta (key, value) VALUES ('migrated_by', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [pkg.version]);
 }
 
 function refuseNewerSchema(db: Db): void {

@@ -1,7 +1,6 @@
-import { createHash } from "node:crypto";
 import type { SQL } from "bun";
 import pkg from "../../../package.json";
-import { SchemaTooNewError } from "../migrate";
+import { embeddedMigrations, SchemaTooNewError } from "../migrate";
 import { pgDrizzle } from "./client";
 import { migrationJournal, migrationSql } from "./migrations.generated";
 
@@ -50,7 +49,7 @@ export async function migratePostgres(client: SQL, opts: { onWait?: () => void }
     const db = pgDrizzle(conn);
     // drizzle's dialect.migrate is what drizzle-orm/bun-sql/migrator calls after reading files.
     await (db as unknown as { dialect: { migrate: (m: unknown, s: unknown, c: unknown) => Promise<void> }; session: unknown }).dialect.migrate(
-      embeddedMigrations(),
+      embeddedMigrations(migrationJournal, migrationSql),
       (db as unknown as { session: unknown }).session,
       {},
     );
@@ -64,19 +63,6 @@ export async function migratePostgres(client: SQL, opts: { onWait?: () => void }
     if (locked) await conn.close();
     else await conn.release();
   }
-}
-
-function embeddedMigrations() {
-  return migrationJournal.entries.map((entry) => {
-    const query = migrationSql[entry.tag];
-    if (query === undefined) throw new Error(`migration ${entry.tag} is not embedded`);
-    return {
-      sql: query.split("--> statement-breakpoint"),
-      bps: entry.breakpoints,
-      folderMillis: entry.when,
-      hash: createHash("sha256").update(query).digest("hex"),
-    };
-  });
 }
 
 async function hasTable(conn: SQL, name: string): Promise<boolean> {
