@@ -28,6 +28,10 @@ export const BROWSER_LIMITS = {
   downloadsPerAccount: [10, MINUTE],
   // "Billing portal or plan change": each one calls the billing provider's API.
   planActionsPerAccount: [5, MINUTE],
+  // Buttons that make the server send something (a test delivery, a test mail): a person testing
+  // a setup needs a few, a script pressing them needs none.
+  testDeliveriesPerAccount: [10, 10 * MINUTE],
+  testAlertsPerAccount: [5, HOUR],
 } as const satisfies Record<string, readonly [number, number]>;
 
 export type BrowserLimit = keyof typeof BROWSER_LIMITS;
@@ -45,16 +49,18 @@ function waitText(seconds: number): string {
 }
 
 /**
- * Counts one attempt; past the limit, a 429 with a message a person can act on. `refund` gives
- * the attempt back, for limits that count only failures.
+ * Counts one attempt; past the limit, a 429 with a message a person can act on (`tooMany` says
+ * which limit, when "Too many attempts." would not). `refund` gives the attempt back, for limits
+ * that count only failures.
  */
-export function limit(deps: Deps, name: BrowserLimit, who: string): { refund: () => void } {
+export function limit(deps: Deps, name: BrowserLimit, who: string, tooMany?: string): { refund: () => void } {
   const [n, windowMs] = BROWSER_LIMITS[name];
   const key = `web:${name}:${PER_EMAIL.has(name) ? normaliseEmail(who) : who.toLowerCase()}`;
   const d = deps.limiter.consume(key, n, "anonymous", windowMs);
   if (!d.allowed) {
     const retry = Math.max(1, Math.ceil(d.reset - deps.clock.now() / 1000));
-    throw new AppError("rate_limited", `Too many attempts. Please wait ${waitText(retry)} and try again.`, undefined, { "retry-after": String(retry) });
+    const message = tooMany ? `${tooMany} Try again in ${waitText(retry)}.` : `Too many attempts. Please wait ${waitText(retry)} and try again.`;
+    throw new AppError("rate_limited", message, undefined, { "retry-after": String(retry) });
   }
   return { refund: () => deps.limiter.refund(key) };
 }

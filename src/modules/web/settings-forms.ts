@@ -1,4 +1,3 @@
-import type { Deps } from "../../deps";
 import { AppError, ValidationFailed, type FieldProblem } from "../../http/errors";
 import { html, raw, type Html } from "../../web/html";
 import type { FormBody } from "./form";
@@ -101,17 +100,4 @@ export function distinct(labels: string[], keys: string[]): string[] {
   const seen = new Map<string, number>();
   for (const l of labels) seen.set(l, (seen.get(l) ?? 0) + 1);
   return labels.map((l, i) => ((seen.get(l) ?? 0) > 1 ? `${l} (${keys[i]})` : l));
-}
-
-/**
- * A per-account budget for buttons that make the server send something (a test delivery, a test
- * mail): a person testing a setup needs a few, a script pressing them needs none.
- */
-export function limitTests(deps: Deps, accountId: string, what: string, n: number, windowMs: number, tooMany: string): void {
-  const d = deps.limiter.consume(`web:test-${what}:${accountId}`, n, "anonymous", windowMs);
-  if (d.allowed) return;
-  const retry = Math.max(1, Math.ceil(d.reset - deps.clock.now() / 1000));
-  throw new AppError("rate_limited", `${tooMany} Try again in ${retry < 90 ? `${retry} seconds` : `${Math.ceil(retry / 60)} minutes`}.`, undefined, {
-    "retry-after": String(retry),
-  });
 }

@@ -24,6 +24,7 @@ import { isTestDelivery, sendTestDelivery } from "../webhooks/test-delivery";
 import { deliveryErrorText, urlProblemText } from "../webhooks/wording";
 import { getWorkspace, tierOf } from "../workspaces/repo";
 import { firstValue, formFields } from "./form";
+import { limit } from "./limits";
 import { fullBadge, noteNotFound } from "./note-parts";
 import {
   distinct,
@@ -33,7 +34,6 @@ import {
   formState,
   FORM_FIELD,
   invalid,
-  limitTests,
   refusedStatus,
   refuseFields,
   sentence,
@@ -301,7 +301,7 @@ export const streamSettingsPages = (deps: Deps) =>
     .post(
       "/notes/:id/webhook/test",
       async ({ s, params }) => {
-        limitTests(deps, s.account.id, "delivery", 10, 10 * 60_000, "At most 10 test deliveries in 10 minutes.");
+        limit(deps, "testDeliveriesPerAccount", s.account.id, "At most 10 test deliveries in 10 minutes.");
         await sendTestDelivery({ ctx: s.ctx, noteId: params.id });
         return redirectWithFlash(deps, s, settingsPath(params.id), { ok: "Test delivery sent: its result shows under Recent deliveries in a moment (reload to see it)." });
       },
@@ -341,7 +341,7 @@ export const streamSettingsPages = (deps: Deps) =>
     .post(
       "/notes/:id/deadman/test",
       async ({ s, params, request }) => {
-        limitTests(deps, s.account.id, "alert", 5, 3_600_000, "At most 5 test alerts an hour.");
+        limit(deps, "testAlertsPerAccount", s.account.id, "At most 5 test alerts an hour.");
         const { body } = await sendTestAlert({ ctx: s.ctx, noteId: params.id, to: s.account.email, origin: publicOrigin(deps, request) });
         return redirectWithFlash(deps, s, settingsPath(params.id), { ok: `Test alert sent to ${body.to}: it should arrive within a minute.` });
       },
