@@ -42,7 +42,7 @@ export function refusedForm(e: AppError, values: TextFields, fields: readonly st
   const errors: Record<string, string> = {};
   const general: string[] = [];
   if (e instanceof ValidationFailed) {
-    for (const p of e.details as FieldProblem[]) {
+    for (const p of fieldProblems(e)) {
       if (fields.includes(p.field)) errors[p.field] = errors[p.field] ? `${errors[p.field]} ${p.message}` : p.message;
       else general.push(p.message);
     }
@@ -50,6 +50,11 @@ export function refusedForm(e: AppError, values: TextFields, fields: readonly st
     general.push(refusalMessage(e));
   }
   return { values, errors, general: general.length ? general.join(" ") : null };
+}
+
+/** Field problems a refusal carries (a validation's), or none. */
+export function fieldProblems(e: AppError): FieldProblem[] {
+  return e instanceof ValidationFailed ? (e.details as FieldProblem[]) : [];
 }
 
 /**

@@ -1,4 +1,4 @@
-import { AppError, ValidationFailed, type FieldProblem } from "../../http/errors";
+import { AppError, ValidationFailed } from "../../http/errors";
 import { html, raw, type Html } from "../../web/html";
 import type { FormBody } from "./form";
 
@@ -65,11 +65,6 @@ export function fieldProblem(state: FormState | undefined, form: string, field: 
 export function formProblem(state: FormState | undefined, form: string): Html | "" {
   const message = problemOf(state, form, WHOLE_FORM);
   return message ? html`<div class="flash error" role="alert" id="${messageId(form, WHOLE_FORM)}">${message}</div>` : "";
-}
-
-/** Field problems a refusal carries (a validation's), or none. */
-export function fieldProblems(e: AppError): FieldProblem[] {
-  return e instanceof ValidationFailed ? (e.details as FieldProblem[]) : [];
 }
 
 /** The code of a problem found by a form's own check (refuseFields), as opposed to a service's. */

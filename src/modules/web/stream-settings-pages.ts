@@ -23,13 +23,12 @@ import { checkWebhookUrl } from "../webhooks/target";
 import { isTestDelivery, sendTestDelivery } from "../webhooks/test-delivery";
 import { deliveryErrorText, urlProblemText } from "../webhooks/wording";
 import { getWorkspace, tierOf } from "../workspaces/repo";
-import { firstValue, formFields } from "./form";
+import { fieldProblems, firstValue, formFields } from "./form";
 import { limit } from "./limits";
 import { fullBadge, noteNotFound } from "./note-parts";
 import {
   distinct,
   fieldProblem,
-  fieldProblems,
   formProblem,
   formState,
   FORM_FIELD,

@@ -11,13 +11,12 @@ import { describeAccount } from "../accounts/service";
 import { recentNotes } from "../notes/repo";
 import { DEFAULT_EXPIRY_DAYS, listWorkspaceTokens, MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, revokeWorkspaceToken, SCOPES } from "../tokens/service";
 import { getWorkspace } from "../workspaces/repo";
-import { firstValue, formFields } from "./form";
+import { fieldProblems, firstValue, formFields } from "./form";
 import {
   chosen,
   describedBy,
   distinct,
   fieldProblem,
-  fieldProblems,
   FORM_FIELD,
   formProblem,
   formState,
