@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, getTableColumns, isNull, like, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, isNull, sql, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { noteChunks, notes } from "../../db/schema";
 import { NotFound } from "../../http/errors";
@@ -148,17 +148,31 @@ export function visibleStream(ctx: Ctx, filename: string): NoteRow {
   return row;
 }
 
-export function listNoteRows(
-  ctx: Ctx,
-  filter: { folderId?: string; kind?: "stream" | "editable"; titleContains?: string },
-  page: Page,
-): { rows: NoteMeta[]; total: number } {
+export interface NoteListFilter {
+  folderId?: string;
+  kind?: "stream" | "editable";
+  titleContains?: string;
+}
+
+/** The notes a list may show: the caller's workspace, not trashed, a pinned token's note only, and the filter's. */
+export function noteListConds(ctx: Ctx, filter: NoteListFilter): SQL[] {
   const conds: SQL[] = [eq(notes.workspaceId, ctx.principal.workspaceId), isNull(notes.trashedAt)];
   // seesNote's rule as a filter: a pinned token's list holds its note at most.
   if (ctx.principal.noteId) conds.push(eq(notes.id, ctx.principal.noteId));
   if (filter.folderId) conds.push(eq(notes.folderId, filter.folderId));
   if (filter.kind) conds.push(eq(notes.kind, filter.kind));
-  if (filter.titleContains) conds.push(like(notes.title, `%${filter.titleContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+  if (filter.titleContains) {
+    // Without ESCAPE, SQLite's LIKE takes the backslash literally and a typed % or _ as a wildcard.
+    const pattern = `%${filter.titleContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    conds.push(sql`${notes.title} LIKE ${pattern} ESCAPE '\\'`);
+  }
+  return conds;
+}
+
+/** One page of notes without bodies, newest change first; `where` narrows further (the board's filters). */
+export function listNoteRows(ctx: Ctx, filter: NoteListFilter & { where?: SQL }, page: Page): { rows: NoteMeta[]; total: number } {
+  const conds = noteListConds(ctx, filter);
+  if (filter.where) conds.push(filter.where);
   const where = and(...conds);
   const rows = ctx.deps.db.select(metaColumns).from(notes).where(where).orderBy(desc(notes.updatedAt), desc(notes.id));
   const { items, total } = paged(ctx.deps.db, { from: notes, where, rows, page });

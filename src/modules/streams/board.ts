@@ -1,9 +1,8 @@
-import { and, count, desc, eq, getTableColumns, isNull, sql, type SQL } from "drizzle-orm";
+import { and, count, eq, sql, type SQL } from "drizzle-orm";
 import type { Ctx } from "../../deps";
 import { notes } from "../../db/schema";
-import { paged } from "../../db/paged";
 import type { Page } from "../../lib/pagination";
-import type { NoteMeta } from "../notes/repo";
+import { listNoteRows, noteListConds, type NoteListFilter, type NoteMeta } from "../notes/repo";
 
 /**
  * The status board of the notes list: what each stream's state means at a glance, and the
@@ -35,19 +34,7 @@ function isFull(n: HealthFields, cap: number | null): boolean {
 }
 
 export function streamHealth(n: HealthFields, cap: number | null): StreamHealth {
-  if (isFull(n, cap)) return "full";
-  // Read as a string: the signals of the cron wrapper add "failing" to the column's values.
-  const status: string = n.deadmanStatus;
-  switch (status) {
-    case "failing":
-      return "failing";
-    case "late":
-      return "late";
-    case "ok":
-      return "ok";
-    default:
-      return "off";
-  }
+  return isFull(n, cap) ? "full" : n.deadmanStatus;
 }
 
 /** Consecutive failed deliveries are counted on the note (a success resets them; ten disable the webhook). */
@@ -86,35 +73,11 @@ function filterWhere(show: BoardFilter, cap: number | null): SQL | undefined {
   }
 }
 
-export interface BoardScope {
-  folderId?: string;
-  titleContains?: string;
-}
+export type BoardScope = Pick<NoteListFilter, "folderId" | "titleContains">;
 
-/** The notes the board may show: the caller's workspace, not trashed, a pinned token's note only, in the folder and matching the title. */
-function scopeWhere(ctx: Ctx, scope: BoardScope): SQL[] {
-  const conds: SQL[] = [eq(notes.workspaceId, ctx.principal.workspaceId), isNull(notes.trashedAt)];
-  if (ctx.principal.noteId) conds.push(eq(notes.id, ctx.principal.noteId));
-  if (scope.folderId) conds.push(eq(notes.folderId, scope.folderId));
-  if (scope.titleContains) {
-    // Without ESCAPE, SQLite's LIKE takes the backslash literally and a typed % or _ as a wildcard.
-    const pattern = `%${scope.titleContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    conds.push(sql`${notes.title} LIKE ${pattern} ESCAPE '\\'`);
-  }
-  return conds;
-}
-
-const { body: _body, richHtml: _richHtml, trashedFilename: _tf, ...metaColumns } = getTableColumns(notes);
-
-/** One page of the board, newest write first, as listNoteRows orders the list. */
+/** One page of the board, newest change first, as the notes list orders it. */
 export function boardRows(ctx: Ctx, scope: BoardScope & { show: BoardFilter }, cap: number | null, page: Page): { rows: NoteMeta[]; total: number } {
-  const conds = scopeWhere(ctx, scope);
-  const f = filterWhere(scope.show, cap);
-  if (f) conds.push(f);
-  const where = and(...conds);
-  const rows = ctx.deps.db.select(metaColumns).from(notes).where(where).orderBy(desc(notes.updatedAt), desc(notes.id));
-  const { items, total } = paged(ctx.deps.db, { from: notes, where, rows, page });
-  return { rows: items, total };
+  return listNoteRows(ctx, { folderId: scope.folderId, titleContains: scope.titleContains, where: filterWhere(scope.show, cap) }, page);
 }
 
 /** How many notes each filter would show, in one pass over the workspace's notes. */
@@ -123,7 +86,7 @@ export function boardCounts(ctx: Ctx, scope: BoardScope, cap: number | null): Bo
   const r = ctx.deps.db
     .select({ all: count(), attention: n("attention"), streams: n("streams"), plain: n("plain"), rich: n("rich") })
     .from(notes)
-    .where(and(...scopeWhere(ctx, scope)))
+    .where(and(...noteListConds(ctx, scope)))
     .get()!;
   return { all: r.all, attention: Number(r.attention), streams: Number(r.streams), plain: Number(r.plain), rich: Number(r.rich) };
 }
