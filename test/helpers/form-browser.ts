@@ -1,3 +1,5 @@
+import { findAccountByEmail } from "../../src/modules/accounts/service";
+import { createSession, SESSION_COOKIE } from "../../src/web/session";
 import type { Harness } from "./harness";
 
 export const ORIGIN = "http://notestream.test";
@@ -62,4 +64,29 @@ export function fieldMessage(page: string, name: string): { invalid: boolean; me
     .filter((m): m is string => m !== undefined)
     .map((m) => m.replace(/<[^>]+>/g, "").trim());
   return { invalid: /aria-invalid="true"/.test(input), message: messages.join(" ") || null };
+}
+
+/**
+ * A signed-in browser of an existing account, without the sign-in form: its session cookie and
+ * CSRF token, GETs, form posts (Origin set, as a page's own form sends it) and the JSON posts of
+ * the page's script (CSRF header).
+ */
+export async function sessionBrowser(h: Harness, email: string) {
+  const { secret } = await createSession(h.deps, findAccountByEmail(h.deps, email)!);
+  const cookie = `${SESSION_COOKIE}=${secret}`;
+  const get = async (path: string) => {
+    const res = await h.request("GET", path, { headers: { cookie } });
+    return { status: res.status, location: res.headers.get("location") ?? "", text: await res.text() };
+  };
+  const csrf = /name="csrf" content="([^"]+)"/.exec((await get("/notes")).text)![1]!;
+  const form = async (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) => {
+    const res = await h.request("POST", path, {
+      headers: { cookie, origin: ORIGIN, "content-type": "application/x-www-form-urlencoded", ...headers },
+      body: new URLSearchParams(fields).toString(),
+    });
+    return { status: res.status, location: res.headers.get("location") ?? "", text: await res.text() };
+  };
+  const json = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    h.request("POST", path, { headers: { cookie, origin: ORIGIN, "x-csrf-token": csrf, ...headers }, body });
+  return { secret, cookie, csrf, get, form, json };
 }

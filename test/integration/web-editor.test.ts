@@ -4,8 +4,7 @@
  * editor fetches after a new sign-in, "New note" with a title first, and an earlier version's preview.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { findAccountByEmail } from "../../src/modules/accounts/service";
-import { createSession, SESSION_COOKIE } from "../../src/web/session";
+import { ORIGIN, sessionBrowser } from "../helpers/form-browser";
 import { harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
@@ -14,28 +13,7 @@ beforeEach(() => {
 });
 afterEach(() => h.close());
 
-const ORIGIN = "http://notestream.test";
-
-/** A signed-in browser of an account: its cookie and CSRF token, and requests as its pages make them. */
-async function browserOf(email: string) {
-  const { secret } = await createSession(h.deps, findAccountByEmail(h.deps, email)!);
-  const cookie = `${SESSION_COOKIE}=${secret}`;
-  const get = async (path: string) => {
-    const res = await h.request("GET", path, { headers: { cookie } });
-    return { status: res.status, location: res.headers.get("location") ?? "", text: await res.text() };
-  };
-  const csrf = /name="csrf" content="([^"]+)"/.exec((await get("/notes")).text)![1]!;
-  const form = async (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) => {
-    const res = await h.request("POST", path, {
-      headers: { cookie, origin: ORIGIN, "content-type": "application/x-www-form-urlencoded", ...headers },
-      body: new URLSearchParams(fields).toString(),
-    });
-    return { status: res.status, location: res.headers.get("location") ?? "", text: await res.text() };
-  };
-  const json = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    h.request("POST", path, { headers: { cookie, origin: ORIGIN, "x-csrf-token": csrf, ...headers }, body });
-  return { cookie, csrf, get, form, json };
-}
+const browserOf = (email: string) => sessionBrowser(h, email);
 
 async function plainNote(a: { accountId: string; workspaceId: string }, title: string, text = ""): Promise<string> {
   const res = await h.request("POST", "/api/v1/notes", { token: await h.token(a), body: { note: { title, plain_body: text } } });

@@ -7,10 +7,9 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { sessions } from "../../src/db/schema";
 import { sha256Hex } from "../../src/lib/secrets";
-import { findAccountByEmail } from "../../src/modules/accounts/service";
 import { teamRemove } from "../../src/cli/commands";
 import { removeTeamMember, seatCount } from "../../src/modules/teams/service";
-import { createSession, SESSION_COOKIE } from "../../src/web/session";
+import { sessionBrowser } from "../helpers/form-browser";
 import { harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
@@ -19,26 +18,11 @@ beforeEach(() => {
 });
 afterEach(() => h.close());
 
-const ORIGIN = "http://notestream.test";
-
-/** A signed-in browser of an account: its cookie, and the CSRF token its pages carry. */
+/** A signed-in browser, and the workspace its session row holds. */
 async function browserOf(email: string) {
-  const { secret } = await createSession(h.deps, findAccountByEmail(h.deps, email)!);
-  const cookie = `${SESSION_COOKIE}=${secret}`;
-  const get = async (path: string) => {
-    const res = await h.request("GET", path, { headers: { cookie } });
-    return { status: res.status, text: await res.text() };
-  };
-  const csrf = /name="csrf" content="([^"]+)"/.exec((await get("/notes")).text)![1]!;
-  const post = async (path: string, fields: Record<string, string>) => {
-    const res = await h.request("POST", path, {
-      headers: { cookie, origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams(fields).toString(),
-    });
-    return { status: res.status, location: res.headers.get("location") ?? "" };
-  };
-  const storedWorkspace = () => h.deps.db.select().from(sessions).where(eq(sessions.idHash, sha256Hex(secret))).get()!.workspaceId;
-  return { get, post, csrf, storedWorkspace };
+  const b = await sessionBrowser(h, email);
+  const storedWorkspace = () => h.deps.db.select().from(sessions).where(eq(sessions.idHash, sha256Hex(b.secret))).get()!.workspaceId;
+  return { get: b.get, post: b.form, csrf: b.csrf, storedWorkspace };
 }
 
 async function noteIn(a: { accountId: string; workspaceId: string }, title: string) {
