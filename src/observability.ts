@@ -1,4 +1,6 @@
 import { statSync } from "node:fs";
+import { count, inArray, min } from "drizzle-orm";
+import { jobs } from "./db/schema";
 import { databasePath } from "./db/client";
 import type { Deps } from "./deps";
 import type { AnswerObserver } from "./http/boundary";
@@ -33,18 +35,18 @@ export function observeService(deps: Deps, routes: () => readonly { method: stri
  * Unfinished jobs of every queue (0 for an idle one): the jobs_due index (status first) finds
  * them, and there are few unless something is stuck, which is what this is for.
  */
-function jobQueues(deps: Deps): { queue: string; depth: number; oldestAgeSeconds: number }[] {
-  const rows = deps.db.$client
-    .query<{ queue: string; depth: number; oldest: number }, []>(
-      "SELECT queue, count(*) AS depth, min(created_at) AS oldest FROM jobs WHERE status IN ('pending', 'running') GROUP BY queue",
-    )
-    .all();
+async function jobQueues(deps: Deps): Promise<{ queue: string; depth: number; oldestAgeSeconds: number }[]> {
+  const rows = await deps.db
+    .select({ queue: jobs.queue, depth: count(), oldest: min(jobs.createdAt) })
+    .from(jobs)
+    .where(inArray(jobs.status, ["pending", "running"]))
+    .groupBy(jobs.queue);
   const now = deps.clock.now();
   const byQueue = new Map(rows.map((r) => [r.queue, r]));
   const names = new Set([...Object.keys(jobHandlers), ...byQueue.keys()]);
   return [...names].sort().map((queue) => {
     const r = byQueue.get(queue);
-    return { queue, depth: r?.depth ?? 0, oldestAgeSeconds: r ? Math.max(0, (now - r.oldest) / 1000) : 0 };
+    return { queue, depth: r?.depth ?? 0, oldestAgeSeconds: r?.oldest != null ? Math.max(0, (now - r.oldest) / 1000) : 0 };
   });
 }
 

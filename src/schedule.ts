@@ -14,22 +14,22 @@ import { flushTokenUse } from "./modules/tokens/service";
 
 /** Every periodic task of the service; each feature exports its sweep, and its timing is chosen here. */
 export const PERIODIC_TASKS = [
-  { name: "lifecycle", pattern: "*/15 * * * * *", run: (deps: Deps) => void runLifecycle(deps) },
+  { name: "lifecycle", pattern: "*/15 * * * * *", run: (deps: Deps) => runLifecycle(deps) },
   // Dead-man deadlines are read from the notes every 2 s: alerts go out within seconds of one.
-  { name: "deadman", pattern: "*/2 * * * * *", run: (deps: Deps) => void checkDeadlines(deps) },
-  { name: "idempotency-purge", pattern: "0 */10 * * * *", run: (deps: Deps) => void purgeExpiredKeys(deps) },
+  { name: "deadman", pattern: "*/2 * * * * *", run: (deps: Deps) => checkDeadlines(deps) },
+  { name: "idempotency-purge", pattern: "0 */10 * * * *", run: (deps: Deps) => purgeExpiredKeys(deps) },
   { name: "error-log-prune", pattern: "0 7 * * * *", run: (deps: Deps) => pruneApiErrors(deps) },
   // The job runner wakes on enqueue and on its own retry timer; this sweep is the safety net.
   { name: "jobs-sweep", pattern: "*/10 * * * * *", run: (deps: Deps) => deps.jobs.wake() },
-  { name: "jobs-purge", pattern: "0 17 * * * *", run: (deps: Deps) => void purgeFinishedJobs(deps) },
-  { name: "export-expiry", pattern: "0 */5 * * * *", run: (deps: Deps) => void expireExports(deps) },
-  { name: "token-use", pattern: "30 * * * * *", run: (deps: Deps) => void flushTokenUse(deps) },
-  { name: "inbox-prune", pattern: "0 27 * * * *", run: (deps: Deps) => void pruneInboxDeliveries(deps) },
+  { name: "jobs-purge", pattern: "0 17 * * * *", run: (deps: Deps) => purgeFinishedJobs(deps) },
+  { name: "export-expiry", pattern: "0 */5 * * * *", run: (deps: Deps) => expireExports(deps) },
+  { name: "token-use", pattern: "30 * * * * *", run: (deps: Deps) => flushTokenUse(deps) },
+  { name: "inbox-prune", pattern: "0 27 * * * *", run: (deps: Deps) => pruneInboxDeliveries(deps) },
   // Notes are purged 30 days after trashing, within the hour: finding them scans the notes table
   // (no index on trashed_at), so hourly, and each run takes a bounded batch.
-  { name: "trash-purge", pattern: "0 33 * * * *", run: (deps: Deps) => void purgeTrash(deps) },
+  { name: "trash-purge", pattern: "0 33 * * * *", run: (deps: Deps) => purgeTrash(deps) },
   // Lines older than a stream's retention_days go within minutes; each run removes a bounded batch.
-  { name: "retention", pattern: "50 */5 * * * *", run: (deps: Deps) => void expireOldLines(deps) },
+  { name: "retention", pattern: "50 */5 * * * *", run: (deps: Deps) => expireOldLines(deps) },
   // OAuth clients that never completed a grant go a day after registering (hourly, so within 25 h).
   { name: "oauth-client-expiry", pattern: "0 41 * * * *", run: (deps: Deps) => expireUnusedClients(deps) },
 ] as const satisfies readonly PeriodicTask[];

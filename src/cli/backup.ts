@@ -9,6 +9,8 @@ import { UsageError } from "./args";
 import type { Output } from "./commands";
 
 /**
+ * SQLite only: the database file itself (VACUUM INTO); PostgreSQL is backed up with its own tools.
+ *
  * `notestream backup FILE`: a consistent copy of the database while the service runs and takes
  * writes. VACUUM INTO reads one snapshot (a WAL read transaction: writers are not blocked) and
  * writes a compact, self-contained database file; every write acknowledged before it began is in it.
@@ -33,6 +35,8 @@ export async function backup(config: Config, argv: string[], io: Output): Promis
 }
 
 /**
+ * SQLite only: checks the file with PRAGMA integrity_check and sqlite_master, then moves files.
+ *
  * `notestream restore FILE`: puts a backup in place of the database. Refused while a server runs
  * on the data directory; the previous database is kept aside (renamed, never deleted).
  */

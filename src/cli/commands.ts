@@ -1,3 +1,5 @@
+import { eq } from "drizzle-orm";
+import { tokens } from "../db/schema";
 import type { Deps } from "../deps";
 import { AppError } from "../http/errors";
 import { isPlanName, PLAN_NAMES, tierFor } from "../limits/plans";
@@ -38,19 +40,19 @@ export async function accountCreate(deps: Deps, argv: string[], io: Output): Pro
 }
 
 /** The workspace a command acts on: the account's personal one, or a team it belongs to. */
-function targetWorkspace(deps: Deps, email: string, teamId?: string): { accountId: string; workspaceId: string } {
-  const account = findAccountByEmail(deps, email);
+async function targetWorkspace(deps: Deps, email: string, teamId?: string): Promise<{ accountId: string; workspaceId: string }> {
+  const account = await findAccountByEmail(deps, email);
   if (!account) throw new AppError("not_found", `no account with e-mail ${email}`);
   if (teamId) {
-    if (!isMember(deps, teamId, account.id)) throw new AppError("not_found", `${account.email} is not a member of team ${teamId}`);
+    if (!(await isMember(deps, teamId, account.id))) throw new AppError("not_found", `${account.email} is not a member of team ${teamId}`);
     return { accountId: account.id, workspaceId: teamId };
   }
-  return { accountId: account.id, workspaceId: personalWorkspaceId(deps, account.id) };
+  return { accountId: account.id, workspaceId: await personalWorkspaceId(deps, account.id) };
 }
 
 export async function accountTrial(deps: Deps, argv: string[], io: Output): Promise<void> {
   const f = flags(argv, { email: { type: "string" }, team: { type: "string" } }, ["email"]);
-  const ws = await deps.writer.write(() => startTrial(deps, targetWorkspace(deps, f.email!, f.team).workspaceId));
+  const ws = await deps.writer.write(async () => startTrial(deps, (await targetWorkspace(deps, f.email!, f.team)).workspaceId));
   io.info(`API trial started for ${f.email}: 100 notes, 300 MB, until ${new Date(ws.trialEndsAt!).toISOString()}`);
   io.out(new Date(ws.trialEndsAt!).toISOString());
 }
@@ -60,14 +62,14 @@ export async function accountSetPlan(deps: Deps, argv: string[], io: Output): Pr
   const f = flags(argv, { email: { type: "string" }, team: { type: "string" }, plan: { type: "string" } }, ["email", "plan"]);
   if (!isPlanName(f.plan!)) throw new UsageError(`--plan must be one of ${PLAN_NAMES.join(", ")}`);
   const plan = f.plan;
-  const ws = await deps.writer.write(() => subscribe(deps, targetWorkspace(deps, f.email!, f.team).workspaceId, plan, { paidAt: deps.clock.now() }));
+  const ws = await deps.writer.write(async () => subscribe(deps, (await targetWorkspace(deps, f.email!, f.team)).workspaceId, plan, { paidAt: deps.clock.now() }));
   io.info(`${f.email}${f.team ? ` (team ${f.team})` : ""} is now on plan ${ws.plan}, ${ws.state}`);
   io.out(ws.plan);
 }
 
 export async function accountLapse(deps: Deps, argv: string[], io: Output): Promise<void> {
   const f = flags(argv, { email: { type: "string" }, team: { type: "string" } }, ["email"]);
-  const ws = await deps.writer.write(() => lapse(deps, targetWorkspace(deps, f.email!, f.team).workspaceId));
+  const ws = await deps.writer.write(async () => lapse(deps, (await targetWorkspace(deps, f.email!, f.team)).workspaceId));
   io.info(`${f.email} is read-only: notes stay readable and exportable, writes are refused`);
   io.out(ws.state);
 }
@@ -77,7 +79,7 @@ export async function billingCheckout(deps: Deps, argv: string[], io: Output): P
   const f = flags(argv, { email: { type: "string" }, team: { type: "string" }, plan: { type: "string" } }, ["email", "plan"]);
   const plan = f.plan!;
   if (!isPlanName(plan) || plan === "free") throw new UsageError(`--plan must be one of ${PLAN_NAMES.filter((p) => p !== "free").join(", ")}`);
-  const { workspaceId } = targetWorkspace(deps, f.email!, f.team);
+  const { workspaceId } = await targetWorkspace(deps, f.email!, f.team);
   // With the provider's API configured, the checkout is created there, as the account page does.
   const url = deps.config.lemonSqueezy
     ? await startPlanCheckout(deps, { workspaceId, tierName: tierFor(deps.config.limitProfile, plan).name, accountId: null, email: f.email!, returnUrl: `${mailOrigin(deps)}/settings#plan` })
@@ -94,7 +96,7 @@ export async function billingBind(deps: Deps, argv: string[], io: Output): Promi
     ["email", "subscription", "variant"],
   );
   if (!/^\d{1,15}$/.test(f.variant!)) throw new UsageError("--variant must be the store's variant id (a number)");
-  const target = targetWorkspace(deps, f.email!, f.team);
+  const target = await targetWorkspace(deps, f.email!, f.team);
   const plan = await deps.writer.write(() =>
     bindExistingSubscription(deps, { workspaceId: target.workspaceId, subscriptionId: f.subscription!, variantId: Number(f.variant), customerId: f.customer }),
   );
@@ -104,7 +106,7 @@ export async function billingBind(deps: Deps, argv: string[], io: Output): Promi
 
 export async function accountShow(deps: Deps, argv: string[], io: Output): Promise<void> {
   const f = flags(argv, { email: { type: "string" }, team: { type: "string" } }, ["email"]);
-  const { workspaceId } = targetWorkspace(deps, f.email!, f.team);
+  const { workspaceId } = await targetWorkspace(deps, f.email!, f.team);
   const ws = getWorkspace(deps, workspaceId);
   const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
   io.out(
@@ -124,10 +126,10 @@ export async function accountShow(deps: Deps, argv: string[], io: Output): Promi
 
 export async function tokenList(deps: Deps, argv: string[], io: Output): Promise<void> {
   const f = flags(argv, { email: { type: "string" } }, ["email"]);
-  const account = findAccountByEmail(deps, f.email!);
+  const account = await findAccountByEmail(deps, f.email!);
   if (!account) throw new AppError("not_found", `no account with e-mail ${f.email}`);
   const now = deps.clock.now();
-  for (const t of listTokens(deps, account.id)) {
+  for (const t of await listTokens(deps, account.id)) {
     const state = t.revokedAt !== null ? "revoked" : t.expiresAt <= now ? "expired" : "active";
     io.out(
       [t.id, state, t.kind, t.scopes, t.noteId ?? "-", t.workspaceId, new Date(t.expiresAt).toISOString(), t.name || "-"].join("\t"),
@@ -137,9 +139,9 @@ export async function tokenList(deps: Deps, argv: string[], io: Output): Promise
 
 export async function tokenRevoke(deps: Deps, argv: string[], io: Output): Promise<void> {
   const f = flags(argv, { id: { type: "string" } }, ["id"]);
-  const found = await deps.writer.write(() => {
-    if (!listTokenById(deps, f.id!)) return false;
-    revokeToken(deps, f.id!);
+  const found = await deps.writer.write(async () => {
+    if (!(await tokenExists(deps, f.id!))) return false;
+    await revokeToken(deps, f.id!);
     return true;
   });
   if (!found) throw new AppError("not_found", `no token with id ${f.id}`);
@@ -150,9 +152,9 @@ export async function tokenRevoke(deps: Deps, argv: string[], io: Output): Promi
 /** One line per standing OAuth grant (AI clients over MCP): id, client name (unverified), scopes, last use. */
 export async function oauthList(deps: Deps, argv: string[], io: Output): Promise<void> {
   const f = flags(argv, { email: { type: "string" } }, ["email"]);
-  const account = findAccountByEmail(deps, f.email!);
+  const account = await findAccountByEmail(deps, f.email!);
   if (!account) throw new AppError("not_found", `no account with e-mail ${f.email}`);
-  const grants = listGrants(deps, account.id);
+  const grants = await listGrants(deps, account.id);
   for (const g of grants) io.out([g.id, g.clientName, g.scope, g.lastUsedAt === null ? "never" : new Date(g.lastUsedAt).toISOString()].join("\t"));
   io.info(`${grants.length} connected app${grants.length === 1 ? "" : "s"} for ${account.email}`);
 }
@@ -168,7 +170,7 @@ export async function oauthRevoke(deps: Deps, argv: string[], io: Output): Promi
     return;
   }
   if (!f.email || !f.all) throw new UsageError("give --id ID, or --email E --all to end every grant of an account");
-  const account = findAccountByEmail(deps, f.email);
+  const account = await findAccountByEmail(deps, f.email);
   if (!account) throw new AppError("not_found", `no account with e-mail ${f.email}`);
   const ended = await deps.writer.write(() => revokeAccountGrants(deps, account.id));
   io.info(`revoked ${ended} grant${ended === 1 ? "" : "s"} of ${account.email}`);
@@ -212,8 +214,8 @@ export async function tokenCreate(deps: Deps, argv: string[], io: Output): Promi
   );
   if (f.extension) {
     if (!f.note) throw new UsageError("--extension needs --note: the stream the extension appends to");
-    const minted = await deps.writer.write(() => {
-      const target = targetWorkspace(deps, f.email!, f.team);
+    const minted = await deps.writer.write(async () => {
+      const target = await targetWorkspace(deps, f.email!, f.team);
       return mintExtensionToken(deps, { ...target, noteId: f.note! });
     });
     io.info(`browser-extension token ${minted.id} (append to ${f.note}, 60/min); any earlier one is revoked; shown only this once`);
@@ -234,8 +236,8 @@ export async function tokenCreate(deps: Deps, argv: string[], io: Output): Promi
       throw new UsageError(`--expires-in-days must be a whole number from 1 to ${MAX_EXPIRY_DAYS}`);
     }
   }
-  const minted = await deps.writer.write(() =>
-    mintToken(deps, { ...targetWorkspace(deps, f.email!, f.team), scopes, noteId: f.note ?? null, expiresInDays: days, name: f.name }),
+  const minted = await deps.writer.write(async () =>
+    mintToken(deps, { ...(await targetWorkspace(deps, f.email!, f.team)), scopes, noteId: f.note ?? null, expiresInDays: days, name: f.name }),
   );
   io.info(
     `token ${minted.id} (${scopes.join(",")}${f.note ? `, pinned to ${f.note}` : ""}) expires ${new Date(minted.expiresAt).toISOString()}; it is shown only this once`,
@@ -248,8 +250,9 @@ function requiredTokenFlags(argv: string[]): ("email" | "scope")[] {
   return argv.includes("--extension") ? ["email"] : ["email", "scope"];
 }
 
-function listTokenById(deps: Deps, id: string): boolean {
-  return deps.db.$client.query("SELECT 1 FROM tokens WHERE id = ?").get(id) !== null;
+async function tokenExists(deps: Deps, id: string): Promise<boolean> {
+  const [row] = await deps.db.select({ id: tokens.id }).from(tokens).where(eq(tokens.id, id));
+  return row !== undefined;
 }
 
 /**

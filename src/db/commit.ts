@@ -13,13 +13,17 @@ export interface Reply<T> {
 export function commit<T>(
   ctx: Ctx,
   status: number | ((body: T) => number),
-  run: () => T,
+  run: () => T | Promise<T>,
   opts: { coalesce?: boolean } = {},
 ): Promise<Reply<T>> {
+  const reply = (body: T): Reply<T> => {
+    const r = { status: typeof status === "function" ? status(body) : status, body };
+    if (ctx.idempotency) ctx.idempotency.store(r.status, JSON.stringify(body));
+    return r;
+  };
+  // A synchronous write (an append) stays synchronous: the writer runs a batch of those without a pause.
   return ctx.deps.writer.write(() => {
     const body = run();
-    const reply = { status: typeof status === "function" ? status(body) : status, body };
-    if (ctx.idempotency) ctx.idempotency.store(reply.status, JSON.stringify(body));
-    return reply;
+    return body instanceof Promise ? body.then(reply) : reply(body);
   }, opts);
 }

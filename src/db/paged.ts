@@ -5,7 +5,7 @@ import type { Db } from "./client";
 
 /** A select with its filter and order set, waiting for its page. */
 interface OrderedSelect<Row> {
-  limit(limit: number): { offset(offset: number): { all(): Row[] } };
+  limit(limit: number): { offset(offset: number): PromiseLike<Row[]> };
 }
 
 /**
@@ -13,11 +13,11 @@ interface OrderedSelect<Row> {
  * The count runs on `from` with `where` alone, so what `rows` joins in (a folder's note count)
  * changes neither the total nor the page; `rows` must filter with the same `where`.
  */
-export function paged<Row>(
+export async function paged<Row>(
   db: Db,
   list: { from: SQLiteTable; where: SQL | undefined; rows: OrderedSelect<Row>; page: Page },
-): { items: Row[]; total: number } {
-  const total = db.select({ n: count() }).from(list.from).where(list.where).get()!.n;
-  const items = list.rows.limit(list.page.limit).offset(list.page.offset).all();
-  return { items, total };
+): Promise<{ items: Row[]; total: number }> {
+  const [counted] = await db.select({ n: count() }).from(list.from).where(list.where);
+  const items = await list.rows.limit(list.page.limit).offset(list.page.offset);
+  return { items, total: counted!.n };
 }

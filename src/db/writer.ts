@@ -26,8 +26,8 @@ export interface BatchOverlay {
   mark(): number;
   /** Undoes what the running write changed since `mark` (since begin() without one), as ROLLBACK TO does its rows. */
   rollback(mark?: number): void;
-  /** Writes what it holds to the rows, inside the transaction. */
-  apply(): void;
+  /** Writes what it holds to the rows, inside the transaction (PostgreSQL's: a few round trips). */
+  apply(): void | Promise<void>;
   /** The batch that apply() wrote into has committed: readers can see its rows now. */
   committed(): void;
   /** The batch was rolled back: what it holds is gone with it. */
@@ -42,6 +42,48 @@ export interface WriterObserver {
   committed(writes: number): void;
   /** One fdatasync of the log took this long (NOTESTREAM_SYNCHRONOUS=FULL). */
   synced(seconds: number): void;
+}
+
+/**
+ * The transaction statements a writer issues, on its database's one writing connection. SQLite's
+ * run synchronously (returning nothing), so a batch of synchronous writes never pauses;
+ * PostgreSQL's are round trips (promises).
+ */
+export interface Transactions {
+  begin(): void | Promise<void>;
+  savepoint(name: "write" | "nested"): void | Promise<void>;
+  release(name: "write" | "nested"): void | Promise<void>;
+  /** Undoes what ran since the savepoint and releases it. */
+  rollbackTo(name: "write" | "nested"): Promise<void>;
+  commit(): void | Promise<void>;
+  rollback(): Promise<void>;
+  /** Runs a write so that its queries go to this transaction (PostgreSQL: the writer's connection, not the pool). */
+  within<T>(run: () => T): T;
+  /** The batch failed in a way that running it again can mend (PostgreSQL: a deadlock with another instance). */
+  retryable(error: unknown): boolean;
+}
+
+/** SQLite's: the one connection is the writer's; statements prepared once (`run(sql)` compiles on every call). */
+export function sqliteTransactions(sqlite: Database): Transactions {
+  const q = (sql: string) => sqlite.query(sql);
+  const begin = q("BEGIN IMMEDIATE");
+  const commit = q("COMMIT");
+  const sp = { write: q("SAVEPOINT write"), nested: q("SAVEPOINT nested") };
+  const rel = { write: q("RELEASE write"), nested: q("RELEASE nested") };
+  const back = { write: q("ROLLBACK TO write"), nested: q("ROLLBACK TO nested") };
+  return {
+    begin: () => void begin.run(),
+    savepoint: (name) => void sp[name].run(),
+    release: (name) => void rel[name].run(),
+    rollbackTo: async (name) => {
+      back[name].run();
+      rel[name].run();
+    },
+    commit: () => void commit.run(),
+    rollback: async () => void sqlite.run("ROLLBACK"),
+    within: (run) => run(),
+    retryable: () => false,
+  };
 }
 
 const noOverlay: BatchOverlay = { begin() {}, mark: () => 0, rollback() {}, apply() {}, committed() {}, discard() {}, invalidate() {} };
@@ -76,37 +118,30 @@ export class Writer {
   private invalidateBeforeCoalesced = false;
   /** Committed batches and the writes in them: writes / batches is the group-commit factor. */
   readonly stats = { batches: 0, writes: 0 };
-  // Prepared once: `Database.run(sql)` would compile each statement on every call.
-  private readonly stmt;
   private observer: WriterObserver | null = null;
   /** What the running batch's writes asked to run once it commits (afterCommit), and whether a batch runs. */
   private readonly after: (() => void)[] = [];
   private inBatch = false;
 
-  /** With a WalSync, a batch is answered only after its commit is on disk. */
+  private readonly tx: Transactions;
+
+  /**
+   * `db`: the SQLite database (or the transaction statements of another, PostgreSQL's). With a
+   * WalSync, a batch is answered only after its commit is on disk.
+   */
   constructor(
-    private readonly sqlite: Database,
+    db: Database | Transactions,
     private readonly durable: WalSync | null = null,
     private readonly overlay: BatchOverlay = noOverlay,
   ) {
-    const q = (sql: string) => sqlite.query(sql);
-    this.stmt = {
-      begin: q("BEGIN IMMEDIATE"),
-      savepoint: q("SAVEPOINT write"),
-      release: q("RELEASE write"),
-      rollbackTo: q("ROLLBACK TO write"),
-      nested: q("SAVEPOINT nested"),
-      releaseNested: q("RELEASE nested"),
-      rollbackToNested: q("ROLLBACK TO nested"),
-      commit: q("COMMIT"),
-    };
+    this.tx = "query" in db ? sqliteTransactions(db) : db;
   }
 
   /**
    * Queues a write. `coalesce` is for appends: they leave their changes in the overlay, written
    * once per batch, and run without a savepoint (see the class comment for their promise).
    */
-  write<T>(run: () => T, opts: { coalesce?: boolean } = {}): Promise<T> {
+  write<T>(run: () => T | Promise<T>, opts: { coalesce?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run, resolve: resolve as (v: unknown) => void, reject, coalesce: opts.coalesce === true });
       if (!this.scheduled) {
@@ -139,10 +174,12 @@ export class Writer {
 
   /**
    * Runs the writes of a batch inside one transaction. A coalesced write that fails unexpectedly
-   * returns null, and the caller replays the batch with savepoints for all (`safe`).
+   * returns null, and the caller replays the batch with savepoints for all (`safe`). A write may
+   * be async (its queries awaited); it is awaited before the next one starts, so the writes of a
+   * batch never interleave. A batch of synchronous writes (appends) runs without a pause.
    */
-  private runBatch(batch: PendingWrite[], safe: boolean): { ok: boolean; value: unknown }[] | null {
-    this.stmt.begin.run();
+  private async runBatch(batch: PendingWrite[], safe: boolean): Promise<{ ok: boolean; value: unknown }[] | null> {
+    await this.tx.begin();
     const overlay = this.overlay;
     overlay.invalidate();
     const outcomes: { ok: boolean; value: unknown }[] = [];
@@ -152,7 +189,8 @@ export class Writer {
     for (const w of batch) {
       const mark = after.length;
       if (!w.coalesce) {
-        overlay.apply();
+        const applied = overlay.apply();
+        if (applied) await applied;
         overlay.invalidate();
         this.invalidateBeforeCoalesced = true;
       } else if (this.invalidateBeforeCoalesced) {
@@ -162,7 +200,9 @@ export class Writer {
       overlay.begin();
       if (w.coalesce && !safe) {
         try {
-          outcomes.push({ ok: true, value: w.run() });
+          let value = this.tx.within(w.run);
+          if (value instanceof Promise) value = await value;
+          outcomes.push({ ok: true, value });
         } catch (error) {
           if (!isExpected(error)) return null;
           overlay.rollback();
@@ -171,14 +211,16 @@ export class Writer {
         }
         continue;
       }
-      this.stmt.savepoint.run();
+      const sp = this.tx.savepoint("write");
+      if (sp) await sp;
       try {
-        const value = w.run();
-        this.stmt.release.run();
+        let value = this.tx.within(w.run);
+        if (value instanceof Promise) value = await value;
+        const rel = this.tx.release("write");
+        if (rel) await rel;
         outcomes.push({ ok: true, value });
       } catch (error) {
-        this.stmt.rollbackTo.run();
-        this.stmt.release.run();
+        await this.tx.rollbackTo("write");
         overlay.rollback();
         after.length = mark;
         outcomes.push({ ok: false, value: error });
@@ -192,17 +234,16 @@ export class Writer {
    * changes to the overlay are undone and the error goes on to the caller, while the rest of the
    * write stands (a job's bookkeeping after its failed work).
    */
-  nested<T>(run: () => T): T {
+  async nested<T>(run: () => T | Promise<T>): Promise<T> {
     const mark = this.overlay.mark();
     const afterMark = this.after.length;
-    this.stmt.nested.run();
+    await this.tx.savepoint("nested");
     try {
-      const value = run();
-      this.stmt.releaseNested.run();
+      const value = await run();
+      await this.tx.release("nested");
       return value;
     } catch (error) {
-      this.stmt.rollbackToNested.run();
-      this.stmt.releaseNested.run();
+      await this.tx.rollbackTo("nested");
       this.overlay.rollback(mark);
       this.after.length = afterMark;
       throw error;
@@ -211,29 +252,57 @@ export class Writer {
 
   /** Resolves once every queued write has committed (used at shutdown). */
   idle(): Promise<void> {
-    if (this.queue.length === 0 && !this.scheduled && this.syncing === 0) return Promise.resolve();
+    if (this.queue.length === 0 && !this.scheduled && !this.running && this.syncing === 0) return Promise.resolve();
     this.draining ??= new Promise<void>((resolve) => (this.drained = resolve));
     return this.draining;
   }
 
-  private flush(): void {
+  /** A batch is running (between BEGIN and COMMIT): a flush asked for meanwhile waits for it. */
+  private running = false;
+  private flushWhenDone = false;
+
+  private async flush(): Promise<void> {
+    if (this.running) {
+      this.flushWhenDone = true;
+      return;
+    }
+    this.running = true;
+    try {
+      await this.flushBatch();
+    } finally {
+      this.running = false;
+      if (this.flushWhenDone) {
+        this.flushWhenDone = false;
+        setImmediate(() => this.flush());
+      }
+      this.afterFlush();
+    }
+  }
+
+  private async flushBatch(): Promise<void> {
     const batch = this.queue;
     this.queue = [];
     this.scheduled = false;
     let outcomes: { ok: boolean; value: unknown }[] | null;
     try {
-      outcomes = this.runBatch(batch, false);
+      outcomes = await this.runBatch(batch, false);
+      // A deadlock with another instance's batch (PostgreSQL picks one to abort): run it again.
+      for (let retries = 0; outcomes !== null && retries < 5 && outcomes.some((o) => !o.ok && this.tx.retryable(o.value)); retries++) {
+        await this.tx.rollback();
+        this.overlay.discard();
+        outcomes = await this.runBatch(batch, false);
+      }
       if (outcomes === null) {
         // A coalesced write failed unexpectedly after it may have written: start the batch over,
         // every write under its own savepoint this time.
-        this.sqlite.run("ROLLBACK");
+        await this.tx.rollback();
         this.overlay.discard();
-        outcomes = this.runBatch(batch, true)!;
+        outcomes = (await this.runBatch(batch, true))!;
       }
     } catch (error) {
       this.inBatch = false;
       try {
-        this.sqlite.run("ROLLBACK");
+        await this.tx.rollback();
       } catch {}
       this.overlay.discard();
       for (const w of batch) w.reject(error);
@@ -241,8 +310,10 @@ export class Writer {
     }
     this.inBatch = false;
     try {
-      this.overlay.apply();
-      this.stmt.commit.run();
+      const applied = this.overlay.apply();
+      if (applied) await applied;
+      const c = this.tx.commit();
+      if (c) await c;
       this.stats.batches++;
       this.stats.writes += batch.length;
       this.observer?.committed(batch.length);
@@ -251,7 +322,7 @@ export class Writer {
       this.overlay.discard();
       this.after.length = 0;
       try {
-        this.sqlite.run("ROLLBACK");
+        await this.tx.rollback();
       } catch {}
       for (const w of batch) w.reject(error);
       return this.afterFlush();
@@ -268,7 +339,7 @@ export class Writer {
     }
     // The next batch may run while this one's fsync is on its way; its answers wait for their own.
     this.syncing++;
-    this.durable.sync().then(answer, (error) => batch.forEach((w) => w.reject(error))).finally(() => {
+    void this.durable.sync().then(answer, (error) => batch.forEach((w) => w.reject(error))).finally(() => {
       this.syncing--;
       if (this.flushAfterSync && this.syncing === 0) {
         this.flushAfterSync = false;
@@ -279,7 +350,7 @@ export class Writer {
   }
 
   private afterFlush(): void {
-    if (this.queue.length === 0 && !this.scheduled && this.syncing === 0 && this.drained) {
+    if (this.queue.length === 0 && !this.scheduled && !this.running && this.syncing === 0 && this.drained) {
       this.drained();
       this.drained = null;
       this.draining = null;

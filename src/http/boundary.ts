@@ -5,7 +5,7 @@ import { pathOf } from "../lib/url";
 import { limitBody, refuseDeepJson } from "./body-limit";
 import { AppError, errorResponse, unauthorized } from "./errors";
 import type { FastHandler, FastRoute } from "./fast-route";
-import { identifier, clientIp, type TokenResolver } from "./identify";
+import { identifier, clientIp, type Identity, type TokenResolver } from "./identify";
 import { idempotency, type IdempotentWrite } from "./idempotency";
 import { logRequest, requestId } from "./log";
 import { rateFor, rateHeaders, rateLimited, tokenRateKey, type RateDecision, type TokenBucket } from "./rate-limit";
@@ -24,7 +24,7 @@ export interface BoundaryParts {
   /** The Bearer-only endpoints browser-based clients may call from other origins. */
   cors: CorsPolicy;
   /** A 4xx answered to a token, for its error log (GET /api/v1/errors). */
-  onClientError: (e: { principal: Principal; method: string; path: string; status: number; code: string }) => void;
+  onClientError: (e: { principal: Principal; method: string; path: string; status: number; code: string }) => void | Promise<void>;
   /** Told of every answer as it leaves (metrics), when set. */
   observe?: AnswerObserver;
 }
@@ -88,8 +88,13 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
 
   /** Every /api/v1 answer carries the request id and the rate-limit headers. */
   function handleApi(request: Request, path: string, ipOf: () => string, id: string, fast: FastMatch | null): Response | Promise<Response> {
-    const method = request.method;
     const who = identify(request.headers.get("authorization"), ipOf);
+    // A cached token answers at once; only a database lookup makes this a promise.
+    return who instanceof Promise ? who.then((w) => handleIdentified(request, path, ipOf, id, fast, w)) : handleIdentified(request, path, ipOf, id, fast, who);
+  }
+
+  function handleIdentified(request: Request, path: string, ipOf: () => string, id: string, fast: FastMatch | null, who: Identity): Response | Promise<Response> {
+    const method = request.method;
     if ("error" in who) return withHeaders(toResponse(who.error), apiHeaders(who.decision, id));
     if ("anonymous" in who) {
       // Without a token nothing of the request is read, let alone parsed: only the API's own description is public.
@@ -152,7 +157,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
     try {
       code = ((await response.clone().json()) as { error?: { code?: string } }).error?.code ?? code;
     } catch {}
-    parts.onClientError({ principal, method, path, status: response.status, code });
+    await parts.onClientError({ principal, method, path, status: response.status, code });
   }
 
   function matchFast(method: string, path: string): FastMatch | null {

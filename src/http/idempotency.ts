@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, lt } from "drizzle-orm";
 import { idempotencyKeys } from "../db/schema";
 import type { Deps, Principal } from "../deps";
 import { sha256Hex } from "../lib/secrets";
@@ -38,6 +38,11 @@ class Claim implements IdempotentWrite {
     readonly bodyHash: string,
   ) {}
 
+  /**
+   * Synchronous on purpose: it runs inside the write it answers, on the append's synchronous path
+   * too (the writer batches those without pauses), so it cannot await. Its SQL is in the shared
+   * subset (INSERT … ON CONFLICT DO UPDATE); only the synchronous call is SQLite's.
+   */
   store(status: number, body: string): void {
     const now = this.deps.clock.now();
     const row = {
@@ -90,12 +95,14 @@ export function idempotency(deps: Deps, assertReplayable: (principal: Principal)
     }
     const raw = body ?? (request.body ? Buffer.from(await request.clone().arrayBuffer()).toString("latin1") : "");
     const bodyHash = sha256Hex(raw);
-    const stored = deps.db
-      .select()
-      .from(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.tokenId, principal.tokenId), eq(idempotencyKeys.key, key)))
-      .get();
-    if (stored && stored.expiresAt > deps.clock.now()) {
+    const lookup = async () => {
+      const [row] = await deps.db
+        .select()
+        .from(idempotencyKeys)
+        .where(and(eq(idempotencyKeys.tokenId, principal.tokenId), eq(idempotencyKeys.key, key)));
+      return row && row.expiresAt > deps.clock.now() ? row : undefined;
+    };
+    const replay = (stored: typeof idempotencyKeys.$inferSelect): Response => {
       assertReplayable(principal);
       if (stored.method !== method || stored.path !== path || stored.bodyHash !== bodyHash) {
         throw new AppError(
@@ -107,14 +114,20 @@ export function idempotency(deps: Deps, assertReplayable: (principal: Principal)
         status: stored.status,
         headers: { "content-type": "application/json; charset=utf-8", "idempotent-replay": "true" },
       });
-    }
+    };
+    const stored = await lookup();
+    if (stored) return replay(stored);
     const runningKey = `${principal.tokenId}\u0000${key}`;
     if (running.has(runningKey)) {
       throw new AppError("idempotency_in_progress", "a request with this Idempotency-Key is still being processed; retry shortly");
     }
     running.add(runningKey);
-    const claim = new Claim(deps, principal.tokenId, principal.workspaceId, key, method, path, bodyHash);
     try {
+      // The key is held now. A run of it may have finished (and stored its answer) while the lookup
+      // above waited for the database: look once more, so it is replayed rather than run twice.
+      const storedMeanwhile = await lookup();
+      if (storedMeanwhile) return replay(storedMeanwhile);
+      const claim = new Claim(deps, principal.tokenId, principal.workspaceId, key, method, path, bodyHash);
       const response = await next(claim);
       // Writes stored their answer in their own transaction; other storable answers are stored now.
       if (!claim.saved && storableStatus(response.status)) {
@@ -129,6 +142,10 @@ export function idempotency(deps: Deps, assertReplayable: (principal: Principal)
 }
 
 /** Drops records past their 24 hours (a periodic task). */
-export function purgeExpiredKeys(deps: Deps): number {
-  return deps.db.$client.run("DELETE FROM idempotency_keys WHERE expires_at < ?", [deps.clock.now()]).changes;
+export async function purgeExpiredKeys(deps: Deps): Promise<number> {
+  const gone = await deps.db
+    .delete(idempotencyKeys)
+    .where(lt(idempotencyKeys.expiresAt, deps.clock.now()))
+    .returning({ key: idempotencyKeys.key });
+  return gone.length;
 }

@@ -9,8 +9,8 @@ export interface TokenResolver {
   secretOf(authorization: string): string;
   /** A principal resolved before and still valid, without a query. */
   cached(secret: string): Principal | undefined;
-  /** Looks the token up; throws a 401 (or 403) AppError. */
-  lookup(secret: string): Principal;
+  /** Looks the token up in the database; rejects with a 401 (or 403) AppError. */
+  lookup(secret: string): Promise<Principal>;
 }
 
 export type Identity = { principal: Principal } | { anonymous: RateDecision } | { error: AppError; decision: RateDecision };
@@ -27,13 +27,28 @@ export function clientIp(deps: Deps, request: Request, peer: string | undefined)
 }
 
 /**
- * Who is asking. A token already known good costs no query. Any other request first takes an
- * anonymous slot for its address, before the database is asked, so guessing tokens is limited
- * like anonymous traffic; a token that proves good gives the slot back.
+ * Who is asking. A token already known good costs no query (and no promise: the answer is
+ * synchronous). Any other request first takes an anonymous slot for its address, before the
+ * database is asked, so guessing tokens is limited like anonymous traffic; a token that proves
+ * good gives the slot back.
+ *
+ * A token asked for again while its lookup is still running (a client's burst before its first
+ * answer) waits for that lookup instead of querying again, and takes its slot only if the lookup
+ * refuses: as if the requests had come one after the other, the first filling the cache.
  */
 export function identifier(deps: Deps, tokens: TokenResolver) {
   const anonymousLimit = anonymousPerMinute(deps.config.limitProfile);
-  return function identify(authorization: string | null, ipOf: () => string): Identity {
+  const lookups = new Map<string, Promise<Principal>>();
+
+  /** A refused lookup, for a request that took its slot (`anon`) or one that waited (takes it now). */
+  function refused(e: unknown, ipOf: () => string, anon?: RateDecision): Identity {
+    if (!(e instanceof AppError)) throw e;
+    const decision = anon ?? deps.limiter.consume(`anon:${ipOf()}`, anonymousLimit, "anonymous");
+    if (!decision.allowed) return { error: rateLimited(decision), decision };
+    return { error: e, decision };
+  }
+
+  return function identify(authorization: string | null, ipOf: () => string): Identity | Promise<Identity> {
     let secret: string | AppError | null = null;
     if (authorization !== null) {
       try {
@@ -46,19 +61,27 @@ export function identifier(deps: Deps, tokens: TokenResolver) {
     if (typeof secret === "string") {
       const cached = tokens.cached(secret);
       if (cached) return { principal: cached };
+      const running = lookups.get(secret);
+      if (running) return running.then((principal): Identity => ({ principal }), (e: unknown) => refused(e, ipOf));
     }
     const ip = ipOf();
     const anon = deps.limiter.consume(`anon:${ip}`, anonymousLimit, "anonymous");
     if (!anon.allowed) return { error: rateLimited(anon), decision: anon };
     if (secret === null) return { anonymous: anon };
     if (secret instanceof AppError) return { error: secret, decision: anon };
-    try {
-      const principal = tokens.lookup(secret);
-      deps.limiter.refund(`anon:${ip}`);
-      return { principal };
-    } catch (e) {
-      if (e instanceof AppError) return { error: e, decision: anon };
-      throw e;
-    }
+    const key = secret;
+    const lookup = tokens.lookup(key);
+    lookups.set(key, lookup);
+    return lookup.then(
+      (principal): Identity => {
+        lookups.delete(key);
+        deps.limiter.refund(`anon:${ip}`);
+        return { principal };
+      },
+      (e: unknown): Identity => {
+        lookups.delete(key);
+        return refused(e, ipOf, anon);
+      },
+    );
   };
 }

@@ -31,13 +31,13 @@ export function listHeaders(request: Request, baseUrl: string | null, page: Page
  * Every list route's answer: the page its query asks for, the list's items on that page as a
  * bare array, and the list headers (with any `extraHeaders` the list adds after them).
  */
-export function listAnswer<L extends { items: unknown[]; total: number }>(
+export async function listAnswer<L extends { items: unknown[]; total: number }>(
   route: { request: Request; query: { limit?: string | number; offset?: string | number }; set: { headers: object }; baseUrl: string | null },
-  list: (page: Page) => L,
+  list: (page: Page) => L | Promise<L>,
   extraHeaders?: (list: L) => Record<string, string>,
-): L["items"] {
+): Promise<L["items"]> {
   const page = pageFrom(route.query);
-  const result = list(page);
+  const result = await list(page);
   Object.assign(route.set.headers, listHeaders(route.request, route.baseUrl, page, result.total), extraHeaders?.(result));
   return result.items;
 }

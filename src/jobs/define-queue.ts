@@ -2,16 +2,16 @@ import type { Static, TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Deps } from "../deps";
 import { cancelSerial, enqueue, type EnqueueOptions, type JobRow } from "./queue";
-import type { JobHandler, JobOutcome, Settled } from "./runner";
+import type { InWriteOutcome, JobHandler, JobOutcome, Settled } from "./runner";
 
 /** What a feature writes for one queue: the work, given a payload already decoded and checked. */
 export interface QueueHandler<P> {
   /** As `JobHandler.run`: the outcome, or a function that computes it inside the settling write. */
-  run: (deps: Deps, payload: P, job: JobRow) => Promise<JobOutcome | (() => JobOutcome)>;
+  run: (deps: Deps, payload: P, job: JobRow) => Promise<JobOutcome | InWriteOutcome>;
   /** Runs in the write that fails the job for good; not for a payload that never decoded. */
-  onFailed?: (deps: Deps, payload: P, error: string) => void;
+  onFailed?: (deps: Deps, payload: P, error: string) => void | Promise<void>;
   /** Told once an attempt's outcome has committed (log lines, metrics); not for a payload that never decoded. */
-  settled?: (deps: Deps, payload: P, job: JobRow, settled: Settled) => void;
+  settled?: (deps: Deps, payload: P, job: JobRow, settled: Settled) => void | Promise<void>;
 }
 
 export type Decoded<P> = { ok: true; payload: P } | { ok: false; error: string };
@@ -21,8 +21,8 @@ export interface Queue<P> extends JobHandler {
   readonly name: string;
   /** Adds a job inside the caller's write (see `enqueue` in queue.ts). */
   enqueue: (deps: Deps, payload: P, opts?: EnqueueOptions) => number;
-  /** Fails this queue's unfinished jobs of one serial key. */
-  cancelSerial: (deps: Deps, serialKey: string, reason: string) => number;
+  /** Fails this queue's unfinished jobs of one serial key (inside the caller's write). */
+  cancelSerial: (deps: Deps, serialKey: string, reason: string) => Promise<number>;
   /** Reads a stored payload; a row written by another version or by hand may not decode. */
   decode: (raw: string) => Decoded<P>;
 }
@@ -55,14 +55,14 @@ export function defineQueue<S extends TSchema>(name: string, schema: S, handler:
       const d = decode(job.payload);
       return d.ok ? handler.run(deps, d.payload, job) : { fail: d.error };
     },
-    onFailed: (deps, job, error) => {
+    onFailed: async (deps, job, error) => {
       const d = decode(job.payload);
-      if (d.ok) handler.onFailed?.(deps, d.payload, error);
+      if (d.ok) await handler.onFailed?.(deps, d.payload, error);
     },
-    settled: (deps, job, settled) => {
+    settled: async (deps, job, settled) => {
       if (!handler.settled) return;
       const d = decode(job.payload);
-      if (d.ok) handler.settled(deps, d.payload, job, settled);
+      if (d.ok) await handler.settled(deps, d.payload, job, settled);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { aliasedTable, and, eq, inArray, isNull, lt, lte, min, notExists, or, sql } from "drizzle-orm";
 import type { Deps } from "../deps";
 import { jobs } from "../db/schema";
 
@@ -35,102 +36,94 @@ export function enqueue(deps: Deps, queue: string, payload: unknown, opts: Enque
   return row.id;
 }
 
+/** No earlier job of its serial key is unfinished (a condition on the `jobs` row in the outer query). */
+function firstOfItsKey(deps: Deps) {
+  const e = aliasedTable(jobs, "e");
+  return or(
+    isNull(jobs.serialKey),
+    notExists(
+      deps.db
+        .select({ one: sql`1` })
+        .from(e)
+        .where(and(eq(e.serialKey, jobs.serialKey), lt(e.id, jobs.id), inArray(e.status, ["pending", "running"]))),
+    ),
+  );
+}
+
 /**
  * Claims up to `limit` due jobs by compare-and-swap on their lease: pending ones whose time has
  * come, and running ones whose lease expired (their runner died). A job waits while an earlier
  * job with the same serial key is unfinished, which keeps deliveries in append order per note.
  */
-export function claimDueJobs(deps: Deps, limit: number, leaseId: string): JobRow[] {
+export async function claimDueJobs(deps: Deps, limit: number, leaseId: string): Promise<JobRow[]> {
   const now = deps.clock.now();
-  const sqlite = deps.db.$client;
-  const candidates = sqlite
-    .query<{ id: number }, [number, number]>(
-      `SELECT j.id FROM jobs j
-       WHERE ((j.status = 'pending' AND j.run_at <= ?1) OR (j.status = 'running' AND j.lease_expires_at <= ?1))
-         AND (j.serial_key IS NULL OR NOT EXISTS (
-           SELECT 1 FROM jobs e WHERE e.serial_key = j.serial_key AND e.id < j.id AND e.status IN ('pending', 'running')))
-       ORDER BY j.id LIMIT ?2`,
-    )
-    .all(now, limit);
-  const claim = sqlite.query<JobRow & Record<string, unknown>, [string, number, number, number]>(
-    `UPDATE jobs SET status = 'running', lease_id = ?1, lease_expires_at = ?2, attempts = attempts + 1
-     WHERE id = ?3 AND (status = 'pending' OR (status = 'running' AND lease_expires_at <= ?4))
-     RETURNING *`,
-  );
+  const due = or(and(eq(jobs.status, "pending"), lte(jobs.runAt, now)), and(eq(jobs.status, "running"), lte(jobs.leaseExpiresAt, now)));
+  const candidates = await deps.db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(due, firstOfItsKey(deps)))
+    .orderBy(jobs.id)
+    .limit(limit);
   const claimed: JobRow[] = [];
   for (const c of candidates) {
-    const row = claim.get(leaseId, now + LEASE_MS, c.id, now);
-    if (row) claimed.push(fromSql(row));
+    const [row] = await deps.db
+      .update(jobs)
+      .set({ status: "running", leaseId, leaseExpiresAt: now + LEASE_MS, attempts: sql`${jobs.attempts} + 1` })
+      .where(and(eq(jobs.id, c.id), or(eq(jobs.status, "pending"), and(eq(jobs.status, "running"), lte(jobs.leaseExpiresAt, now)))))
+      .returning();
+    if (row) claimed.push(row);
   }
   return claimed;
 }
 
-function fromSql(r: Record<string, unknown>): JobRow {
-  return {
-    id: r.id as number,
-    queue: r.queue as string,
-    payload: r.payload as string,
-    serialKey: r.serial_key as string | null,
-    status: r.status as JobRow["status"],
-    runAt: r.run_at as number,
-    attempts: r.attempts as number,
-    maxAttempts: r.max_attempts as number,
-    leaseId: r.lease_id as string | null,
-    leaseExpiresAt: r.lease_expires_at as number | null,
-    lastError: r.last_error as string | null,
-    createdAt: r.created_at as number,
-    finishedAt: r.finished_at as number | null,
-  };
-}
+/** Still this runner's to settle: running under its lease (the lease check stops two runners finishing the same job after a lease timed out). */
+const leased = (job: JobRow, leaseId: string) => and(eq(jobs.id, job.id), eq(jobs.leaseId, leaseId), eq(jobs.status, "running"));
 
-// The lease check stops two runners finishing the same job after a lease timed out.
-export function completeJob(deps: Deps, job: JobRow, leaseId: string): boolean {
-  return (
-    deps.db.$client.run(
-      "UPDATE jobs SET status = 'done', finished_at = ?, lease_id = NULL, last_error = NULL WHERE id = ? AND lease_id = ? AND status = 'running'",
-      [deps.clock.now(), job.id, leaseId],
-    ).changes === 1
-  );
+export async function completeJob(deps: Deps, job: JobRow, leaseId: string): Promise<boolean> {
+  const changed = await deps.db
+    .update(jobs)
+    .set({ status: "done", finishedAt: deps.clock.now(), leaseId: null, lastError: null })
+    .where(leased(job, leaseId))
+    .returning({ id: jobs.id });
+  return changed.length === 1;
 }
 
 /** Schedules another attempt, or fails the job for good when its attempts are spent. Returns the new status (and when the attempt is due). */
-export function retryJob(
+export async function retryJob(
   deps: Deps,
   job: JobRow,
   leaseId: string,
   error: string,
   delayMs?: number,
-): { status: "pending"; runAt: number } | { status: "failed" } | null {
-  if (job.attempts >= job.maxAttempts) return failJob(deps, job, leaseId, error) ? { status: "failed" } : null;
+): Promise<{ status: "pending"; runAt: number } | { status: "failed" } | null> {
+  if (job.attempts >= job.maxAttempts) return (await failJob(deps, job, leaseId, error)) ? { status: "failed" } : null;
   const runAt = deps.clock.now() + (delayMs ?? backoffMs(deps, job.attempts));
-  const changed = deps.db.$client.run(
-    "UPDATE jobs SET status = 'pending', run_at = ?, lease_id = NULL, lease_expires_at = NULL, last_error = ? WHERE id = ? AND lease_id = ? AND status = 'running'",
-    [runAt, error.slice(0, 1000), job.id, leaseId],
-  ).changes;
-  return changed === 1 ? { status: "pending", runAt } : null;
+  const changed = await deps.db
+    .update(jobs)
+    .set({ status: "pending", runAt, leaseId: null, leaseExpiresAt: null, lastError: error.slice(0, 1000) })
+    .where(leased(job, leaseId))
+    .returning({ id: jobs.id });
+  return changed.length === 1 ? { status: "pending", runAt } : null;
 }
 
-export function failJob(deps: Deps, job: JobRow, leaseId: string, error: string): boolean {
-  return (
-    deps.db.$client.run(
-      "UPDATE jobs SET status = 'failed', finished_at = ?, lease_id = NULL, last_error = ? WHERE id = ? AND lease_id = ? AND status = 'running'",
-      [deps.clock.now(), error.slice(0, 1000), job.id, leaseId],
-    ).changes === 1
-  );
+export async function failJob(deps: Deps, job: JobRow, leaseId: string, error: string): Promise<boolean> {
+  const changed = await deps.db
+    .update(jobs)
+    .set({ status: "failed", finishedAt: deps.clock.now(), leaseId: null, lastError: error.slice(0, 1000) })
+    .where(leased(job, leaseId))
+    .returning({ id: jobs.id });
+  return changed.length === 1;
 }
 
 /**
  * When the next claimable job falls due, so the runner can wake for it without waiting for a
  * sweep. A job waiting behind an earlier one of its serial key is not claimable yet.
  */
-export function nextDueAt(deps: Deps): number | null {
-  const r = deps.db.$client
-    .query<{ t: number | null }, []>(
-      `SELECT min(j.run_at) AS t FROM jobs j WHERE j.status = 'pending'
-         AND (j.serial_key IS NULL OR NOT EXISTS (
-           SELECT 1 FROM jobs e WHERE e.serial_key = j.serial_key AND e.id < j.id AND e.status IN ('pending', 'running')))`,
-    )
-    .get();
+export async function nextDueAt(deps: Deps): Promise<number | null> {
+  const [r] = await deps.db
+    .select({ t: min(jobs.runAt) })
+    .from(jobs)
+    .where(and(eq(jobs.status, "pending"), firstOfItsKey(deps)));
   return r?.t ?? null;
 }
 
@@ -138,19 +131,30 @@ export function nextDueAt(deps: Deps): number | null {
  * At start-up: one server runs the jobs of a data dir, so anything still `running` belongs to a
  * process that died; it is due again at once instead of after its lease.
  */
-export function reclaimAbandoned(deps: Deps): number {
-  return deps.db.$client.run("UPDATE jobs SET status = 'pending', lease_id = NULL, lease_expires_at = NULL WHERE status = 'running'").changes;
+export async function reclaimAbandoned(deps: Deps): Promise<number> {
+  const changed = await deps.db
+    .update(jobs)
+    .set({ status: "pending", leaseId: null, leaseExpiresAt: null })
+    .where(eq(jobs.status, "running"))
+    .returning({ id: jobs.id });
+  return changed.length;
 }
 
 /** Finished jobs are kept a day for inspection, then dropped. */
-export function purgeFinishedJobs(deps: Deps): number {
-  return deps.db.$client.run("DELETE FROM jobs WHERE status IN ('done', 'failed') AND finished_at < ?", [deps.clock.now() - 86_400_000]).changes;
+export async function purgeFinishedJobs(deps: Deps): Promise<number> {
+  const gone = await deps.db
+    .delete(jobs)
+    .where(and(inArray(jobs.status, ["done", "failed"]), lt(jobs.finishedAt, deps.clock.now() - 86_400_000)))
+    .returning({ id: jobs.id });
+  return gone.length;
 }
 
 /** Fails the unfinished jobs of a serial key (a webhook that was disabled or removed). */
-export function cancelSerial(deps: Deps, queue: string, serialKey: string, reason: string): number {
-  return deps.db.$client.run(
-    "UPDATE jobs SET status = 'failed', finished_at = ?, last_error = ? WHERE queue = ? AND serial_key = ? AND status = 'pending'",
-    [deps.clock.now(), reason, queue, serialKey],
-  ).changes;
+export async function cancelSerial(deps: Deps, queue: string, serialKey: string, reason: string): Promise<number> {
+  const changed = await deps.db
+    .update(jobs)
+    .set({ status: "failed", finishedAt: deps.clock.now(), lastError: reason })
+    .where(and(eq(jobs.queue, queue), eq(jobs.serialKey, serialKey), eq(jobs.status, "pending")))
+    .returning({ id: jobs.id });
+  return changed.length;
 }

@@ -9,17 +9,20 @@ export type JobOutcome =
   /** Give up now. */
   | { fail: string };
 
+/** An outcome computed inside the write that settles the job (its own queries awaited there). */
+export type InWriteOutcome = () => JobOutcome | Promise<JobOutcome>;
+
 export interface JobHandler {
   /**
    * Does the job's outside work (network) and returns its outcome, or a function that computes
    * the outcome inside the write that settles the job, so a job's own database changes and its
    * bookkeeping commit together, in one transaction.
    */
-  run: (deps: Deps, job: JobRow) => Promise<JobOutcome | (() => JobOutcome)>;
+  run: (deps: Deps, job: JobRow) => Promise<JobOutcome | InWriteOutcome>;
   /** Runs in the same write that marks the job failed for good (a dead letter, say). */
-  onFailed?: (deps: Deps, job: JobRow, error: string) => void;
+  onFailed?: (deps: Deps, job: JobRow, error: string) => void | Promise<void>;
   /** Told once the write that settled an attempt has committed (a log line, a counter). */
-  settled?: (deps: Deps, job: JobRow, settled: Settled) => void;
+  settled?: (deps: Deps, job: JobRow, settled: Settled) => void | Promise<void>;
 }
 
 /** How an attempt ended: done, due again at `runAt`, or failed for good. */
@@ -74,7 +77,7 @@ export class JobRunner {
       await new Promise((r) => setImmediate(r));
       await this.deps.writer.idle();
       if (this.inflight === 0 && !this.scheduled) {
-        const next = nextDueAt(this.deps);
+        const next = await nextDueAt(this.deps);
         if (next === null || next > this.deps.clock.now()) return;
         if ((await this.tick()) === 0 && this.inflight === 0) return;
       }
@@ -93,13 +96,13 @@ export class JobRunner {
       this.inflight++;
       void this.run(job);
     }
-    this.armTimer();
+    await this.armTimer();
     return claimed.length;
   }
 
   private async run(job: JobRow): Promise<void> {
     const handler = this.handlers[job.queue];
-    let result: JobOutcome | (() => JobOutcome);
+    let result: JobOutcome | InWriteOutcome;
     try {
       result = handler ? await handler.run(this.deps, job) : { fail: `no handler for queue ${job.queue}` };
     } catch (e) {
@@ -107,13 +110,13 @@ export class JobRunner {
     }
     let settled: Settled | null = null;
     try {
-      settled = await this.deps.writer.write(() => this.settle(job, this.outcomeOf(result), handler));
+      settled = await this.deps.writer.write(async () => this.settle(job, await this.outcomeOf(result), handler));
     } catch (e) {
       console.error(JSON.stringify({ level: "error", msg: "could not settle a job", job: job.id, error: String(e) }));
     }
     if (settled && handler?.settled) {
       try {
-        handler.settled(this.deps, job, settled);
+        await handler.settled(this.deps, job, settled);
       } catch (e) {
         console.error(JSON.stringify({ level: "error", msg: "a job's settled hook failed", job: job.id, error: String(e) }));
       }
@@ -127,31 +130,34 @@ export class JobRunner {
    * Runs an in-write outcome nested in the write, so its failure is undone (its rows and what it
    * left in the writer's overlay) while the job's bookkeeping stands.
    */
-  private outcomeOf(result: JobOutcome | (() => JobOutcome)): JobOutcome {
+  private async outcomeOf(result: JobOutcome | InWriteOutcome): Promise<JobOutcome> {
     if (typeof result !== "function") return result;
     try {
-      return this.deps.writer.nested(result);
+      return await this.deps.writer.nested(result);
     } catch (e) {
       return { retry: String((e as Error)?.message ?? e) };
     }
   }
 
   /** Records the outcome; null when the job was not this runner's to settle any more (its lease expired). */
-  private settle(job: JobRow, outcome: JobOutcome, handler: JobHandler | undefined): Settled | null {
+  private async settle(job: JobRow, outcome: JobOutcome, handler: JobHandler | undefined): Promise<Settled | null> {
     const d = this.deps;
-    if ("ok" in outcome) return completeJob(d, job, this.leaseId) ? { status: "done" } : null;
+    if ("ok" in outcome) return (await completeJob(d, job, this.leaseId)) ? { status: "done" } : null;
     const error = "fail" in outcome ? outcome.fail : outcome.retry;
-    const next = "fail" in outcome ? (failJob(d, job, this.leaseId, error) ? { status: "failed" as const } : null) : retryJob(d, job, this.leaseId, error, outcome.delayMs);
+    let next: Awaited<ReturnType<typeof retryJob>>;
+    if ("fail" in outcome) next = (await failJob(d, job, this.leaseId, error)) ? { status: "failed" } : null;
+    else next = await retryJob(d, job, this.leaseId, error, outcome.delayMs);
     if (next === null) return null;
     if (next.status === "pending") return { status: "retry", error, runAt: next.runAt };
-    handler?.onFailed?.(d, job, error);
+    await handler?.onFailed?.(d, job, error);
     return { status: "failed", error };
   }
 
   /** Wakes for the next retry when it falls due; the cron sweep is only the safety net. */
-  private armTimer(): void {
+  private async armTimer(): Promise<void> {
     if (this.stopped) return;
-    const next = nextDueAt(this.deps);
+    const next = await nextDueAt(this.deps);
+    if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (next === null) return;

@@ -7,7 +7,7 @@ export interface PeriodicTask {
   name: string;
   /** Six-field cron pattern (seconds first). */
   pattern: string;
-  /** Runs inside one write. */
+  /** Runs inside one write; a promise it returns (its queries) is awaited before the write ends. */
   run: (deps: Deps) => unknown;
 }
 

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { publicOrigin } from "../http/origin";
-import type { Ctx, Deps } from "../deps";
+import type { Ctx, Deps, Principal } from "../deps";
 import { AppError } from "../http/errors";
 import { authenticate } from "../modules/tokens/service";
 import { oauthPrincipal, OAUTH_ACCESS_PREFIX, OAUTH_SCOPES } from "./oauth/tokens";
@@ -22,10 +22,10 @@ function unauthorized(deps: Deps, request: Request, message: string, withToken: 
 const bearerOf = (authorization: string | null) => /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
 
 /** The principal behind a Bearer header: an API token (nst_…) or an OAuth access token (nso_…). */
-function principalOf(deps: Deps, authorization: string | null) {
+async function principalOf(deps: Deps, authorization: string | null): Promise<Principal> {
   const secret = bearerOf(authorization);
   if (!secret) throw new AppError("unauthorized", "send Authorization: Bearer <token> (an API token or an OAuth access token)");
-  return secret.startsWith(OAUTH_ACCESS_PREFIX) ? oauthPrincipal(deps, secret) : authenticate(deps, authorization);
+  return secret.startsWith(OAUTH_ACCESS_PREFIX) ? await oauthPrincipal(deps, secret) : await authenticate(deps, authorization);
 }
 
 /**
@@ -52,7 +52,7 @@ export const mcpRoutes = (deps: Deps) =>
       }
       let ctx: Ctx;
       try {
-        ctx = { deps, principal: principalOf(deps, request.headers.get("authorization")) };
+        ctx = { deps, principal: await principalOf(deps, request.headers.get("authorization")) };
       } catch (e) {
         if (e instanceof AppError && e.code === "unauthorized") return unauthorized(deps, request, e.message, bearerOf(request.headers.get("authorization")) !== undefined);
         if (e instanceof AppError) return Response.json({ error: e.code, error_description: e.message }, { status: e.status });

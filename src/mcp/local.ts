@@ -40,11 +40,11 @@ export class LocalBackend implements NotesBackend {
   }
 
   listNotes(a: { limit?: number; offset?: number; folder_id?: string; query?: string }) {
-    return this.run("reads", () => {
+    return this.run("reads", async () => {
       const { items, total } =
         a.query === undefined
-          ? notes.listNotes({ ctx: this.ctx, filter: { folderId: a.folder_id }, page: pageFrom(a) })
-          : searchNotes({ ctx: this.ctx, q: a.query, folderId: a.folder_id, page: pageFrom(a) });
+          ? await notes.listNotes({ ctx: this.ctx, filter: { folderId: a.folder_id }, page: pageFrom(a) })
+          : await searchNotes({ ctx: this.ctx, q: a.query, folderId: a.folder_id, page: pageFrom(a) });
       return { notes: items, total };
     });
   }
@@ -67,7 +67,7 @@ export class LocalBackend implements NotesBackend {
     return this.run("writes", async () => (await notes.updateNote({ ctx: this.ctx, id: a.id, input: { folder_id: a.folder_id } })).body);
   }
   listFolders() {
-    return this.run("reads", () => ({ folders: folders.listFolders({ ctx: this.ctx, page: pageFrom({ limit: 200 }) }).items }));
+    return this.run("reads", async () => ({ folders: (await folders.listFolders({ ctx: this.ctx, page: pageFrom({ limit: 200 }) })).items }));
   }
   createFolder(a: { name: string }) {
     return this.run("writes", async () => (await folders.createFolder({ ctx: this.ctx, name: a.name })).body);

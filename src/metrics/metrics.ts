@@ -4,7 +4,7 @@ import { RequestTally, TalliedHistogram } from "./tally";
 /** What only the running service knows, read each time /metrics is scraped (the composition root supplies it). */
 export interface ScrapeSources {
   /** Unfinished jobs (pending or running) of each queue, and how long the oldest has waited since it was enqueued. */
-  jobQueues(): { queue: string; depth: number; oldestAgeSeconds: number }[];
+  jobQueues(): Promise<{ queue: string; depth: number; oldestAgeSeconds: number }[]>;
   /** Streams followed live (Server-Sent Events) right now. */
   sseOpen(): number;
   /** The database file's and its write-ahead log's size, in bytes. */
@@ -80,11 +80,11 @@ export class Metrics {
       },
     });
     const sources = () => this.sources;
-    this.gauge("notestream_job_queue_depth", "Unfinished jobs (pending or running) by queue.", ["queue"], (g) => {
-      for (const q of sources()?.jobQueues() ?? []) g.set({ queue: q.queue }, q.depth);
+    this.gauge("notestream_job_queue_depth", "Unfinished jobs (pending or running) by queue.", ["queue"], async (g) => {
+      for (const q of (await sources()?.jobQueues()) ?? []) g.set({ queue: q.queue }, q.depth);
     });
-    this.gauge("notestream_job_queue_oldest_age_seconds", "Age of the oldest unfinished job by queue (0 when none).", ["queue"], (g) => {
-      for (const q of sources()?.jobQueues() ?? []) g.set({ queue: q.queue }, q.oldestAgeSeconds);
+    this.gauge("notestream_job_queue_oldest_age_seconds", "Age of the oldest unfinished job by queue (0 when none).", ["queue"], async (g) => {
+      for (const q of (await sources()?.jobQueues()) ?? []) g.set({ queue: q.queue }, q.oldestAgeSeconds);
     });
     this.gauge("notestream_sse_streams_open", "Streams followed live (Server-Sent Events) right now.", [], (g) => {
       const s = sources();
@@ -132,7 +132,8 @@ export class Metrics {
     ) as Record<O, Child>;
   }
 
-  private gauge(name: string, help: string, labelNames: string[], fill: (g: Gauge) => void): void {
+  /** `fill` may be async (a query): prom-client awaits a collect that returns a promise. */
+  private gauge(name: string, help: string, labelNames: string[], fill: (g: Gauge) => void | Promise<void>): void {
     new Gauge({
       name,
       help,
@@ -140,7 +141,7 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        fill(this);
+        return fill(this);
       },
     });
   }

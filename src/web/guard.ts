@@ -39,16 +39,16 @@ export function sameOrigin(deps: Deps, request: Request): boolean {
 }
 
 /** A signed-in page: the session, or SignInRequired, which comes back here after sign-in. */
-export function requireSession(deps: Deps, request: Request): WebSession {
-  const s = loadSession(deps, request);
+export async function requireSession(deps: Deps, request: Request): Promise<WebSession> {
+  const s = await loadSession(deps, request);
   if (s) return s;
   const url = new URL(request.url);
   throw new SignInRequired(url.pathname + url.search);
 }
 
 /** A signed-in form post: the session and its CSRF token (form field or X-CSRF-Token header), and our origin. */
-export function requireForm(deps: Deps, request: Request, body: unknown): WebSession {
-  const s = loadSession(deps, request);
+export async function requireForm(deps: Deps, request: Request, body: unknown): Promise<WebSession> {
+  const s = await loadSession(deps, request);
   const token = (body as Record<string, unknown> | null)?._csrf ?? request.headers.get("x-csrf-token");
   if (!s || !csrfMatches(s.csrf, token) || !sameOrigin(deps, request)) throw new FormRefused();
   return s;

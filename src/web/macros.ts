@@ -13,7 +13,7 @@ export interface RefusalContext {
 }
 
 /** A page of its own for a refusal; undefined leaves the error to the API's handler (a JSON envelope). */
-export type RefusalPage = (error: AppError, ctx: RefusalContext) => Response | undefined;
+export type RefusalPage = (error: AppError, ctx: RefusalContext) => Response | undefined | Promise<Response | undefined>;
 
 /**
  * What a page route declares, as route options:
@@ -27,10 +27,10 @@ export type RefusalPage = (error: AppError, ctx: RefusalContext) => Response | u
 export const pageMacros = (deps: Deps) =>
   new Elysia().macro({
     session: (need: "page" | "form" | "script") => ({
-      resolve: ({ request, body }) => {
-        if (need === "form") return { s: requireForm(deps, request, body) };
-        if (need === "page") return { s: requireSession(deps, request) };
-        const s = loadSession(deps, request);
+      resolve: async ({ request, body }) => {
+        if (need === "form") return { s: await requireForm(deps, request, body) };
+        if (need === "page") return { s: await requireSession(deps, request) };
+        const s = await loadSession(deps, request);
         if (!s) throw new SignInRequired(null);
         return { s };
       },

@@ -33,17 +33,17 @@ const TITLES: Record<number, string> = {
 };
 
 /** The session, if the database can still tell: an error page must not fail itself. */
-function sessionOf(deps: Deps, request: Request): WebSession | null {
+async function sessionOf(deps: Deps, request: Request): Promise<WebSession | null> {
   try {
-    return loadSession(deps, request);
+    return await loadSession(deps, request);
   } catch {
     return null;
   }
 }
 
 /** An error as a page in the layout, with the way back: the notes when signed in, else the start. */
-function errorPage(deps: Deps, request: Request, status: number, title: string, text: string, headers: Record<string, string> = {}): Response {
-  const s = sessionOf(deps, request);
+async function errorPage(deps: Deps, request: Request, status: number, title: string, text: string, headers: Record<string, string> = {}): Promise<Response> {
+  const s = await sessionOf(deps, request);
   const way = s ? html`<a class="button primary" href="/notes">Back to your notes</a> <a href="/settings">Account</a>` : html`<a class="button primary" href="/">Go to the start</a> <a href="/signin">Sign in</a>`;
   return page(
     layout({ title, session: s, body: html`<div class="card error-page"><h1>${title}</h1><p>${text}</p><p class="row">${way}</p></div>` }),
@@ -62,7 +62,7 @@ function errorPage(deps: Deps, request: Request, status: number, title: string, 
  * pages' scripts) gets no answer here and falls through to the API's envelope.
  */
 export const pageErrors = (deps: Deps) =>
-  new Elysia().onError({ as: "global" }, (ctx) => {
+  new Elysia().onError({ as: "global" }, async (ctx) => {
     const { error, code, request } = ctx;
     if (error instanceof SignInRequired) {
       return error.returnTo === null ? new Response(null, { status: 401 }) : redirect(`/signin?next=${encodeURIComponent(error.returnTo)}`);
@@ -77,7 +77,7 @@ export const pageErrors = (deps: Deps) =>
     const answer = (ctx as { refusal?: string | RefusalPage }).refusal;
     if (answer !== undefined && refusal) {
       const route = ctx as unknown as RefusalContext;
-      const shown = typeof answer === "string" ? back(fill(answer, route.params), "error", refusalMessage(refusal)) : answer(refusal, route);
+      const shown = typeof answer === "string" ? back(fill(answer, route.params), "error", refusalMessage(refusal)) : await answer(refusal, route);
       if (shown) return shown;
     }
     if (!wantsPage(request)) return undefined;

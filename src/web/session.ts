@@ -62,40 +62,41 @@ export function webPrincipal(accountId: string, workspaceId: string, validUntil:
 export async function createSession(deps: Deps, account: AccountRow): Promise<{ secret: string }> {
   const secret = randomBase62(43);
   const now = deps.clock.now();
-  await deps.writer.write(() =>
-    deps.db
-      .insert(sessions)
-      .values({
-        idHash: sha256Hex(secret),
-        accountId: account.id,
-        workspaceId: personalWorkspaceId(deps, account.id),
-        csrfToken: randomBase62(32),
-        createdAt: now,
-        expiresAt: now + SESSION_TTL_MS,
-      })
-      .run(),
-  );
+  await deps.writer.write(async () => {
+    await deps.db.insert(sessions).values({
+      idHash: sha256Hex(secret),
+      accountId: account.id,
+      workspaceId: await personalWorkspaceId(deps, account.id),
+      csrfToken: randomBase62(32),
+      createdAt: now,
+      expiresAt: now + SESSION_TTL_MS,
+    });
+  });
   return { secret };
 }
 
-export function loadSession(deps: Deps, request: Request): WebSession | null {
+export async function loadSession(deps: Deps, request: Request): Promise<WebSession | null> {
   const secret = cookieValue(request, SESSION_COOKIE);
   if (!secret) return null;
   const idHash = sha256Hex(secret);
-  const row = deps.db.select().from(sessions).where(eq(sessions.idHash, idHash)).get();
+  const [row] = await deps.db.select().from(sessions).where(eq(sessions.idHash, idHash));
   if (!row || row.expiresAt <= deps.clock.now()) return null;
-  const account = deps.db.select().from(accounts).where(eq(accounts.id, row.accountId)).get();
+  const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, row.accountId));
   if (!account) return null;
-  const choices = workspacesOf(deps, account.id);
+  const choices = await workspacesOf(deps, account.id);
   let workspaceId = row.workspaceId;
   // Membership is checked on every request, not only when switching: someone taken off a team
   // is back in their personal workspace at once, whatever the session chose before.
   if (!choices.some((w) => w.id === workspaceId)) {
-    workspaceId = choices.find((w) => w.kind === "personal")?.id ?? personalWorkspaceId(deps, account.id);
+    workspaceId = choices.find((w) => w.kind === "personal")?.id ?? (await personalWorkspaceId(deps, account.id));
     const fallback = workspaceId;
     // Stored so the choice stays personal if the account joins the team again; a failed write
     // costs nothing, as the next request falls back the same way.
-    void deps.writer.write(() => deps.db.update(sessions).set({ workspaceId: fallback }).where(eq(sessions.idHash, idHash)).run()).catch(() => {});
+    void deps.writer
+      .write(async () => {
+        await deps.db.update(sessions).set({ workspaceId: fallback }).where(eq(sessions.idHash, idHash));
+      })
+      .catch(() => {});
   }
   return {
     account,
@@ -111,10 +112,10 @@ export async function switchWorkspace(deps: Deps, request: Request, s: WebSessio
   const target = s.workspaces.find((w) => w.id === workspaceId);
   const idHash = sessionIdHash(request);
   if (!target || !idHash) throw new AppError("not_found", "You are not a member of that workspace.");
-  await deps.writer.write(() => {
+  await deps.writer.write(async () => {
     // Checked again inside the write: a removal may have landed since the session was loaded.
-    if (!workspacesOf(deps, s.account.id).some((w) => w.id === target.id)) throw new AppError("not_found", "You are not a member of that workspace.");
-    deps.db.update(sessions).set({ workspaceId: target.id }).where(eq(sessions.idHash, idHash)).run();
+    if (!(await workspacesOf(deps, s.account.id)).some((w) => w.id === target.id)) throw new AppError("not_found", "You are not a member of that workspace.");
+    await deps.db.update(sessions).set({ workspaceId: target.id }).where(eq(sessions.idHash, idHash));
   });
   return target;
 }
@@ -127,7 +128,10 @@ export function sessionIdHash(request: Request): string | null {
 
 export async function destroySession(deps: Deps, request: Request): Promise<void> {
   const secret = cookieValue(request, SESSION_COOKIE);
-  if (secret) await deps.writer.write(() => deps.db.delete(sessions).where(eq(sessions.idHash, sha256Hex(secret))).run());
+  if (!secret) return;
+  await deps.writer.write(async () => {
+    await deps.db.delete(sessions).where(eq(sessions.idHash, sha256Hex(secret)));
+  });
 }
 
 export function csrfMatches(expected: string, given: unknown): boolean {

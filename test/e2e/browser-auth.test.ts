@@ -5,7 +5,9 @@
  * and deleting the account goes through the export offer, the password and the mailed link.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import type { Page } from "playwright-core";
+import { accounts } from "../../src/db/schema";
 import { hasChromium, PASSWORD, startWebApp, type WebApp } from "../helpers/browser";
 
 /** The page's globals, inside functions that run in the browser (the project's types have no DOM). */
@@ -173,7 +175,7 @@ describe.skipIf(!hasChromium)("sign-up, sign-in, the account and error pages in 
     await page.waitForSelector('form[action="/signin"] [role="alert"]');
     expect(await page.textContent('form[action="/signin"] [role="alert"]')).toBe("That e-mail address and password don't match an account.");
     await mailsTo(account.email, "your account is deleted", 1);
-    expect(web.deps.db.$client.query("SELECT count(*) AS n FROM accounts WHERE id = ?").get(account.id)).toEqual({ n: 0 });
+    expect(await web.deps.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, account.id))).toEqual([]);
     await context.close();
   }, 30_000);
 

@@ -6,7 +6,9 @@
  * finds nothing serious in light or dark.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import type { Page } from "playwright-core";
+import { notes } from "../../src/db/schema";
 import { runTask } from "../../src/schedule";
 import { hasChromium, startWebApp, type SignedIn, type WebApp } from "../helpers/browser";
 
@@ -43,9 +45,9 @@ beforeAll(async () => {
   ids.late = await stream("late.log", "nightly backup ok");
   await arm(ids.late);
   const now = Date.now();
-  await web.deps.writer.write(() =>
-    web.deps.db.$client.run("UPDATE notes SET last_write_at = ?, deadman_due_at = ? WHERE id = ?", [now - 2 * 3600_000, now - 3600_000, ids.late]),
-  );
+  await web.deps.writer.write(async () => {
+    await web.deps.db.update(notes).set({ lastWriteAt: now - 2 * 3600_000, deadmanDueAt: now - 3600_000 }).where(eq(notes.id, ids.late));
+  });
   await runTask(web.deps, "deadman");
 
   // Full: filled to the Dev plan's 3 MB through the API; the next line is refused.

@@ -4,7 +4,9 @@
  * stream's line times, "last write" and live indicator, and "New note" asking for a title first.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { count, eq, sql } from "drizzle-orm";
 import type { Page } from "playwright-core";
+import { notes, sessions, snapshots } from "../../src/db/schema";
 import { createRichNote } from "../../src/modules/notes/rich";
 import { webPrincipal } from "../../src/web/session";
 import { hasChromium, PASSWORD, startWebApp, type SignedIn, type WebApp } from "../helpers/browser";
@@ -182,7 +184,7 @@ describe.skipIf(!hasChromium)("a note's page in Chromium", () => {
     const id = await plainNote(u, "Draft", "server text\n");
     // The server refuses every save: the session is gone (a route that fails requests cannot be
     // trusted with the keepalive saves a page sends as it goes away).
-    const endSession = () => web.deps.db.$client.run("DELETE FROM sessions WHERE account_id = ?", [u.account.id]);
+    const endSession = () => web.deps.db.delete(sessions).where(eq(sessions.accountId, u.account.id));
     const signInAgain = async () => {
       await u.page.waitForURL(/\/signin\?next=/);
       await u.page.fill('input[name="email"]', u.account.email);
@@ -191,7 +193,7 @@ describe.skipIf(!hasChromium)("a note's page in Chromium", () => {
       await u.page.waitForURL(`${web.base}/notes/${id}`);
     };
     await u.page.goto(`${web.base}/notes/${id}`);
-    endSession();
+    await endSession();
     await u.page.click("textarea");
     await u.page.fill("textarea", "kept only in this browser\n");
     await statusSays(u.page, "Not saved");
@@ -213,7 +215,7 @@ describe.skipIf(!hasChromium)("a note's page in Chromium", () => {
     expect(await u.page.isHidden("#draft-bar")).toBe(true);
 
     // Discard drops it for good.
-    endSession();
+    await endSession();
     await u.page.fill("textarea", "not wanted\n");
     await statusSays(u.page, "Not saved");
     await u.page.reload();
@@ -243,7 +245,10 @@ describe.skipIf(!hasChromium)("a note's page in Chromium", () => {
     const id = await plainNote(u, "Versions", "version one\n");
     await apiJson(u.token, "PATCH", `/api/v1/notes/${id}`, { note: { plain_body: "version two\n" } });
     // The next save more than ten minutes later keeps a second version (the specification's debounce).
-    web.deps.db.$client.run("UPDATE snapshots SET created_at = created_at - 660000, last_save_at = last_save_at - 660000 WHERE note_id = ?", [id]);
+    await web.deps.db
+      .update(snapshots)
+      .set({ createdAt: sql`${snapshots.createdAt} - 660000`, lastSaveAt: sql`${snapshots.lastSaveAt} - 660000` })
+      .where(eq(snapshots.noteId, id));
     await apiJson(u.token, "PATCH", `/api/v1/notes/${id}`, { note: { plain_body: "version three\n" } });
 
     await u.page.goto(`${web.base}/notes/${id}`);
@@ -320,7 +325,7 @@ describe.skipIf(!hasChromium)("a note's page in Chromium", () => {
     for (const t of ["first line", "second line"]) await apiJson(u.token, "POST", "/api/v1/notes/by-filename/times.log/append", { text: t });
     const id = (await apiJson(u.token, "GET", "/api/v1/notes/by-filename/times.log")).id;
     // An hour old, so the change shows.
-    web.deps.db.$client.run("UPDATE notes SET last_write_at = last_write_at - 3600000 WHERE id = ?", [id]);
+    await web.deps.db.update(notes).set({ lastWriteAt: sql`${notes.lastWriteAt} - 3600000` }).where(eq(notes.id, id));
     await u.page.goto(`${web.base}/notes/${id}`);
     await u.page.waitForFunction(() => document.getElementById("live-state")?.textContent === "Live", undefined, { timeout: 10_000 });
     expect(await u.page.textContent("pre.stream")).toBe("first line\nsecond line\n");
@@ -371,8 +376,8 @@ describe.skipIf(!hasChromium)("a note's page in Chromium", () => {
     expect(await u.page.getAttribute('input[name="title"]', "aria-invalid")).toBe("true");
     expect(await u.page.isChecked('input[name="format"][value="rich"]')).toBe(true);
     expect(await u.page.textContent('select[name="folder_id"] option:checked')).toBe("Work");
-    const count = () => (web.deps.db.$client.query("SELECT count(*) AS n FROM notes WHERE workspace_id = ?").get(u.account.workspaceId) as { n: number }).n;
-    expect(count()).toBe(0);
+    const noteCount = async () => (await web.deps.db.select({ n: count() }).from(notes).where(eq(notes.workspaceId, u.account.workspaceId)))[0]!.n;
+    expect(await noteCount()).toBe(0);
 
     await u.page.fill('input[name="title"]', "Quarterly plan");
     await u.page.click('button:has-text("Create note")');
@@ -380,7 +385,7 @@ describe.skipIf(!hasChromium)("a note's page in Chromium", () => {
     expect(await u.page.inputValue("#title")).toBe("Quarterly plan");
     expect(await u.page.locator('[role="textbox"]').count()).toBe(1);
     expect(await u.page.textContent("aside a.on")).toContain("Work");
-    expect(count()).toBe(1);
+    expect(await noteCount()).toBe(1);
 
     // A title past 200 characters (the field's maxlength bypassed) is refused beside it too.
     await u.page.goto(`${web.base}/notes/new`);
@@ -389,7 +394,7 @@ describe.skipIf(!hasChromium)("a note's page in Chromium", () => {
     await u.page.click('button:has-text("Create note")');
     expect(await u.page.textContent(".field-error")).toContain("200 characters");
     expect(await u.page.inputValue('input[name="title"]')).toBe("x".repeat(201));
-    expect(count()).toBe(1);
+    expect(await noteCount()).toBe(1);
     expect(web.violations).toEqual([]);
     await u.context.close();
   }, 60_000);

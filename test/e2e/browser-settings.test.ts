@@ -5,8 +5,10 @@
  * lacks it, test deliveries and test alerts, readable delivery errors, and narrow screens.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { and, count, eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import type { Page } from "playwright-core";
+import { notes, tokens } from "../../src/db/schema";
 import { parseCidr } from "../../src/lib/ip";
 import { appendByFilename } from "../../src/modules/streams/service";
 import { webPrincipal } from "../../src/web/session";
@@ -49,11 +51,15 @@ function allowLoopback(on: boolean) {
 async function streamOf(user: SignedIn, filename: string): Promise<string> {
   const ctx = { deps: web.deps, principal: webPrincipal(user.account.id, user.account.workspaceId, Date.now() + 3_600_000) };
   await appendByFilename({ ctx, filename, text: "first line" });
-  return web.deps.db.$client.query<{ id: string }, [string, string]>("SELECT id FROM notes WHERE workspace_id = ? AND filename = ?").get(user.account.workspaceId, filename)!.id;
+  const [note] = await web.deps.db
+    .select({ id: notes.id })
+    .from(notes)
+    .where(and(eq(notes.workspaceId, user.account.workspaceId), eq(notes.filename, filename)));
+  return note!.id;
 }
 
-const tokensNamed = (workspaceId: string, name: string) =>
-  web.deps.db.$client.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM tokens WHERE workspace_id = ? AND name = ?").get(workspaceId, name)!.n;
+const tokensNamed = async (workspaceId: string, name: string) =>
+  (await web.deps.db.select({ n: count() }).from(tokens).where(and(eq(tokens.workspaceId, workspaceId), eq(tokens.name, name))))[0]!.n;
 
 /** The accessible description of a field: the text of the elements its aria-describedby names. */
 const describedBy = (page: Page, selector: string) =>
@@ -76,11 +82,11 @@ describe.skipIf(!hasChromium)("creating and rotating answer with a redirect", ()
     const secret = await page.inputValue("#new-token");
     expect(secret).toMatch(/^nst_[0-9A-Za-z]{40}$/);
     expect(page.url()).toBe(`${web.base}/settings/tokens`);
-    expect(tokensNamed(user.account.workspaceId, "laptop")).toBe(1);
+    expect(await tokensNamed(user.account.workspaceId, "laptop")).toBe(1);
 
     await page.reload();
     await page.waitForSelector("h1");
-    expect(tokensNamed(user.account.workspaceId, "laptop")).toBe(1);
+    expect(await tokensNamed(user.account.workspaceId, "laptop")).toBe(1);
     expect(await page.locator("#new-token").count()).toBe(0);
     expect(await page.content()).not.toContain(secret);
     // The one token works: it was shown, and it is the one that was kept.
@@ -145,7 +151,7 @@ describe.skipIf(!hasChromium)("forms keep their input and say what is wrong besi
     expect(await page.inputValue('input[name="name"]')).toBe("ci runner");
     expect(await page.inputValue('input[name="expires_in_days"]')).toBe("30");
     expect(await describedBy(page, "fieldset.scopes")).toContain("Choose at least one scope");
-    expect(tokensNamed(user.account.workspaceId, "ci runner")).toBe(0);
+    expect(await tokensNamed(user.account.workspaceId, "ci runner")).toBe(0);
 
     const id = await streamOf(user, "nightly.log");
     await page.goto(`${web.base}/notes/${id}/settings`);
@@ -238,8 +244,8 @@ describe.skipIf(!hasChromium)("test deliveries and test alerts", () => {
     expect(mail.text).toMatch(/this is a test/i);
     expect(mail.text).toContain("first line");
     // Still watching: a test changes nothing on the stream.
-    const status = web.deps.db.$client.query<{ s: string }, [string]>("SELECT deadman_status AS s FROM notes WHERE id = ?").get(id)!.s;
-    expect(status).toBe("ok");
+    const [row] = await web.deps.db.select({ s: notes.deadmanStatus }).from(notes).where(eq(notes.id, id));
+    expect(row!.s).toBe("ok");
     await user.context.close();
   }, 30_000);
 

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { buildHandler } from "../../src/app";
+import { inboxDeliveries } from "../../src/db/schema";
 import { loadConfig } from "../../src/config";
 import type { Deps } from "../../src/deps";
 import { jobHandlers } from "../../src/queues";
@@ -174,10 +175,17 @@ describe.skipIf(!hasChromium)("the web app in Chromium", () => {
 
     // A payload that died (retries spent while the note was full, say) waits in the dead-letter view.
     const noteId = /\/notes\/(note_\w+)\//.exec(page.url())![1]!;
-    deps.db.$client.run(
-      "INSERT INTO inbox_deliveries (id, note_id, received_at, content_type, headers, body, status, attempts, last_error) VALUES ('ibx_deadletter0000001', ?, ?, 'text/plain', '{}', ?, 'dead', 9, 'note full')",
-      [noteId, Date.now(), Buffer.from("replayed payload")],
-    );
+    await deps.db.insert(inboxDeliveries).values({
+      id: "ibx_deadletter0000001",
+      noteId,
+      receivedAt: Date.now(),
+      contentType: "text/plain",
+      headers: "{}",
+      body: Buffer.from("replayed payload"),
+      status: "dead",
+      attempts: 9,
+      lastError: "note full",
+    });
     await page.goto(`${base}/notes/${noteId}/settings`);
     await shot("stream-settings");
     await page.click('button:has-text("Replay")');

@@ -107,7 +107,7 @@ export async function startWebApp(env: Record<string, string> = {}): Promise<Web
       const { secret } = await createSession(deps, made.account);
       // Free accounts have no API access: their token is "" (set up through the pages or deps instead).
       const token = await deps.writer
-        .write(() => mintToken(deps, { accountId: made.account.id, workspaceId: made.workspaceId, scopes: ["read", "write", "append"] }).token)
+        .write(async () => (await mintToken(deps, { accountId: made.account.id, workspaceId: made.workspaceId, scopes: ["read", "write", "append"] })).token)
         .catch(() => "");
       const { page, context } = await newPage(opts);
       await context.addCookies([{ name: SESSION_COOKIE, value: secret, url: base, httpOnly: true, sameSite: "Lax" }]);

@@ -72,7 +72,7 @@ export function fieldMessage(page: string, name: string): { invalid: boolean; me
  * the page's script (CSRF header).
  */
 export async function sessionBrowser(h: Harness, email: string) {
-  const { secret } = await createSession(h.deps, findAccountByEmail(h.deps, email)!);
+  const { secret } = await createSession(h.deps, (await findAccountByEmail(h.deps, email))!);
   const cookie = `${SESSION_COOKIE}=${secret}`;
   const get = async (path: string) => {
     const res = await h.request("GET", path, { headers: { cookie } });

@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { oauthClients } from "../../src/db/schema";
+import { count, eq, sql, type SQL } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { accounts, exportsTable, noteChunks, notes, oauthClients, oauthTokens, sessions, tokens, workspaceMembers, workspaces } from "../../src/db/schema";
+import { sqlRun } from "../../src/db/sql";
 import { issueTokens } from "../../src/mcp/oauth/tokens";
 import { hashPassword } from "../../src/modules/accounts/password";
 import { createAccount } from "../../src/modules/accounts/service";
@@ -86,7 +89,7 @@ test("the health probe answers without auth", async () => {
 test("no request ever sees a stack trace: an internal failure is a 500 in the envelope", async () => {
   h = harness();
   const token = await h.token(await h.account("dev"));
-  h.deps.db.$client.run("DROP TABLE snapshots");
+  await sqlRun(h.deps.db, sql`DROP TABLE snapshots`);
   const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: {} } })).json();
   const res = await h.request("GET", `/api/v1/notes/${id}/snapshots`, { token });
   expect(res.status).toBe(500);
@@ -122,8 +125,8 @@ describe("the account's password and its deletion, in the browser", () => {
   }
 
   async function grantFor(ids: { accountId: string; workspaceId: string }) {
-    return h.deps.writer.write(() => {
-      h.deps.db.insert(oauthClients).values({ clientId: `client_${++n}`, clientName: "Agent", redirectUris: "[]", metadata: "{}", createdAt: h.clock.now() }).run();
+    return h.deps.writer.write(async () => {
+      await h.deps.db.insert(oauthClients).values({ clientId: `client_${++n}`, clientName: "Agent", redirectUris: "[]", metadata: "{}", createdAt: h.clock.now() });
       return issueTokens(h.deps, { clientId: `client_${n}`, ...ids, scope: "notes:read notes:write" });
     });
   }
@@ -139,7 +142,7 @@ describe("the account's password and its deletion, in the browser", () => {
     return res.status;
   }
 
-  const count = (sql: string, ...args: string[]) => (h.deps.db.$client.query(sql).get(...args) as { n: number }).n;
+  const rowsIn = async (table: SQLiteTable, where: SQL) => (await h.deps.db.select({ n: count() }).from(table).where(where))[0]!.n;
 
   test("a new password needs the current one, signs the other browsers out, and leaves API tokens alone", async () => {
     start();
@@ -199,7 +202,7 @@ describe("the account's password and its deletion, in the browser", () => {
     const csrf = me.b.csrfOf(page);
     expect((await me.b.post("/settings/export", { _csrf: csrf })).status).toBe(303);
     await h.jobs.drain();
-    const exportFile = (h.deps.db.$client.query("SELECT file_path AS path FROM exports").get() as { path: string }).path;
+    const exportFile = (await h.deps.db.select({ path: exportsTable.filePath }).from(exportsTable))[0]!.path!;
     expect(await Bun.file(exportFile).exists()).toBe(true);
 
     const wrong = await me.b.post("/settings/delete", { _csrf: csrf, password: "Wrong1!pass" });
@@ -217,7 +220,7 @@ describe("the account's password and its deletion, in the browser", () => {
     const confirm = await anywhere.get(link);
     expect(confirm.status).toBe(200);
     expect(confirm.text).toContain("Delete leaving@example.com?");
-    expect(count("SELECT count(*) AS n FROM accounts WHERE id = ?", me.accountId)).toBe(1);
+    expect(await rowsIn(accounts, eq(accounts.id, me.accountId))).toBe(1);
     const gone = await anywhere.post("/settings/delete/confirm", { _csrf: anywhere.csrfOf(confirm.text), token: inputNamed(confirm.text, "token").match(/value="(\w+)"/)![1]! });
     expect(gone.status).toBe(303);
     expect(decodeURIComponent(gone.location)).toContain("is deleted");
@@ -230,17 +233,17 @@ describe("the account's password and its deletion, in the browser", () => {
 
     // Then the job erases it all.
     await h.jobs.drain();
-    expect(count("SELECT count(*) AS n FROM accounts WHERE id = ?", me.accountId)).toBe(0);
-    expect(count("SELECT count(*) AS n FROM workspaces WHERE owner_id = ?", me.accountId)).toBe(0);
-    expect(count("SELECT count(*) AS n FROM notes WHERE workspace_id = ?", me.workspaceId)).toBe(0);
-    expect(count("SELECT count(*) AS n FROM note_chunks WHERE note_id = ?", stream.id)).toBe(0);
-    expect(count("SELECT count(*) AS n FROM tokens WHERE account_id = ?", me.accountId)).toBe(0);
-    expect(count("SELECT count(*) AS n FROM oauth_tokens WHERE account_id = ?", me.accountId)).toBe(0);
-    expect(count("SELECT count(*) AS n FROM sessions WHERE account_id = ?", me.accountId)).toBe(0);
-    expect(count("SELECT count(*) AS n FROM exports WHERE account_id = ?", me.accountId)).toBe(0);
+    expect(await rowsIn(accounts, eq(accounts.id, me.accountId))).toBe(0);
+    expect(await rowsIn(workspaces, eq(workspaces.ownerId, me.accountId))).toBe(0);
+    expect(await rowsIn(notes, eq(notes.workspaceId, me.workspaceId))).toBe(0);
+    expect(await rowsIn(noteChunks, eq(noteChunks.noteId, stream.id))).toBe(0);
+    expect(await rowsIn(tokens, eq(tokens.accountId, me.accountId))).toBe(0);
+    expect(await rowsIn(oauthTokens, eq(oauthTokens.accountId, me.accountId))).toBe(0);
+    expect(await rowsIn(sessions, eq(sessions.accountId, me.accountId))).toBe(0);
+    expect(await rowsIn(exportsTable, eq(exportsTable.accountId, me.accountId))).toBe(0);
     expect(await Bun.file(exportFile).exists()).toBe(false);
-    expect(count("SELECT count(*) AS n FROM workspace_members WHERE workspace_id = ?", teamId)).toBe(1);
-    expect(count("SELECT count(*) AS n FROM notes WHERE workspace_id = ?", teamId)).toBe(1);
+    expect(await rowsIn(workspaceMembers, eq(workspaceMembers.workspaceId, teamId))).toBe(1);
+    expect(await rowsIn(notes, eq(notes.workspaceId, teamId))).toBe(1);
     expect(sent.filter((m) => m.to === "leaving@example.com").at(-1)!.subject).toBe("[notestream] your account is deleted");
     // The address is free again; the link does not work twice.
     expect((await anywhere.get(link)).status).toBe(400);

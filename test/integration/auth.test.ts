@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { accounts, tokens, workspaces } from "../../src/db/schema";
 import { revokeToken } from "../../src/modules/tokens/service";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
 
@@ -25,9 +27,9 @@ describe("authentication", () => {
   test("tokens look like nst_ plus at least 32 base62 characters and are stored only as SHA-256", async () => {
     const token = await h.token(await h.account("dev"));
     expect(token).toMatch(/^nst_[0-9A-Za-z]{32,}$/);
-    const rows = h.deps.db.$client.query("SELECT * FROM tokens").all() as Record<string, unknown>[];
+    const rows = await h.deps.db.select().from(tokens);
     expect(JSON.stringify(rows)).not.toContain(token);
-    expect(rows[0]!.token_hash).toBe(new Bun.CryptoHasher("sha256").update(token).digest("hex"));
+    expect(rows[0]!.tokenHash).toBe(new Bun.CryptoHasher("sha256").update(token).digest("hex"));
   });
 
   test("an expired token is 401; it works until then", async () => {
@@ -40,15 +42,15 @@ describe("authentication", () => {
   test("the default expiry is 90 days and the longest is one year", async () => {
     const a = await h.account("dev");
     await h.token(a);
-    const row = h.deps.db.$client.query("SELECT expires_at, created_at FROM tokens").get() as { expires_at: number; created_at: number };
-    expect(row.expires_at - row.created_at).toBe(90 * 24 * 3600 * 1000);
+    const [row] = await h.deps.db.select({ expiresAt: tokens.expiresAt, createdAt: tokens.createdAt }).from(tokens).limit(1);
+    expect(row!.expiresAt - row!.createdAt).toBe(90 * 24 * 3600 * 1000);
     await expect(h.token(a, ["read"], { expiresInDays: 366 })).rejects.toThrow(/365/);
   });
 
   test("a revoked token is 401", async () => {
     const a = await h.account("dev");
     const token = await h.token(a);
-    const { id } = h.deps.db.$client.query("SELECT id FROM tokens").get() as { id: string };
+    const id = (await h.deps.db.select({ id: tokens.id }).from(tokens).limit(1))[0]!.id;
     await h.deps.writer.write(() => revokeToken(h.deps, id));
     await expectError(await h.request("GET", "/api/v1/notes", { token }), 401, "unauthorized");
   });
@@ -58,7 +60,7 @@ describe("authentication", () => {
     const token = await h.token(a);
     expect((await h.request("POST", "/api/v1/notes/by-filename/c.log/append", { token, body: { text: "one" } })).status).toBe(201);
     expect((await h.request("POST", "/api/v1/notes/by-filename/c.log/append", { token, body: { text: "two" } })).status).toBe(200);
-    const { id } = h.deps.db.$client.query("SELECT id FROM tokens").get() as { id: string };
+    const id = (await h.deps.db.select({ id: tokens.id }).from(tokens).limit(1))[0]!.id;
     await h.deps.writer.write(() => revokeToken(h.deps, id));
     await expectError(await h.request("POST", "/api/v1/notes/by-filename/c.log/append", { token, body: { text: "three" } }), 401, "unauthorized");
     await expectError(await h.request("GET", "/api/v1/notes", { token }), 401, "unauthorized");
@@ -73,7 +75,7 @@ describe("authentication", () => {
     for (let i = 0; i < 3; i++) await h.token(dev);
     await expect(h.token(dev)).rejects.toThrow(/allows 3 active API tokens/);
     // Revoking one frees a slot.
-    const { id } = h.deps.db.$client.query("SELECT id FROM tokens LIMIT 1").get() as { id: string };
+    const id = (await h.deps.db.select({ id: tokens.id }).from(tokens).limit(1))[0]!.id;
     await h.deps.writer.write(() => revokeToken(h.deps, id));
     await h.token(dev);
   });
@@ -81,7 +83,7 @@ describe("authentication", () => {
   test("a token of a workspace that lost API access (plan changed to free) is 403 plan_required", async () => {
     const a = await h.account("dev");
     const token = await h.token(a);
-    h.deps.db.$client.run("UPDATE workspaces SET plan = 'free' WHERE id = ?", [a.workspaceId]);
+    await h.deps.db.update(workspaces).set({ plan: "free" }).where(eq(workspaces.id, a.workspaceId));
     await expectError(await h.request("GET", "/api/v1/notes", { token }), 403, "plan_required");
   });
 });
@@ -164,8 +166,8 @@ describe("ownership", () => {
     expect((await (await h.request("GET", "/api/v1/notes/by-filename/log", { token: team })).json()).plain_body).toBe("team\n");
 
     // Caps and usage are team-wide: a teammate's token sees the team's notes and storage.
-    const mate = h.deps.db.$client.query("SELECT id FROM accounts WHERE email = 'mate@example.com'").get() as { id: string };
-    const mateToken = await h.token({ accountId: mate.id, workspaceId: teamId });
+    const [mate] = await h.deps.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, "mate@example.com"));
+    const mateToken = await h.token({ accountId: mate!.id, workspaceId: teamId });
     const list = await (await h.request("GET", "/api/v1/notes", { token: mateToken })).json();
     expect(list.map((n: { id: string }) => n.id)).toEqual([t.id]);
     const account = await (await h.request("GET", "/api/v1/account", { token: mateToken })).json();

@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { jobs, workspaces } from "../../src/db/schema";
 import { flushLog } from "../../src/http/log";
 import { lapse, startTrial, subscribe } from "../../src/modules/accounts/lifecycle";
 import { runTask } from "../../src/schedule";
@@ -79,8 +81,8 @@ describe("background events each leave one JSON log line", () => {
     const [line, ...more] = withMsg("webhook delivery failed, will retry");
     expect(more).toHaveLength(0);
     expectShape(line!, "warn");
-    const job = h.deps.db.$client.query<{ run_at: number; payload: string }, []>("SELECT run_at, payload FROM jobs WHERE queue = 'webhook'").get()!;
-    expect(line).toMatchObject({ note_id: id, delivery_id: JSON.parse(job.payload).deliveryId, attempt: 1, host, error: "HTTP 500", next_attempt_at: new Date(job.run_at).toISOString() });
+    const [job] = await h.deps.db.select({ run_at: jobs.runAt, payload: jobs.payload }).from(jobs).where(eq(jobs.queue, "webhook")).limit(1);
+    expect(line).toMatchObject({ note_id: id, delivery_id: JSON.parse(job!.payload).deliveryId, attempt: 1, host, error: "HTTP 500", next_attempt_at: new Date(job!.run_at).toISOString() });
     expectNoSecrets(token, secret);
   });
 
@@ -102,7 +104,7 @@ describe("background events each leave one JSON log line", () => {
     const inbox = await (await h.request("POST", `/api/v1/notes/${id}/inbox`, { token })).json();
     const sent = await h.request("POST", `/h/${inbox.token}`, { body: "the body of the append", headers: { "content-type": "text/plain" } });
     const { id: deliveryId } = await sent.json();
-    h.deps.db.$client.run("UPDATE workspaces SET state = 'read_only' WHERE id = ?", [a.workspaceId]);
+    await h.deps.db.update(workspaces).set({ state: "read_only" }).where(eq(workspaces.id, a.workspaceId));
     await h.jobs.drain();
     const [line, ...more] = withMsg("inbox payload dead-lettered");
     expect(more).toHaveLength(0);
@@ -203,8 +205,8 @@ describe("background events each leave one JSON log line", () => {
     h = harness();
     const a = await h.account("dev");
     await expect(
-      h.deps.writer.write(() => {
-        lapse(h.deps, a.workspaceId);
+      h.deps.writer.write(async () => {
+        await lapse(h.deps, a.workspaceId);
         throw new Error("something after it failed");
       }),
     ).rejects.toThrow("something after it failed");

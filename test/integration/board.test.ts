@@ -24,17 +24,19 @@ const CAP = 3 * MB;
 async function setUp() {
   const a = await h.account("dev");
   const token = await h.token(a, ["read", "write"]);
-  const { secret } = await createSession(h.deps, findAccountByEmail(h.deps, a.email)!);
+  const { secret } = await createSession(h.deps, (await findAccountByEmail(h.deps, a.email))!);
   const cookie = `${SESSION_COOKIE}=${secret}`;
   const append = (filename: string, text: string) => h.request("POST", `/api/v1/notes/by-filename/${filename}/append`, { token, body: { text } });
   const stream = async (filename: string, text = "a line") => (await (await append(filename, text)).json()).id as string;
   const arm = (id: string) => h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { expected_interval_seconds: 3600 } } });
-  const sql = (q: string, ...args: (string | number)[]) => h.deps.db.$client.run(q, args);
+  const setNote = async (id: string, changes: Partial<typeof notes.$inferInsert>) => {
+    await h.deps.db.update(notes).set(changes).where(eq(notes.id, id));
+  };
   const get = async (path: string) => {
     const res = await h.request("GET", path, { headers: { cookie } });
     return { status: res.status, text: await res.text() };
   };
-  return { a, token, cookie, append, stream, arm, sql, get };
+  return { a, token, cookie, append, stream, arm, setNote, get };
 }
 
 /** One note of every state the board tells apart; returns their ids by name. */
@@ -53,21 +55,21 @@ async function everyState(u: Awaited<ReturnType<typeof setUp>>) {
   expect((await u.append("full.log", "one more")).status).toBe(403);
   await h.settle();
   ids.atCap = await u.stream("at-cap.log");
-  u.sql("UPDATE notes SET byte_size = ? WHERE id = ?", CAP, ids.atCap);
+  await u.setNote(ids.atCap, { byteSize: CAP });
   ids.dropping = await u.stream("dropping.log");
-  u.sql("UPDATE notes SET byte_size = ?, retention = 'drop_oldest' WHERE id = ?", CAP, ids.dropping);
+  await u.setNote(ids.dropping, { byteSize: CAP, retention: "drop_oldest" });
   ids.failing = await u.stream("failing.log");
-  u.sql("UPDATE notes SET deadman_status = 'failing', expected_interval_seconds = 3600 WHERE id = ?", ids.failing);
+  await u.setNote(ids.failing, { deadmanStatus: "failing", expectedIntervalSeconds: 3600 });
   ids.hookFailing = await u.stream("hook-failing.log");
-  u.sql("UPDATE notes SET webhook_url = 'https://example.com/h', webhook_status = 'enabled', webhook_failures = 2 WHERE id = ?", ids.hookFailing);
+  await u.setNote(ids.hookFailing, { webhookUrl: "https://example.com/h", webhookStatus: "enabled", webhookFailures: 2 });
   ids.hookDisabled = await u.stream("hook-disabled.log");
-  u.sql("UPDATE notes SET webhook_url = 'https://example.com/h', webhook_status = 'disabled', webhook_failures = 10 WHERE id = ?", ids.hookDisabled);
+  await u.setNote(ids.hookDisabled, { webhookUrl: "https://example.com/h", webhookStatus: "disabled", webhookFailures: 10 });
   ids.hookOk = await u.stream("hook-ok.log");
-  u.sql("UPDATE notes SET webhook_url = 'https://example.com/h', webhook_status = 'enabled' WHERE id = ?", ids.hookOk);
+  await u.setNote(ids.hookOk, { webhookUrl: "https://example.com/h", webhookStatus: "enabled" });
   expect((await h.request("POST", `/api/v1/notes/${ids.hookOk}/inbox`, { token: u.token })).status).toBeLessThan(300);
   ids.plain = (await (await h.request("POST", "/api/v1/notes", { token: u.token, body: { note: { title: "Runbook", plain_body: "steps" } } })).json()).id;
   ids.rich = (await (await h.request("POST", "/api/v1/notes", { token: u.token, body: { note: { title: "Design", plain_body: "" } } })).json()).id;
-  u.sql("UPDATE notes SET format = 'rich' WHERE id = ?", ids.rich!);
+  await u.setNote(ids.rich!, { format: "rich" });
   return ids;
 }
 
@@ -121,7 +123,7 @@ describe("the status board", () => {
     expect([...shown].sort()).toEqual([...expected].sort());
     // The filter's SQL and the row's rule agree on every note.
     const cap = CAP;
-    for (const row of h.deps.db.select().from(notes).where(eq(notes.workspaceId, u.a.workspaceId)).all()) {
+    for (const row of await h.deps.db.select().from(notes).where(eq(notes.workspaceId, u.a.workspaceId))) {
       expect([row.filename ?? row.title, shown.has(row.id)]).toEqual([row.filename ?? row.title, needsAttention(row, cap)]);
     }
     expect(page.text).toMatch(/<a href="\/notes\?show=attention" class="on" aria-current="page">Needs attention/);

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { notes, workspaces } from "../../src/db/schema";
 import { runTask } from "../../src/schedule";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
 
@@ -7,15 +9,29 @@ afterEach(() => h.close());
 
 const MB = 1024 * 1024;
 
-/** Fills a workspace with `n` notes of a format straight in SQL, as if created earlier. */
-function seedNotes(ws: string, n: number, format: "plain" | "rich") {
-  const insert = h.deps.db.$client.prepare(
-    "INSERT INTO notes (id, workspace_id, kind, format, title, body, byte_size, created_at, updated_at, last_write_at) VALUES (?, ?, 'editable', ?, 't', '', 0, 0, 0, 0)",
-  );
-  h.deps.db.$client.transaction(() => {
-    for (let i = 0; i < n; i++) insert.run(`note_seed_${format}_${i}`, ws, format);
-  })();
+/** Fills a workspace with `n` notes of a format straight in the table, as if created earlier. */
+async function seedNotes(ws: string, n: number, format: "plain" | "rich") {
+  const row = (i: number) => ({
+    id: `note_seed_${format}_${i}`,
+    workspaceId: ws,
+    kind: "editable" as const,
+    format,
+    title: "t",
+    body: "",
+    byteSize: 0,
+    createdAt: 0,
+    updatedAt: 0,
+    lastWriteAt: 0,
+  });
+  // A few hundred rows a statement: both databases cap the parameters of one.
+  for (let from = 0; from < n; from += 500) {
+    await h.deps.db.insert(notes).values(Array.from({ length: Math.min(500, n - from) }, (_, k) => row(from + k)));
+  }
 }
+
+const setStorageUsed = async (workspaceId: string, storageUsed: number) => {
+  await h.deps.db.update(workspaces).set({ storageUsed }).where(eq(workspaces.id, workspaceId));
+};
 
 async function expectCap(res: TestResponse, cap: string, limit: number) {
   expect(res.status).toBe(403);
@@ -31,15 +47,15 @@ describe("note caps", () => {
     h = harness();
     const a = await h.account("dev");
     const token = await h.token(a);
-    seedNotes(a.workspaceId, 9_999, "plain");
-    seedNotes(a.workspaceId, 1_000, "rich");
+    await seedNotes(a.workspaceId, 9_999, "plain");
+    await seedNotes(a.workspaceId, 1_000, "rich");
     expect((await h.request("POST", "/api/v1/notes", { token, body: { note: {} } })).status).toBe(201);
     const err = await expectCap(await h.request("POST", "/api/v1/notes", { token, body: { note: {} } }), "notes", 10_000);
     expect(err.details.used).toBe(10_000);
     await expectCap(await h.request("POST", "/api/v1/notes/by-filename/new.log/append", { token, body: { text: "x" } }), "notes", 10_000);
     expect((await h.request("GET", "/api/v1/notes/by-filename/new.log", { token })).status).toBe(404);
     // Appending to an existing stream is not a new note and is not refused.
-    h.deps.db.$client.run("DELETE FROM notes WHERE id = 'note_seed_plain_0'");
+    await h.deps.db.delete(notes).where(eq(notes.id, "note_seed_plain_0"));
     expect((await h.request("POST", "/api/v1/notes/by-filename/new.log/append", { token, body: { text: "x" } })).status).toBe(201);
     expect((await h.request("POST", "/api/v1/notes/by-filename/new.log/append", { token, body: { text: "y" } })).status).toBe(200);
   });
@@ -48,7 +64,7 @@ describe("note caps", () => {
     h = harness({ profile: "alternate" });
     const a = await h.account("dev");
     const token = await h.token(a);
-    seedNotes(a.workspaceId, 10_000, "plain");
+    await seedNotes(a.workspaceId, 10_000, "plain");
     await expectCap(await h.request("POST", "/api/v1/notes", { token, body: { note: {} } }), "notes", 10_000);
     expect((await h.request("DELETE", "/api/v1/notes/note_seed_plain_5", { token })).status).toBe(200);
     expect((await h.request("POST", "/api/v1/notes", { token, body: { note: {} } })).status).toBe(201);
@@ -58,10 +74,10 @@ describe("note caps", () => {
     h = harness();
     const a = await h.account("free");
     // Free has no API of its own; the trial opens it with an allotment of 100 notes, rich and plain together.
-    h.deps.db.$client.run("UPDATE workspaces SET state = 'trial', trial_ends_at = ? WHERE id = ?", [h.clock.now() + 86_400_000, a.workspaceId]);
+    await h.deps.db.update(workspaces).set({ state: "trial", trialEndsAt: h.clock.now() + 86_400_000 }).where(eq(workspaces.id, a.workspaceId));
     const token = await h.token(a);
-    seedNotes(a.workspaceId, 50, "rich");
-    seedNotes(a.workspaceId, 50, "plain");
+    await seedNotes(a.workspaceId, 50, "rich");
+    await seedNotes(a.workspaceId, 50, "plain");
     await expectCap(await h.request("POST", "/api/v1/notes", { token, body: { note: {} } }), "notes", 100);
   });
 });
@@ -73,7 +89,7 @@ describe("storage cap", () => {
     const token = await h.token(a);
     const cap = 15 * 1024 ** 3;
     const first = await (await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "abc" } })).json();
-    h.deps.db.$client.run("UPDATE workspaces SET storage_used = ? WHERE id = ?", [cap - 10, a.workspaceId]);
+    await setStorageUsed(a.workspaceId, cap - 10);
     const err = await expectCap(await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "0123456789" } }), "storage", cap);
     expect(err.details.used).toBe(cap - 10);
     await expectCap(await h.request("POST", "/api/v1/notes", { token, body: { note: { plain_body: "0123456789a" } } }), "storage", cap);
@@ -92,7 +108,7 @@ describe("storage cap", () => {
     const cap = 15 * 1024 ** 3;
     await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "abc" } });
     // Room for exactly three 10-byte lines ("012345678\n"), asked for by ten requests at once.
-    h.deps.db.$client.run("UPDATE workspaces SET storage_used = ? WHERE id = ?", [cap - 30, a.workspaceId]);
+    await setStorageUsed(a.workspaceId, cap - 30);
     const answers = await Promise.all(
       Array.from({ length: 10 }, () => h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "012345678" } })),
     );
@@ -102,8 +118,8 @@ describe("storage cap", () => {
     const used = (await Promise.all(ok.map((r) => r.json()))).map((b) => b.storage_used).sort();
     expect(used).toEqual([cap - 20, cap - 10, cap]);
     for (const refused of answers.filter((r) => r.status === 403)) expect((await errorOf(refused)).details.used).toBe(cap);
-    const row = h.deps.db.$client.query("SELECT storage_used FROM workspaces WHERE id = ?").get(a.workspaceId) as { storage_used: number };
-    expect(row.storage_used).toBe(cap);
+    const [row] = await h.deps.db.select({ storageUsed: workspaces.storageUsed }).from(workspaces).where(eq(workspaces.id, a.workspaceId));
+    expect(row!.storageUsed).toBe(cap);
     const note = await (await h.request("GET", "/api/v1/notes/by-filename/s.log", { token })).json();
     expect(note.plain_body).toBe("abc\n" + "012345678\n".repeat(3));
   });

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { jobs } from "../../src/db/schema";
 import { runAllTasks, runTask } from "../../src/schedule";
 import { errorOf, FakeClock, harness, type Harness } from "../helpers/harness";
 import { smtpServer } from "../helpers/mail";
@@ -121,9 +123,9 @@ describe("dead-man's switch", () => {
     await tick();
     expect(smtp!.refusedCount()).toBe(1);
     expect(smtp!.mails).toHaveLength(0);
-    const job = h.deps.db.$client.query("SELECT status, last_error FROM jobs WHERE queue = 'mail'").get() as { status: string; last_error: string };
-    expect(job.status).toBe("pending");
-    expect(job.last_error).toContain("try again later");
+    const [job] = await h.deps.db.select({ status: jobs.status, lastError: jobs.lastError }).from(jobs).where(eq(jobs.queue, "mail"));
+    expect(job!.status).toBe("pending");
+    expect(job!.lastError).toContain("try again later");
     h.clock.advance(10_000);
     await h.jobs.drain();
     await smtp!.waitFor(1);

@@ -7,7 +7,9 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { eq } from "drizzle-orm";
 import { unzipSync } from "fflate";
+import { exportsTable, notes } from "../../src/db/schema";
 import { runAllTasks } from "../../src/schedule";
 import type { MailMessage } from "../../src/mail/mailer";
 import { lapse } from "../../src/modules/accounts/lifecycle";
@@ -167,7 +169,7 @@ describe("export: request, build, mail, download", () => {
     const same2 = await create({ title: "Same", plain_body: "second of two 🙂" });
     const empty = await create({ title: "Empty", plain_body: "" });
     const trashed = await create({ title: "Gone", plain_body: "trashed-secret" });
-    h.deps.db.$client.run("UPDATE notes SET trashed_at = ? WHERE id = ?", [h.clock.now(), trashed.id]);
+    await h.deps.db.update(notes).set({ trashedAt: h.clock.now() }).where(eq(notes.id, trashed.id));
 
     // Another account's notes are not in this export.
     const other = await h.account("dev");
@@ -312,8 +314,8 @@ describe("export: who may see it, and for how long", () => {
     expect(readdirSync(join(h.dataDir, "exports"))).toEqual([]);
     const record = await (await exportStatus(token, ready.id)).json();
     expect(record).toMatchObject({ id: ready.id, status: "expired", download_url: null });
-    const row = h.deps.db.$client.query("SELECT status, file_path FROM exports WHERE id = ?").get(ready.id) as { status: string; file_path: string | null };
-    expect(row).toEqual({ status: "expired", file_path: null });
+    const rows = await h.deps.db.select({ status: exportsTable.status, file_path: exportsTable.filePath }).from(exportsTable).where(eq(exportsTable.id, ready.id));
+    expect(rows).toEqual([{ status: "expired", file_path: null }]);
     expect((await h.request("GET", pathOf(ready.download_url), { token })).status).toBe(404);
   });
 

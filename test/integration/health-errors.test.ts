@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { asc } from "drizzle-orm";
+import { apiErrors, tokens } from "../../src/db/schema";
 import { SCHEDULER_STALE_MS } from "../../src/jobs/scheduler";
 import { runAllTasks } from "../../src/schedule";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
@@ -15,7 +17,7 @@ async function expectError(res: TestResponse, status: number, code: string) {
 }
 
 function apiErrorRows() {
-  return h.deps.db.$client.query("SELECT * FROM api_errors ORDER BY id").all() as Record<string, unknown>[];
+  return h.deps.db.select().from(apiErrors).orderBy(asc(apiErrors.id));
 }
 
 describe("GET /up/deep", () => {
@@ -94,7 +96,7 @@ describe("GET /api/v1/errors", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("x-total-count")).toBe("4");
     const items = await res.json();
-    const tokenIds = h.deps.db.$client.query("SELECT id FROM tokens ORDER BY created_at, id").all() as { id: string }[];
+    const tokenIds = await h.deps.db.select({ id: tokens.id }).from(tokens).orderBy(asc(tokens.createdAt), asc(tokens.id));
     expect(items.map((e: any) => [e.method, e.path, e.status, e.code])).toEqual([
       ["POST", "/api/v1/notes", 400, "bad_request"],
       ["POST", "/api/v1/notes/by-filename/bad%2Fname/append", 422, "validation_failed"],
@@ -106,7 +108,7 @@ describe("GET /api/v1/errors", () => {
     expect(items[0].at).toBe(new Date(h.clock.now()).toISOString());
     expect(items[3].at).toBe(new Date(h.clock.now() - 3000).toISOString());
 
-    const stored = JSON.stringify(apiErrorRows());
+    const stored = JSON.stringify(await apiErrorRows());
     expect(stored).not.toContain(token);
     expect(stored).not.toContain(reader);
     expect(stored).not.toContain(secretBody);
@@ -161,7 +163,7 @@ describe("GET /api/v1/errors", () => {
     await expectError(await h.request("GET", "/api/v1/notes"), 401, "unauthorized");
     await expectError(await h.request("GET", "/api/v1/notes", { headers: { authorization: "Basic abc" } }), 401, "unauthorized");
     await h.settle();
-    expect(apiErrorRows()).toEqual([]);
+    expect(await apiErrorRows()).toEqual([]);
   });
 
   test("a 429 answered to a token is recorded too", async () => {
@@ -187,10 +189,10 @@ describe("GET /api/v1/errors", () => {
 
     h.clock.advance(10 * DAY); // the first is exactly 30 days old: kept
     await runAllTasks(h.deps);
-    expect(apiErrorRows().map((r) => r.path)).toEqual(["/api/v1/notes/note_old", "/api/v1/notes/note_recent"]);
+    expect((await apiErrorRows()).map((r) => r.path)).toEqual(["/api/v1/notes/note_old", "/api/v1/notes/note_recent"]);
     h.clock.advance(1);
     await runAllTasks(h.deps);
-    expect(apiErrorRows().map((r) => r.path)).toEqual(["/api/v1/notes/note_recent"]);
+    expect((await apiErrorRows()).map((r) => r.path)).toEqual(["/api/v1/notes/note_recent"]);
     const res = await h.request("GET", "/api/v1/errors", { token });
     expect(res.headers.get("x-total-count")).toBe("1");
   });

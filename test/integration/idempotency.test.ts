@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { count, eq, inArray, sql } from "drizzle-orm";
+import { idempotencyKeys, notes, workspaces } from "../../src/db/schema";
+import { sqlRun } from "../../src/db/sql";
 import { runAllTasks } from "../../src/schedule";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 
@@ -7,7 +10,7 @@ afterEach(() => h.close());
 
 const DAY = 24 * 60 * 60 * 1000;
 const withKey = (key: string) => ({ "idempotency-key": key });
-const countNotes = () => (h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
+const countNotes = async () => (await h.deps.db.select({ n: count() }).from(notes))[0]!.n;
 
 describe("Idempotency-Key", () => {
   test("a repeat replays the stored answer with Idempotent-Replay and writes nothing again", async () => {
@@ -22,7 +25,7 @@ describe("Idempotency-Key", () => {
     expect(again.status).toBe(201);
     expect(again.headers.get("idempotent-replay")).toBe("true");
     expect(await again.json()).toEqual(created);
-    expect(countNotes()).toBe(1);
+    expect(await countNotes()).toBe(1);
   });
 
   test("appends are replayed too: one line, the same 201 created answer", async () => {
@@ -50,7 +53,7 @@ describe("Idempotency-Key", () => {
       expect(res.status).toBe(422);
       expect((await errorOf(res)).code).toBe("idempotency_key_reused");
     }
-    expect(countNotes()).toBe(1);
+    expect(await countNotes()).toBe(1);
   });
 
   test("two concurrent requests with one key create one note; the other is 409 in progress", async () => {
@@ -64,7 +67,7 @@ describe("Idempotency-Key", () => {
     expect([a.status, b.status].sort()).toEqual([201, 409]);
     const conflict = a.status === 409 ? a : b;
     expect((await errorOf(conflict)).code).toBe("idempotency_in_progress");
-    expect(countNotes()).toBe(1);
+    expect(await countNotes()).toBe(1);
     // Once done, the key replays.
     const c = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("race") });
     expect(c.headers.get("idempotent-replay")).toBe("true");
@@ -122,8 +125,8 @@ describe("Idempotency-Key", () => {
     const real = await h.request("POST", "/api/v1/notes", { token: writer, body, headers: withKey("first") });
     expect(real.status).toBe(201);
     expect(real.headers.get("idempotent-replay")).toBeNull();
-    expect(countNotes()).toBe(1);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM idempotency_keys WHERE status IN (401, 403, 429)").get()).toEqual({ n: 0 });
+    expect(await countNotes()).toBe(1);
+    expect((await h.deps.db.select({ n: count() }).from(idempotencyKeys).where(inArray(idempotencyKeys.status, [401, 403, 429])))[0]!.n).toBe(0);
   });
 
   test("a stored answer is not replayed once the account is read-only", async () => {
@@ -132,7 +135,7 @@ describe("Idempotency-Key", () => {
     const token = await h.token(owner);
     const body = { note: { title: "before" } };
     expect((await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("k") })).status).toBe(201);
-    h.deps.db.$client.run("UPDATE workspaces SET state = 'read_only', lapsed_at = ? WHERE id = ?", [h.clock.now(), owner.workspaceId]);
+    await h.deps.db.update(workspaces).set({ state: "read_only", lapsedAt: h.clock.now() }).where(eq(workspaces.id, owner.workspaceId));
     h.deps.tokens.clear();
     const replay = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("k") });
     expect(replay.status).toBe(403);
@@ -146,7 +149,7 @@ describe("Idempotency-Key", () => {
     expect(long.status).toBe(400);
     expect((await errorOf(long)).code).toBe("bad_request");
     expect((await h.request("POST", "/api/v1/notes", { token, body: { note: {} }, headers: withKey("k".repeat(255)) })).status).toBe(201);
-    expect(countNotes()).toBe(1);
+    expect(await countNotes()).toBe(1);
   });
 
   test("4xx answers are stored and replayed; the key then stays bound to that request", async () => {
@@ -164,10 +167,10 @@ describe("Idempotency-Key", () => {
     h = harness();
     const token = await h.token(await h.account("dev"));
     const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: {} } })).json();
-    h.deps.db.$client.run("ALTER TABLE snapshots RENAME TO snapshots_away");
+    await sqlRun(h.deps.db, sql`ALTER TABLE snapshots RENAME TO snapshots_away`);
     const res = await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { title: "new" } }, headers: withKey("flaky") });
     expect(res.status).toBe(500);
-    h.deps.db.$client.run("ALTER TABLE snapshots_away RENAME TO snapshots");
+    await sqlRun(h.deps.db, sql`ALTER TABLE snapshots_away RENAME TO snapshots`);
     const retry = await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { title: "new" } }, headers: withKey("flaky") });
     expect(retry.status).toBe(200);
     expect(retry.headers.get("idempotent-replay")).toBeNull();
@@ -184,7 +187,7 @@ describe("Idempotency-Key", () => {
     const again = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("restart") });
     expect(again.headers.get("idempotent-replay")).toBe("true");
     expect((await again.json()).id).toBe(first.id);
-    expect(countNotes()).toBe(1);
+    expect(await countNotes()).toBe(1);
   });
 
   test("after 24 hours the key is forgotten, and the periodic job purges it", async () => {
@@ -196,22 +199,23 @@ describe("Idempotency-Key", () => {
     const later = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("old") });
     expect(later.status).toBe(201);
     expect(later.headers.get("idempotent-replay")).toBeNull();
-    expect(countNotes()).toBe(2);
+    expect(await countNotes()).toBe(2);
     await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("other") });
     h.clock.advance(DAY + 1000);
     await runAllTasks(h.deps);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM idempotency_keys").get()).toEqual({ n: 0 });
+    expect((await h.deps.db.select({ n: count() }).from(idempotencyKeys))[0]!.n).toBe(0);
   });
 
   test("the write and its stored answer commit together", async () => {
     h = harness();
     const token = await h.token(await h.account("dev"));
     // Make the idempotency record fail to store: the note must not be created either.
+    // SQLite only: a trigger that refuses (PostgreSQL's would be a function and a trigger).
     h.deps.db.$client.run(
       "CREATE TRIGGER no_keys BEFORE INSERT ON idempotency_keys BEGIN SELECT RAISE(ABORT, 'refused'); END",
     );
     const res = await h.request("POST", "/api/v1/notes", { token, body: { note: {} }, headers: withKey("atomic") });
     expect(res.status).toBe(500);
-    expect(countNotes()).toBe(0);
+    expect(await countNotes()).toBe(0);
   });
 });

@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { count, eq, sql } from "drizzle-orm";
+import { inboxDeliveries, jobs, notes, workspaces } from "../../src/db/schema";
 import { runAllTasks, runTask } from "../../src/schedule";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 
@@ -50,7 +52,12 @@ async function deliveries(noteId: string, status?: "pending" | "delivered" | "de
   return res.json();
 }
 
-const count = (table: string) => h.deps.db.$client.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n;
+/** How many payloads are stored. */
+const deliveriesStored = async () => (await h.deps.db.select({ n: count() }).from(inboxDeliveries))[0]!.n;
+
+/** The jobs of one queue, oldest first (the order they were enqueued in). */
+const jobsOf = (queue: string) =>
+  h.deps.db.select({ status: jobs.status, attempts: jobs.attempts, payload: jobs.payload, serial_key: jobs.serialKey }).from(jobs).where(eq(jobs.queue, queue)).orderBy(jobs.id);
 
 /** The workspace's storage as the account shows it. */
 async function storageUsed(t = token): Promise<number> {
@@ -67,12 +74,14 @@ const DEV_STORAGE = 15 * 1024 * MB;
  * That refusal is one time can cure (stored bodies are pruned, the trash is purged), so it is the
  * inbox's transient failure: retried. Returns what gives the room back.
  */
-function squeezeStorage(room: number): () => void {
-  const sqlite = h.deps.db.$client;
-  const used = sqlite.query<{ u: number }, [string]>("SELECT storage_used AS u FROM workspaces WHERE id = ?").get(acct.workspaceId)!.u;
-  const offset = DEV_STORAGE - room - used;
-  sqlite.run("UPDATE workspaces SET storage_used = storage_used + ? WHERE id = ?", [offset, acct.workspaceId]);
-  return () => sqlite.run("UPDATE workspaces SET storage_used = storage_used - ? WHERE id = ?", [offset, acct.workspaceId]);
+async function squeezeStorage(room: number): Promise<() => Promise<void>> {
+  const ws = eq(workspaces.id, acct.workspaceId);
+  const [row] = await h.deps.db.select({ used: workspaces.storageUsed }).from(workspaces).where(ws);
+  const offset = DEV_STORAGE - room - row!.used;
+  await h.deps.db.update(workspaces).set({ storageUsed: sql`${workspaces.storageUsed} + ${offset}` }).where(ws);
+  return async () => {
+    await h.deps.db.update(workspaces).set({ storageUsed: sql`${workspaces.storageUsed} - ${offset}` }).where(ws);
+  };
 }
 
 const githubPush = {
@@ -155,8 +164,8 @@ describe("managing a stream's inbox", () => {
     expect(body.inbox_url).toBe(`http://notestream.test/h/${body.token}`);
     expect((await noteOf(id)).inbox_enabled).toBe(true);
     // The token is stored only as its SHA-256.
-    const raw = h.deps.db.$client.query<{ hash: string }, [string]>("SELECT inbox_token_hash AS hash FROM notes WHERE id = ?").get(id)!;
-    expect(raw.hash).toBe(new Bun.CryptoHasher("sha256").update(body.token).digest("hex"));
+    const [raw] = await h.deps.db.select({ hash: notes.inboxTokenHash }).from(notes).where(eq(notes.id, id));
+    expect(raw!.hash).toBe(new Bun.CryptoHasher("sha256").update(body.token).digest("hex"));
   });
 
   test("on an editable note it is 422 not_a_stream and enables nothing", async () => {
@@ -277,11 +286,11 @@ describe("receiving payloads", () => {
   test("a payload waiting for a retry holds back later ones, so lines keep the order of receipt", async () => {
     const id = await stream();
     const inbox = await enableInbox(id);
-    const release = squeezeStorage(20);
+    const release = await squeezeStorage(20);
     const t1 = h.clock.now();
     expect((await deliver(inbox.token, "first", { "content-type": "text/plain" })).status).toBe(202);
     await h.jobs.drain(); // attempt 1 fails on the storage cap; the retry is due in 10 s
-    release();
+    await release();
     h.clock.advance(1_000);
     const t2 = h.clock.now();
     expect((await deliver(inbox.token, "second", { "content-type": "text/plain" })).status).toBe(202);
@@ -300,8 +309,12 @@ describe("receiving payloads", () => {
     expect(sent.map((r) => r.status)).toEqual([202, 202, 202, 202]);
     const ids = await Promise.all(sent.map(async (r) => (await r.json()).id as string));
     await h.jobs.drain();
-    // The order of receipt is the order the deliveries were stored in.
-    const stored = h.deps.db.$client.query<{ id: string; line: string }, []>("SELECT id, line FROM inbox_deliveries ORDER BY rowid").all();
+    // The order of receipt is the order the deliveries were stored in: each one's job is enqueued
+    // in the write that stores it, so the jobs' ids give that order.
+    const order = (await jobsOf("inbox")).map((j) => JSON.parse(j.payload).deliveryId as string);
+    const lines = new Map((await h.deps.db.select({ id: inboxDeliveries.id, line: inboxDeliveries.line }).from(inboxDeliveries)).map((d) => [d.id, d.line]));
+    expect(lines.size).toBe(order.length);
+    const stored = order.map((id) => ({ id, line: lines.get(id)! }));
     expect(stored.map((s) => s.id).sort()).toEqual([...ids].sort());
     const body = (await noteOf(id)).plain_body as string;
     expect(body).toBe(`started\n${stored.map((s) => s.line).join("\n")}\n`);
@@ -316,7 +329,7 @@ describe("receiving payloads", () => {
       expect(res.status).toBe(404);
       expect((await errorOf(res)).code).toBe("not_found");
     }
-    expect(count("inbox_deliveries")).toBe(0);
+    expect(await deliveriesStored()).toBe(0);
   });
 
   test("rotating the inbox makes the old URL 404 at once while the new one works", async () => {
@@ -351,7 +364,7 @@ describe("receiving payloads", () => {
     expect(after.status).toBe(404);
     expect((await errorOf(after)).code).toBe("not_found");
     expect((await noteOf(id)).inbox_enabled).toBe(false);
-    expect(count("inbox_deliveries")).toBe(0);
+    expect(await deliveriesStored()).toBe(0);
   });
 
   test("deleting the stream takes its inbox to the trash: the URL is 404; its deliveries go at the purge", async () => {
@@ -360,13 +373,13 @@ describe("receiving payloads", () => {
     expect((await deliver(inbox.token, "queued", { "content-type": "text/plain" })).status).toBe(202);
     expect((await h.request("DELETE", `/api/v1/notes/${id}`, { token })).status).toBe(200);
     await h.jobs.drain();
-    expect(count("inbox_deliveries")).toBe(1);
+    expect(await deliveriesStored()).toBe(1);
     const after = await deliver(inbox.token, "too late", { "content-type": "text/plain" });
     expect(after.status).toBe(404);
     expect((await errorOf(after)).code).toBe("not_found");
     h.clock.advance(30 * 86_400_000);
     await runAllTasks(h.deps);
-    expect(count("inbox_deliveries")).toBe(0);
+    expect(await deliveriesStored()).toBe(0);
   });
 
   test("a 300 KB body is 413 payload_too_large and nothing is stored: inboxes take 256 KB", async () => {
@@ -383,7 +396,7 @@ describe("receiving payloads", () => {
     const declared = await deliver(inbox.token, new Uint8Array(INBOX_CAP + 1).fill(0x61), { "content-type": "text/plain", "content-length": String(INBOX_CAP + 1) });
     expect(declared.status).toBe(413);
     await h.jobs.drain();
-    expect(count("inbox_deliveries")).toBe(0);
+    expect(await deliveriesStored()).toBe(0);
     expect((await noteOf(id)).plain_body).toBe("started\n");
   });
 
@@ -443,12 +456,19 @@ describe("receiving payloads", () => {
     const { id: deliveryId } = await res.json();
 
     // Straight after the 202, before any draining.
-    const row = h.deps.db.$client
-      .query<{ status: string; note_id: string; headers: string; body: Uint8Array; content_type: string; received_at: number }, [string]>(
-        "SELECT status, note_id, headers, body, content_type, received_at FROM inbox_deliveries WHERE id = ?",
-      )
-      .get(deliveryId);
-    expect(row).not.toBeNull();
+    const rows = await h.deps.db
+      .select({
+        status: inboxDeliveries.status,
+        note_id: inboxDeliveries.noteId,
+        headers: inboxDeliveries.headers,
+        body: inboxDeliveries.body,
+        content_type: inboxDeliveries.contentType,
+        received_at: inboxDeliveries.receivedAt,
+      })
+      .from(inboxDeliveries)
+      .where(eq(inboxDeliveries.id, deliveryId));
+    expect(rows).toHaveLength(1);
+    const row = rows[0];
     expect(row!.status).toBe("pending");
     expect(row!.note_id).toBe(id);
     expect(row!.received_at).toBe(h.clock.now());
@@ -461,8 +481,8 @@ describe("receiving payloads", () => {
     expect(row!.headers).not.toContain("supersecret");
     expect(row!.headers).not.toContain("s3cr3t-cookie");
     // Its job is queued with it.
-    const jobs = h.deps.db.$client.query<{ payload: string }, []>("SELECT payload FROM jobs WHERE queue = 'inbox'").all();
-    expect(jobs.map((j) => JSON.parse(j.payload).deliveryId)).toEqual([deliveryId]);
+    const inboxJobs = await jobsOf("inbox");
+    expect(inboxJobs.map((j) => JSON.parse(j.payload).deliveryId)).toEqual([deliveryId]);
 
     await h.jobs.drain();
     expect((await deliveries(id))[0].status).toBe("delivered");
@@ -473,7 +493,7 @@ describe("dead letters and replay", () => {
   test("a payload whose line does not fit the workspace's storage retries with backoff, is dead-lettered after 9 attempts, and a replay delivers it", async () => {
     const id = await stream();
     const inbox = await enableInbox(id);
-    const release = squeezeStorage(JSON.stringify(githubPush).length + 10);
+    const release = await squeezeStorage(JSON.stringify(githubPush).length + 10);
 
     const receivedAt = h.clock.now();
     const res = await deliver(inbox.token, JSON.stringify(githubPush), GITHUB_HEADERS);
@@ -506,7 +526,7 @@ describe("dead letters and replay", () => {
     expect((await noteOf(id)).plain_body).toBe("started\n");
 
     // Room again; one click replays it.
-    release();
+    await release();
     const replay = await h.request("POST", `/api/v1/notes/${id}/inbox/deliveries/${deliveryId}/replay`, { token });
     expect(replay.status).toBe(200);
     expect(await replay.json()).toEqual({ id: deliveryId, status: "pending" });
@@ -547,8 +567,8 @@ describe("dead letters and replay", () => {
     expect(dead.last_error).toContain("the stream is full");
     expect(dead.last_error).toContain("may hold 3 MB");
     expect(await deliveries(id, "pending")).toEqual([]);
-    const job = h.deps.db.$client.query<{ status: string }, []>("SELECT status FROM jobs WHERE queue = 'inbox'").get();
-    expect(job).toEqual({ status: "failed" });
+    const job = await h.deps.db.select({ status: jobs.status }).from(jobs).where(eq(jobs.queue, "inbox")).limit(1);
+    expect(job).toEqual([{ status: "failed" }]);
 
     expect((await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { retention: "drop_oldest" } } })).status).toBe(200);
     expect((await h.request("POST", `/api/v1/notes/${id}/inbox/deliveries/${deliveryId}/replay`, { token })).status).toBe(200);
@@ -564,7 +584,7 @@ describe("dead letters and replay", () => {
     const id = await stream();
     const inbox = await enableInbox(id);
     const { id: deliveryId } = await (await deliver(inbox.token, "late", TEXT)).json();
-    h.deps.db.$client.run("UPDATE workspaces SET state = 'read_only' WHERE id = ?", [acct.workspaceId]);
+    await h.deps.db.update(workspaces).set({ state: "read_only" }).where(eq(workspaces.id, acct.workspaceId));
     await h.jobs.drain();
     const [dead] = await deliveries(id, "dead");
     expect(dead).toMatchObject({ id: deliveryId, attempts: 1 });
@@ -574,7 +594,7 @@ describe("dead letters and replay", () => {
   test("a pending delivery cannot be replayed (409), nor one of another workspace's note (404)", async () => {
     const id = await stream();
     const inbox = await enableInbox(id);
-    squeezeStorage(20);
+    await squeezeStorage(20);
     const { id: deliveryId } = await (await deliver(inbox.token, "waiting", { "content-type": "text/plain" })).json();
     await h.jobs.drain();
     const pending = await h.request("POST", `/api/v1/notes/${id}/inbox/deliveries/${deliveryId}/replay`, { token });
@@ -601,9 +621,7 @@ describe("outbound webhooks", () => {
 
     const line = `${iso(receivedAt)} Stripe payment_intent.succeeded pi_3MtwBwLkdIwHu7ix28a3tqPa 42.00 USD succeeded`;
     expect((await noteOf(id)).plain_body).toBe(`started\n${line}\n`);
-    const webhookJobs = h.deps.db.$client
-      .query<{ payload: string; serial_key: string }, []>("SELECT payload, serial_key FROM jobs WHERE queue = 'webhook'")
-      .all();
+    const webhookJobs = await jobsOf("webhook");
     expect(webhookJobs).toHaveLength(1);
     expect(webhookJobs[0]!.serial_key).toBe(id);
     expect(JSON.parse(webhookJobs[0]!.payload)).toMatchObject({ noteId: id, text: `${line}\n` });
@@ -617,23 +635,22 @@ describe("inbox housekeeping", () => {
     const path = new URL(inbox_url).pathname;
     await h.request("POST", path, { body: "hello", headers: { "content-type": "text/plain" } });
     await h.jobs.drain();
-    const count = () => (h.deps.db.$client.query("SELECT count(*) AS n FROM inbox_deliveries").get() as { n: number }).n;
-    expect(count()).toBe(1);
+    expect(await deliveriesStored()).toBe(1);
     h.clock.advance(6 * 86_400_000);
     await runAllTasks(h.deps);
-    expect(count()).toBe(1);
+    expect(await deliveriesStored()).toBe(1);
     h.clock.advance(2 * 86_400_000);
     await runAllTasks(h.deps);
-    expect(count()).toBe(0);
+    expect(await deliveriesStored()).toBe(0);
   });
 
   test("a trashed stream's inbox answers 404 and stores nothing", async () => {
     const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/in.log/append", { token, body: { text: "x" } })).json();
     const { inbox_url } = await (await h.request("POST", `/api/v1/notes/${id}/inbox`, { token })).json();
-    h.deps.db.$client.run("UPDATE notes SET trashed_at = 1 WHERE id = ?", [id]);
+    await h.deps.db.update(notes).set({ trashedAt: 1 }).where(eq(notes.id, id));
     const res = await h.request("POST", new URL(inbox_url).pathname, { body: "hello", headers: { "content-type": "text/plain" } });
     expect(res.status).toBe(404);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM inbox_deliveries").get()).toEqual({ n: 0 });
+    expect(await deliveriesStored()).toBe(0);
   });
 });
 
@@ -652,26 +669,26 @@ describe("inbox bodies count against the workspace's storage", () => {
     const lines = ((await noteOf(id)).byte_size as number) - noteBefore;
     expect(lines).toBeGreaterThan(0);
     expect(await storageUsed()).toBe(before + 30 * 200 * KB + lines);
-    const stored = h.deps.db.$client.query<{ n: number }, []>("SELECT sum(length(body)) AS n FROM inbox_deliveries").get()!.n;
-    expect(stored).toBe(30 * 200 * KB);
+    const [sum] = await h.deps.db.select({ stored: sql<number>`sum(length(${inboxDeliveries.body}))`.mapWith(Number) }).from(inboxDeliveries);
+    expect(sum!.stored).toBe(30 * 200 * KB);
   });
 
   test("a payload that would pass the workspace's storage cap is 403 cap_exceeded and stores nothing; one that fits is taken", async () => {
     const id = await stream();
     const inbox = await enableInbox(id);
-    h.deps.db.$client.run("UPDATE workspaces SET storage_used = ? WHERE id = ?", [DEV_STORAGE - 1000, acct.workspaceId]);
+    await h.deps.db.update(workspaces).set({ storageUsed: DEV_STORAGE - 1000 }).where(eq(workspaces.id, acct.workspaceId));
     const res = await deliver(inbox.token, "y".repeat(1001), TEXT);
     expect(res.status).toBe(403);
     const err = await errorOf(res);
     expect(err.code).toBe("cap_exceeded");
     expect(err.details).toEqual({ cap: "storage", limit: DEV_STORAGE, used: DEV_STORAGE - 1000 });
-    expect(count("inbox_deliveries")).toBe(0);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM jobs WHERE queue = 'inbox'").get()).toEqual({ n: 0 });
+    expect(await deliveriesStored()).toBe(0);
+    expect(await h.deps.db.select({ n: count() }).from(jobs).where(eq(jobs.queue, "inbox"))).toEqual([{ n: 0 }]);
     expect(await storageUsed()).toBe(DEV_STORAGE - 1000);
 
     expect((await deliver(inbox.token, "y".repeat(1000), TEXT)).status).toBe(202);
     expect(await storageUsed()).toBe(DEV_STORAGE);
-    expect(count("inbox_deliveries")).toBe(1);
+    expect(await deliveriesStored()).toBe(1);
   });
 
   test("pruning gives the bytes back: a delivered payload's after 7 days, a dead letter's after 30", async () => {
@@ -686,24 +703,24 @@ describe("inbox bodies count against the workspace's storage", () => {
     expect(await storageUsed()).toBe(before + 10 * KB + line);
 
     // A second payload that never fits: retried, then dead-lettered, its body still counted.
-    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [DEV_NOTE_CAP, id]);
+    await h.deps.db.update(notes).set({ byteSize: DEV_NOTE_CAP }).where(eq(notes.id, id));
     expect((await deliver(inbox.token, "e".repeat(20 * KB), TEXT)).status).toBe(202);
     for (let i = 0; i < 20 && (await deliveries(id, "dead")).length === 0; i++) {
       await h.jobs.drain();
       h.clock.advance(7 * 3_600_000);
     }
     expect(await deliveries(id, "dead")).toHaveLength(1);
-    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [realSize + line, id]);
+    await h.deps.db.update(notes).set({ byteSize: realSize + line }).where(eq(notes.id, id));
     expect(await storageUsed()).toBe(before + 10 * KB + 20 * KB + line);
 
     h.clock.advance(8 * 86_400_000);
     await runAllTasks(h.deps);
-    expect(count("inbox_deliveries")).toBe(1);
+    expect(await deliveriesStored()).toBe(1);
     expect(await storageUsed()).toBe(before + 20 * KB + line);
 
     h.clock.advance(30 * 86_400_000);
     await runAllTasks(h.deps);
-    expect(count("inbox_deliveries")).toBe(0);
+    expect(await deliveriesStored()).toBe(0);
     expect(await storageUsed()).toBe(before + line);
   });
 
@@ -720,7 +737,7 @@ describe("inbox bodies count against the workspace's storage", () => {
     expect(await storageUsed()).toBe(withBodies);
     h.clock.advance(30 * 86_400_000);
     await runTask(h.deps, "trash-purge");
-    expect(count("inbox_deliveries")).toBe(0);
+    expect(await deliveriesStored()).toBe(0);
     expect(await storageUsed()).toBe(before);
   });
 });
@@ -754,7 +771,7 @@ describe("the per-workspace inbox rate", () => {
     expect(still.headers.get("retry-after")).toBe("40");
     h.clock.advance(40_000);
     expect((await deliver(inboxes[5]!, "next minute", TEXT)).status).toBe(202);
-    expect(count("inbox_deliveries")).toBe(600 + 1 + 1);
+    expect(await deliveriesStored()).toBe(600 + 1 + 1);
   });
 });
 
@@ -784,14 +801,14 @@ describe("payloads that cannot be summarised as they are", () => {
     const id = await stream();
     const inbox = await enableInbox(id);
     // A full workspace holds the inbox's queue, so the second payload can be damaged before its turn.
-    const release = squeezeStorage(21);
+    const release = await squeezeStorage(21);
     const t1 = h.clock.now();
     expect((await deliver(inbox.token, "first", TEXT)).status).toBe(202);
     const { id: broken } = await (await deliver(inbox.token, "second", TEXT)).json();
     await h.jobs.drain();
     // Its stored headers no longer parse: no retry can ever read them.
-    h.deps.db.$client.run("UPDATE inbox_deliveries SET headers = '{not json' WHERE id = ?", [broken]);
-    release();
+    await h.deps.db.update(inboxDeliveries).set({ headers: "{not json" }).where(eq(inboxDeliveries.id, broken));
+    await release();
     h.clock.advance(10_000);
     const t3 = h.clock.now();
     expect((await deliver(inbox.token, "third", TEXT)).status).toBe(202);
@@ -801,9 +818,7 @@ describe("payloads that cannot be summarised as they are", () => {
     const [dead] = await deliveries(id, "dead");
     expect(dead).toMatchObject({ id: broken, status: "dead", attempts: 1, line: null });
     expect(dead.last_error).toContain("could not turn the payload into a line");
-    const job = h.deps.db.$client
-      .query<{ status: string; attempts: number }, [string]>("SELECT status, attempts FROM jobs WHERE queue = 'inbox' AND payload LIKE '%' || ? || '%'")
-      .get(broken);
-    expect(job).toEqual({ status: "failed", attempts: 1 });
+    const job = (await jobsOf("inbox")).filter((j) => JSON.parse(j.payload).deliveryId === broken).map((j) => ({ status: j.status, attempts: j.attempts }));
+    expect(job).toEqual([{ status: "failed", attempts: 1 }]);
   });
 });

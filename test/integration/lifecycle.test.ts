@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { and, asc, count, eq, isNotNull, isNull, type SQL } from "drizzle-orm";
+import { notes as notesTable, tokens, workspaces } from "../../src/db/schema";
 import { runAllTasks, runTask } from "../../src/schedule";
 import { MB, TRIAL_NOTES, TRIAL_STORAGE } from "../../src/limits/plans";
 import { AppError } from "../../src/http/errors";
@@ -23,29 +25,50 @@ async function expectError(res: TestResponse, status: number, code: string) {
 /** One pass of the scheduler's lifecycle task, through the writer as the scheduler runs it. */
 const lifecycle = () => h.deps.writer.write(() => runLifecycle(h.deps));
 
-function workspace(id: string) {
-  return h.deps.db.$client.query("SELECT * FROM workspaces WHERE id = ?").get(id) as {
-    state: string;
-    plan: string;
-    trial_used: number;
-    trial_ends_at: number | null;
-    trash_due_at: number | null;
-    storage_used: number;
-  };
+async function workspace(id: string) {
+  const [ws] = await h.deps.db
+    .select({
+      state: workspaces.state,
+      plan: workspaces.plan,
+      trial_used: workspaces.trialUsed,
+      trial_ends_at: workspaces.trialEndsAt,
+      trash_due_at: workspaces.trashDueAt,
+      storage_used: workspaces.storageUsed,
+    })
+    .from(workspaces)
+    .where(eq(workspaces.id, id));
+  return ws!;
 }
 
-function noteCount(workspaceId: string, where = "1") {
-  return (h.deps.db.$client.query(`SELECT count(*) AS n FROM notes WHERE workspace_id = ? AND ${where}`).get(workspaceId) as { n: number }).n;
+async function noteCount(workspaceId: string, where?: SQL) {
+  return (await h.deps.db.select({ n: count() }).from(notesTable).where(and(eq(notesTable.workspaceId, workspaceId), where)))[0]!.n;
 }
 
 /** A rich note, which only the browser makes: inserted directly. */
-function insertRichNote(workspaceId: string, i: number) {
+async function insertRichNote(workspaceId: string, i: number) {
   const now = h.clock.now();
-  h.deps.db.$client.run(
-    `INSERT INTO notes (id, workspace_id, kind, format, filename, title, body, rich_html, byte_size, created_at, updated_at, last_write_at)
-     VALUES (?, ?, 'editable', 'rich', NULL, ?, '', '<p></p>', 0, ?, ?, ?)`,
-    [`note_rich${i}_${workspaceId}`, workspaceId, `rich ${i}`, now, now, now],
-  );
+  await h.deps.db.insert(notesTable).values({
+    id: `note_rich${i}_${workspaceId}`,
+    workspaceId,
+    kind: "editable",
+    format: "rich",
+    filename: null,
+    title: `rich ${i}`,
+    body: "",
+    richHtml: "<p></p>",
+    byteSize: 0,
+    createdAt: now,
+    updatedAt: now,
+    lastWriteAt: now,
+  });
+}
+
+/** A stream inserted directly, taking a filename. */
+function insertStream(workspaceId: string, id: string, filename: string) {
+  const now = h.clock.now();
+  return h.deps.db
+    .insert(notesTable)
+    .values({ id, workspaceId, kind: "stream", format: "plain", filename, title: filename, byteSize: 0, createdAt: now, updatedAt: now, lastWriteAt: now });
 }
 
 async function startTrialFor(a: Acct) {
@@ -91,9 +114,9 @@ async function trialWith15Notes() {
 
 /** Moves the clock to the end of the trial and runs the lifecycle: the trial ends. */
 async function endTrial(a: Acct) {
-  h.clock.t = workspace(a.workspaceId).trial_ends_at!;
+  h.clock.t = (await workspace(a.workspaceId)).trial_ends_at!;
   expect((await lifecycle()).trialsEnded).toBe(1);
-  expect(workspace(a.workspaceId).state).toBe("trial_ended");
+  expect((await workspace(a.workspaceId)).state).toBe("trial_ended");
 }
 
 describe("the API trial", () => {
@@ -126,17 +149,17 @@ describe("the API trial", () => {
     const a = await h.account("free");
     await startTrialFor(a);
     const token = await h.token(a);
-    for (let i = 0; i < 10; i++) insertRichNote(a.workspaceId, i);
+    for (let i = 0; i < 10; i++) await insertRichNote(a.workspaceId, i);
     for (const n of [50, 40]) {
       const res = await h.request("POST", "/api/v1/notes/bulk", { token, body: { notes: Array.from({ length: n }, (_, i) => ({ title: `n${i}` })) } });
       expect(res.status).toBe(201);
     }
-    expect(noteCount(a.workspaceId)).toBe(100);
+    expect(await noteCount(a.workspaceId)).toBe(100);
     const refused = await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "one too many" } } });
     expect(refused.status).toBe(403);
     expect(await errorOf(refused)).toMatchObject({ code: "cap_exceeded", details: { cap: "notes", limit: 100, used: 100 } });
     await expectError(await append(token, "new.log", "x"), 403, "cap_exceeded");
-    expect(noteCount(a.workspaceId)).toBe(100);
+    expect(await noteCount(a.workspaceId)).toBe(100);
     expect((await account(token)).usage).toMatchObject({ notes: 100, plain_notes: 90, rich_notes: 10 });
   });
 
@@ -146,15 +169,15 @@ describe("the API trial", () => {
     await startTrialFor(a);
     const token = await h.token(a);
     expect((await append(token, "big.log", "a")).status).toBe(201); // 2 bytes
-    h.deps.db.$client.run("UPDATE workspaces SET storage_used = ? WHERE id = ?", [300 * MB - 3, a.workspaceId]);
+    await h.deps.db.update(workspaces).set({ storageUsed: 300 * MB - 3 }).where(eq(workspaces.id, a.workspaceId));
     // "ab\n" is 3 bytes: exactly up to the cap.
     expect((await append(token, "big.log", "ab")).status).toBe(200);
-    expect(workspace(a.workspaceId).storage_used).toBe(300 * MB);
+    expect((await workspace(a.workspaceId)).storage_used).toBe(300 * MB);
     const refused = await append(token, "big.log", "c");
     expect(refused.status).toBe(403);
     expect(await errorOf(refused)).toMatchObject({ code: "cap_exceeded", details: { cap: "storage", limit: 300 * MB } });
     await expectError(await h.request("POST", "/api/v1/notes", { token, body: { note: { plain_body: "x" } } }), 403, "cap_exceeded");
-    expect(workspace(a.workspaceId).storage_used).toBe(300 * MB);
+    expect((await workspace(a.workspaceId)).storage_used).toBe(300 * MB);
     const note = await (await h.request("GET", "/api/v1/notes/by-filename/big.log", { token })).json();
     expect(note.plain_body).toBe("a\nab\n");
   });
@@ -168,11 +191,11 @@ describe("the API trial", () => {
     // Not after it ended either.
     await endTrial(a);
     await expect(startTrialFor(a)).rejects.toThrow(/already had its API trial/);
-    expect(workspace(a.workspaceId).state).toBe("trial_ended");
+    expect((await workspace(a.workspaceId)).state).toBe("trial_ended");
 
     const dev = await h.account("dev");
     await expect(startTrialFor(dev)).rejects.toMatchObject({ code: "conflict", message: "the dev plan already includes the API" });
-    expect(workspace(dev.workspaceId)).toMatchObject({ state: "active", trial_used: 0, trial_ends_at: null });
+    expect(await workspace(dev.workspaceId)).toMatchObject({ state: "active", trial_used: false, trial_ends_at: null });
   });
 
   test("14 days later the trial has ended: its token still reads, writes answer 403 account_read_only", async () => {
@@ -192,14 +215,14 @@ describe("the API trial", () => {
 
     expect((await h.request("GET", "/api/v1/notes", { token })).status).toBe(200);
     expect((await h.request("GET", `/api/v1/notes/${note.id}`, { token })).status).toBe(200);
-    const before = { notes: noteCount(a.workspaceId), storage: workspace(a.workspaceId).storage_used };
+    const before = { notes: await noteCount(a.workspaceId), storage: (await workspace(a.workspaceId)).storage_used };
     await expectError(await append(token, "log", "after"), 403, "account_read_only");
     await expectError(await append(token, "other.log", "after"), 403, "account_read_only");
     await expectError(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "new" } } }), 403, "account_read_only");
     await expectError(await h.request("POST", "/api/v1/notes/bulk", { token, body: { notes: [{ title: "new" }] } }), 403, "account_read_only");
     await expectError(await h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: { plain_body: "changed" } } }), 403, "account_read_only");
     await expectError(await h.request("DELETE", `/api/v1/notes/${note.id}`, { token }), 403, "account_read_only");
-    expect({ notes: noteCount(a.workspaceId), storage: workspace(a.workspaceId).storage_used }).toEqual(before);
+    expect({ notes: await noteCount(a.workspaceId), storage: (await workspace(a.workspaceId)).storage_used }).toEqual(before);
     const log = await (await h.request("GET", "/api/v1/notes/by-filename/log", { token })).json();
     expect(log.plain_body).toBe("during the trial\nlast minute\n");
     expect((await (await h.request("GET", `/api/v1/notes/${note.id}`, { token })).json()).plain_body).toBe("body");
@@ -217,11 +240,11 @@ describe("after the trial", () => {
     expect((await h.request("PATCH", `/api/v1/notes/${notes[1]!.id}`, { token, body: { note: { title: "touched" } } })).status).toBe(200);
     await endTrial(a);
 
-    const due = workspace(a.workspaceId).trash_due_at!;
-    expect(due).toBe(workspace(a.workspaceId).trial_ends_at! + 30 * DAY);
+    const due = (await workspace(a.workspaceId)).trash_due_at!;
+    expect(due).toBe((await workspace(a.workspaceId)).trial_ends_at! + 30 * DAY);
     h.clock.t = due - 1;
     expect((await lifecycle()).trashed).toBe(0);
-    expect(noteCount(a.workspaceId, "trashed_at IS NULL")).toBe(15);
+    expect(await noteCount(a.workspaceId, isNull(notesTable.trashedAt))).toBe(15);
     h.clock.t = due;
     expect((await lifecycle()).trashed).toBe(5);
     expect(await lifecycle()).toEqual({ trialsEnded: 0, trashed: 0 });
@@ -250,22 +273,20 @@ describe("after the trial", () => {
     expect(inTrash.map((n) => n.id).sort()).toEqual(trashed.map((n) => n.id).sort());
 
     // The trashed stream gave up its filename: the name is free for a new stream.
-    const row = h.deps.db.$client.query("SELECT filename, trashed_filename FROM notes WHERE id = ?").get(notes[0]!.id);
+    const [row] = await h.deps.db
+      .select({ filename: notesTable.filename, trashed_filename: notesTable.trashedFilename })
+      .from(notesTable)
+      .where(eq(notesTable.id, notes[0]!.id));
     expect(row).toEqual({ filename: null, trashed_filename: "old.log" });
-    expect(() =>
-      h.deps.db.$client.run(
-        `INSERT INTO notes (id, workspace_id, kind, format, filename, title, byte_size, created_at, updated_at, last_write_at)
-         VALUES ('note_newstream', ?, 'stream', 'plain', 'old.log', 'old.log', 0, ?, ?, ?)`,
-        [a.workspaceId, h.clock.now(), h.clock.now(), h.clock.now()],
-      ),
-    ).not.toThrow();
+    // Inserted without a unique-filename conflict (a conflict would reject).
+    await insertStream(a.workspaceId, "note_newstream", "old.log");
 
     // 30 days after the trash, the purge deletes them for good and frees their bytes.
     h.clock.advance(30 * DAY);
     await runTask(h.deps, "trash-purge");
     expect(await (await h.request("GET", "/api/v1/trash", { token })).json()).toEqual([]);
-    expect(noteCount(a.workspaceId)).toBe(11);
-    expect(workspace(a.workspaceId).storage_used).toBe(keptBytes);
+    expect(await noteCount(a.workspaceId)).toBe(11);
+    expect((await workspace(a.workspaceId)).storage_used).toBe(keptBytes);
   });
 
   test("a subscription started before the 30 days are up calls off the trash and allows writes again", async () => {
@@ -279,7 +300,7 @@ describe("after the trial", () => {
     expect(ws).toMatchObject({ state: "active", plan: "dev", trashDueAt: null });
     h.clock.advance(2 * DAY);
     expect(await lifecycle()).toEqual({ trialsEnded: 0, trashed: 0 });
-    expect(noteCount(a.workspaceId, "trashed_at IS NULL")).toBe(15);
+    expect(await noteCount(a.workspaceId, isNull(notesTable.trashedAt))).toBe(15);
 
     // The trial's token writes again, now on the Dev plan.
     expect((await append(token, "old.log", "after subscribing")).status).toBe(200);
@@ -293,12 +314,12 @@ describe("after the trial", () => {
     const { a, token, notes } = await trialWith15Notes();
     const totalBytes = notes.reduce((s, n) => s + n.size, 0);
     await endTrial(a);
-    h.clock.t = workspace(a.workspaceId).trash_due_at!;
+    h.clock.t = (await workspace(a.workspaceId)).trash_due_at!;
     expect((await lifecycle()).trashed).toBe(5);
-    expect(workspace(a.workspaceId).storage_used).toBe(totalBytes);
+    expect((await workspace(a.workspaceId)).storage_used).toBe(totalBytes);
 
     await h.deps.writer.write(() => subscribe(h.deps, a.workspaceId, "dev"));
-    expect(noteCount(a.workspaceId, "trashed_at IS NOT NULL")).toBe(0);
+    expect(await noteCount(a.workspaceId, isNotNull(notesTable.trashedAt))).toBe(0);
     const list = await h.request("GET", "/api/v1/notes", { token });
     expect(list.headers.get("x-total-count")).toBe("15");
     for (const n of notes) expect((await h.request("GET", `/api/v1/notes/${n.id}`, { token })).status).toBe(200);
@@ -313,12 +334,12 @@ describe("after the trial", () => {
     h = harness();
     const { a, token, notes } = await trialWith15Notes();
     await endTrial(a);
-    h.clock.t = workspace(a.workspaceId).trash_due_at!;
+    h.clock.t = (await workspace(a.workspaceId)).trash_due_at!;
     expect((await lifecycle()).trashed).toBe(5);
     h.clock.advance(30 * DAY);
     await runTask(h.deps, "trash-purge");
     await h.deps.writer.write(() => subscribe(h.deps, a.workspaceId, "dev"));
-    expect(noteCount(a.workspaceId)).toBe(10);
+    expect(await noteCount(a.workspaceId)).toBe(10);
     await expectError(await h.request("GET", `/api/v1/notes/${notes[0]!.id}`, { token }), 404, "not_found");
     expect((await append(token, "old.log", "a new stream")).status).toBe(201);
   });
@@ -327,14 +348,9 @@ describe("after the trial", () => {
     h = harness();
     const { a, token, notes } = await trialWith15Notes();
     await endTrial(a);
-    h.clock.t = workspace(a.workspaceId).trash_due_at!;
+    h.clock.t = (await workspace(a.workspaceId)).trash_due_at!;
     await lifecycle();
-    const now = h.clock.now();
-    h.deps.db.$client.run(
-      `INSERT INTO notes (id, workspace_id, kind, format, filename, title, byte_size, created_at, updated_at, last_write_at)
-       VALUES ('note_newstream', ?, 'stream', 'plain', 'old.log', 'old.log', 0, ?, ?, ?)`,
-      [a.workspaceId, now, now, now],
-    );
+    await insertStream(a.workspaceId, "note_newstream", "old.log");
     await h.deps.writer.write(() => subscribe(h.deps, a.workspaceId, "dev"));
 
     const back = await h.request("GET", `/api/v1/notes/${notes[0]!.id}`, { token });
@@ -357,7 +373,7 @@ describe("after the trial", () => {
     await h.settle();
     await h.stop();
     h = harness({ dataDir: h.dataDir, clock });
-    expect(workspace(a.workspaceId).state).toBe("trial");
+    expect((await workspace(a.workspaceId)).state).toBe("trial");
     clock.advance(14 * DAY);
     await runAllTasks(h.deps);
     expect((await account(token)).state).toBe("trial_ended");
@@ -369,7 +385,7 @@ describe("after the trial", () => {
     clock.advance(30 * DAY);
     expect(await lifecycle()).toEqual({ trialsEnded: 0, trashed: 5 });
     expect(await account(token)).toMatchObject({ state: "trial_ended", usage: { notes: 10 } });
-    expect(workspace(a.workspaceId).trash_due_at).toBeNull();
+    expect((await workspace(a.workspaceId)).trash_due_at).toBeNull();
   });
 });
 
@@ -390,7 +406,7 @@ describe("a lapsed subscription", () => {
     await expectError(await append(token, "clips.log", "three"), 403, "account_read_only");
     await expectError(await append(token, "new.log", "x"), 403, "account_read_only");
     await expectError(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "x" } } }), 403, "account_read_only");
-    expect(noteCount(a.workspaceId)).toBe(1);
+    expect(await noteCount(a.workspaceId)).toBe(1);
     const body = (await (await h.request("GET", "/api/v1/notes/by-filename/clips.log", { token })).json()).plain_body;
     expect(body).toBe("one\ntwo\n");
 
@@ -470,13 +486,13 @@ describe("the browser-extension token", () => {
     // Neither a free account nor one in its trial is a subscriber.
     await expect(mintExt(free, s.id)).rejects.toBeInstanceOf(AppError);
     await expect(mintExt(free, s.id)).rejects.toMatchObject({ code: "plan_required" });
-    h.deps.db.$client.run("UPDATE workspaces SET state = 'active' WHERE id = ?", [free.workspaceId]);
+    await h.deps.db.update(workspaces).set({ state: "active" }).where(eq(workspaces.id, free.workspaceId));
     await expect(mintExt(free, s.id)).rejects.toThrow(/active subscribers/);
 
     const { a, stream } = await devWithStream();
     await h.deps.writer.write(() => lapse(h.deps, a.workspaceId));
     await expect(mintExt(a, stream.id)).rejects.toMatchObject({ code: "plan_required", message: "the browser-extension token is for active subscribers" });
-    expect((h.deps.db.$client.query("SELECT count(*) AS n FROM tokens WHERE kind = 'extension'").get() as { n: number }).n).toBe(0);
+    expect((await h.deps.db.select({ n: count() }).from(tokens).where(eq(tokens.kind, "extension")))[0]!.n).toBe(0);
   });
 
   test("appends to its one stream, 60 a minute; the 61st answers 429 with Retry-After", async () => {
@@ -515,7 +531,7 @@ describe("the browser-extension token", () => {
     await expectError(await h.request("DELETE", `/api/v1/notes/${other.id}`, { token: ext }), 403, "insufficient_scope");
     await expectError(await append(ext, "other.log", "x"), 404, "not_found");
     await expectError(await append(ext, "brand-new.log", "x"), 404, "not_found");
-    expect(noteCount(a.workspaceId)).toBe(3);
+    expect(await noteCount(a.workspaceId)).toBe(3);
   });
 
   test("is outside the Dev cap of 3 API tokens, and a second one revokes the first", async () => {
@@ -532,7 +548,12 @@ describe("the browser-extension token", () => {
     const second = (await mintExt(a, stream.id)).token;
     await expectError(await h.request("POST", `/api/v1/notes/${stream.id}/append`, { token: first, body: { text: "b" } }), 401, "unauthorized");
     expect((await h.request("POST", `/api/v1/notes/${stream.id}/append`, { token: second, body: { text: "c" } })).status).toBe(200);
-    const active = h.deps.db.$client.query("SELECT kind, count(*) AS n FROM tokens WHERE revoked_at IS NULL GROUP BY kind ORDER BY kind").all();
+    const active = await h.deps.db
+      .select({ kind: tokens.kind, n: count() })
+      .from(tokens)
+      .where(isNull(tokens.revokedAt))
+      .groupBy(tokens.kind)
+      .orderBy(asc(tokens.kind));
     expect(active).toEqual([{ kind: "api", n: 3 }, { kind: "extension", n: 1 }]);
     const body = (await (await h.request("GET", `/api/v1/notes/${stream.id}`, { token })).json()).plain_body;
     expect(body).toBe("start\na\nc\n");

@@ -1,6 +1,8 @@
 import { Database } from "bun:sqlite";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { eq, min } from "drizzle-orm";
 import { join } from "node:path";
+import { noteChunks } from "../../src/db/schema";
 import { mintExtensionToken } from "../../src/modules/tokens/service";
 import { followers } from "../../src/modules/streams/follow";
 import { errorOf, harness, type Harness } from "../helpers/harness";
@@ -155,12 +157,12 @@ describe("GET /notes/{id}/lines", () => {
     await append("r.log", "three");
     await append("r.log", "four");
     // What drop_oldest and retention_days do: whole chunks go, oldest first.
-    const oldest = h.deps.db.$client.query("SELECT min(seq) AS seq FROM note_chunks WHERE note_id = ?").get(id) as { seq: number };
-    h.deps.db.$client.run("DELETE FROM note_chunks WHERE seq = ?", [oldest.seq]);
+    const [oldest] = await h.deps.db.select({ seq: min(noteChunks.seq) }).from(noteChunks).where(eq(noteChunks.noteId, id));
+    await h.deps.db.delete(noteChunks).where(eq(noteChunks.seq, oldest!.seq!));
     const page = await (await lines(`/api/v1/notes/${id}/lines?cursor=${old}`)).json();
     expect(page.lines.map((l: any) => l.text)).toEqual(["three", "four"]);
     // Every chunk gone: nothing to read, and the cursor stays.
-    h.deps.db.$client.run("DELETE FROM note_chunks WHERE note_id = ?", [id]);
+    await h.deps.db.delete(noteChunks).where(eq(noteChunks.noteId, id));
     const empty = await (await lines(`/api/v1/notes/${id}/lines?cursor=${old}`)).json();
     expect(empty).toEqual({ lines: [], cursor: old });
     const last = await (await lines(`/api/v1/notes/${id}/lines?last=10`)).json();

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { count, eq } from "drizzle-orm";
 import { buildHandler } from "../../src/app";
+import { folders, notes, workspaces } from "../../src/db/schema";
 import { harness, type Harness } from "../helpers/harness";
 import { exerciseAllTools, tool, toolError } from "../helpers/mcp";
 
@@ -14,6 +16,9 @@ afterEach(async () => {
   server = undefined;
   await h.close();
 });
+
+/** How many notes there are. */
+const noteCount = async () => (await h.deps.db.select({ n: count() }).from(notes))[0]!.n;
 
 /** Every request the server got, as "METHOD path", to see what a client really sends. */
 let seen: string[] = [];
@@ -63,7 +68,7 @@ describe("hosted MCP over Streamable HTTP", () => {
     expect(names).toEqual(["list_folders", "list_notes", "read_note"]);
     const r = (await client.callTool({ name: "append_note", arguments: { filename: "x", text: "y" } })) as { isError?: boolean };
     expect(r.isError).toBe(true);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 0 });
+    expect(await noteCount()).toBe(0);
   });
 
   test("an append-only token sees append_note only; a pinned token its note's tools only", async () => {
@@ -92,7 +97,7 @@ describe("hosted MCP over Streamable HTTP", () => {
     expect(await toolError(client, "move_note", { id: "note_x" })).toBe("validation_failed: folder_id is required");
     // The services' own checks read the same way.
     expect(await toolError(client, "append_note", { filename: "a/b", text: "x" })).toMatch(/^validation_failed: filename [^:]/);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 0 });
+    expect(await noteCount()).toBe(0);
   });
 
   test("a tool hidden from a token says why when called by name; an unknown tool is a protocol error", async () => {
@@ -113,8 +118,8 @@ describe("hosted MCP over Streamable HTTP", () => {
     const pinned = await connect(base, await h.token(b, ["read", "write"], { noteId: id }));
     expect(await toolError(pinned, "list_notes")).toBe("insufficient_scope: a token pinned to one note cannot list notes");
     expect(await toolError(pinned, "create_folder", { name: "f" })).toBe("insufficient_scope: a token pinned to one note cannot manage folders");
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 1 });
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM folders WHERE name = 'f'").get()).toEqual({ n: 0 });
+    expect(await noteCount()).toBe(1);
+    expect((await h.deps.db.select({ n: count() }).from(folders).where(eq(folders.name, "f")))[0]!.n).toBe(0);
 
     const unknown = await readOnly.callTool({ name: "no_such_tool", arguments: {} }).then(
       (r) => ({ answered: r }),
@@ -128,7 +133,7 @@ describe("hosted MCP over Streamable HTTP", () => {
     const base = serve();
     const a = await h.account("free");
     // A free account's only API token comes with the trial; agent writes still need a paid plan.
-    h.deps.db.$client.run("UPDATE workspaces SET state = 'trial', trial_ends_at = ? WHERE id = ?", [h.clock.now() + 86_400_000, a.workspaceId]);
+    await h.deps.db.update(workspaces).set({ state: "trial", trialEndsAt: h.clock.now() + 86_400_000 }).where(eq(workspaces.id, a.workspaceId));
     const token = await h.token(a);
     const client = await connect(base, token);
     expect((await tool(client, "list_notes")).total).toBe(0);

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import { loadConfig } from "../../src/config";
+import { workspaces } from "../../src/db/schema";
 import { errorOf, FakeClock, harness, type Harness } from "../helpers/harness";
 import { parsePrometheusText, valueOf, type Family } from "../helpers/prom-text";
 import { receiver } from "../helpers/receiver";
@@ -171,7 +173,7 @@ describe("GET /metrics", () => {
     await h.jobs.drain();
     // A read-only account: the payload is dead at its first attempt.
     expect((await send("refused")).status).toBe(202);
-    h.deps.db.$client.run("UPDATE workspaces SET state = 'read_only' WHERE id = ?", [a.workspaceId]);
+    await h.deps.db.update(workspaces).set({ state: "read_only" }).where(eq(workspaces.id, a.workspaceId));
     await h.jobs.drain();
 
     const res = await h.request("GET", "/metrics", { headers: { authorization: `Bearer ${TOKEN}` } });

@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { notes } from "../../src/db/schema";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
@@ -89,7 +91,7 @@ describe("editable notes", () => {
 
   test("the API never writes rich-text notes (423), but may move or delete them", async () => {
     const { id } = await (await create({ title: "r" })).json();
-    h.deps.db.$client.run("UPDATE notes SET format = 'rich' WHERE id = ?", [id]);
+    await h.deps.db.update(notes).set({ format: "rich" }).where(eq(notes.id, id));
     for (const note of [{ title: "x" }, { plain_body: "x" }]) {
       const res = await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note } });
       expect(res.status).toBe(423);

@@ -13,7 +13,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InvalidClientMetadataError, InvalidGrantError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { AuthorizationServerMetadata, OAuthClientInformationFull, OAuthMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { count, eq } from "drizzle-orm";
 import { buildHandler } from "../../src/app";
+import { accounts, notes, oauthClients, oauthCodes, oauthTokens } from "../../src/db/schema";
 import { runTask } from "../../src/schedule";
 import { MAX_CLIENTS, REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_TTL_MS } from "../../src/mcp/oauth/clients";
 import { REFRESH_GRACE_MS } from "../../src/mcp/oauth/tokens";
@@ -90,10 +92,21 @@ class Browser {
   }
 }
 
+/** How many rows a table holds. */
+async function rowsIn(table: typeof notes | typeof oauthClients | typeof oauthCodes | typeof oauthTokens): Promise<number> {
+  return (await h.deps.db.select({ n: count() }).from(table))[0]!.n;
+}
+
+/** A client's stored name and metadata, if it is stored. */
+async function storedClient(clientId: string) {
+  const [row] = await h.deps.db.select({ client_name: oauthClients.clientName, metadata: oauthClients.metadata }).from(oauthClients).where(eq(oauthClients.clientId, clientId));
+  return row;
+}
+
 /** A confirmed account with a password, so it can sign in in the browser. */
 async function accountWithPassword(plan: PlanName, email: string) {
   const a = await h.account(plan, email);
-  h.deps.db.$client.run("UPDATE accounts SET password_hash = ? WHERE id = ?", [await Bun.password.hash(PASSWORD), a.accountId]);
+  await h.deps.db.update(accounts).set({ passwordHash: await Bun.password.hash(PASSWORD) }).where(eq(accounts.id, a.accountId));
   return a;
 }
 
@@ -270,7 +283,7 @@ describe("discovery and registration", () => {
     expect(client.client_name).toBe("Test Agent");
     expect(client.redirect_uris).toEqual([REDIRECT]);
     expect(client.token_endpoint_auth_method).toBe("none");
-    expect(h.deps.db.$client.query("SELECT client_name FROM oauth_clients WHERE client_id = ?").get(client.client_id)).toEqual({ client_name: "Test Agent" });
+    expect((await storedClient(client.client_id))?.client_name).toBe("Test Agent");
 
     // The raw answer is 201.
     const raw = await fetch(metadata.registration_endpoint!, {
@@ -291,7 +304,7 @@ describe("discovery and registration", () => {
     });
     expect(rawRefused.status).toBe(400);
     expect(((await rawRefused.json()) as { error: string }).error).toBe("invalid_client_metadata");
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get()).toEqual({ n: 2 });
+    expect(await rowsIn(oauthClients)).toBe(2);
   });
 });
 
@@ -343,7 +356,11 @@ describe("authorization code with PKCE", () => {
     expect(raw.body.error).toBe("invalid_grant");
 
     // And the grant is the signed-in account's.
-    const row = h.deps.db.$client.query("SELECT account_id, workspace_id, scope FROM oauth_tokens WHERE kind = 'access'").get() as Record<string, string>;
+    const [row] = await h.deps.db
+      .select({ account_id: oauthTokens.accountId, workspace_id: oauthTokens.workspaceId, scope: oauthTokens.scope })
+      .from(oauthTokens)
+      .where(eq(oauthTokens.kind, "access"))
+      .limit(1);
     expect(row).toEqual({ account_id: account.accountId, workspace_id: account.workspaceId, scope: "notes:read notes:write" });
   });
 
@@ -415,7 +432,7 @@ describe("authorization code with PKCE", () => {
     expect(bad.status).toBe(400);
     expect(bad.location).toBe("");
 
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_codes").get()).toEqual({ n: 0 });
+    expect(await rowsIn(oauthCodes)).toBe(0);
   });
 
   test("the consent form needs the session's CSRF token and our Origin", async () => {
@@ -427,7 +444,7 @@ describe("authorization code with PKCE", () => {
     const fields = hiddenFields((await browser.get(authorizationUrl)).text);
     expect((await browser.post("/oauth/authorize", { ...fields, _csrf: "forged", decision: "allow" })).status).toBe(403);
     expect((await browser.post("/oauth/authorize", { ...fields, decision: "allow" }, "https://evil.example")).status).toBe(403);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_codes").get()).toEqual({ n: 0 });
+    expect(await rowsIn(oauthCodes)).toBe(0);
   });
 });
 
@@ -448,7 +465,7 @@ describe("the MCP client with an OAuth access token", () => {
     const note = JSON.parse(textOf(appended)) as { id: string };
     expect(note.id).toMatch(/^note_/);
 
-    const row = h.deps.db.$client.query("SELECT id, workspace_id, kind FROM notes WHERE filename = 'agent.log'").get();
+    const [row] = await h.deps.db.select({ id: notes.id, workspace_id: notes.workspaceId, kind: notes.kind }).from(notes).where(eq(notes.filename, "agent.log"));
     expect(row).toEqual({ id: note.id, workspace_id: g.account.workspaceId, kind: "stream" });
     const read = await client.callTool({ name: "read_note", arguments: { id: note.id } });
     expect(read.isError).toBeFalsy();
@@ -470,7 +487,7 @@ describe("the MCP client with an OAuth access token", () => {
     const appended = await client.callTool({ name: "append_note", arguments: { filename: "agent.log", text: "not allowed" } });
     expect(appended.isError).toBe(true);
     expect(textOf(appended)).toStartWith("plan_required:");
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 0 });
+    expect(await rowsIn(notes)).toBe(0);
   });
 
   test("a browser-based client on another origin calls /mcp with its Bearer token and reads the CORS answer; an operator's allowlist refuses the rest", async () => {
@@ -654,7 +671,7 @@ describe("spoofed clients and registration abuse", () => {
     const body = (await refused.json()) as { error: string; error_description: string };
     expect(body.error).toBe("too_many_requests");
     expect(body.error_description).toContain(`${REGISTRATIONS_PER_HOUR}`);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get()).toEqual({ n: REGISTRATIONS_PER_HOUR });
+    expect(await rowsIn(oauthClients)).toBe(REGISTRATIONS_PER_HOUR);
 
     expect((await register(meta, "198.51.100.9")).status).toBe(201);
     h.clock.advance(3600_000);
@@ -664,16 +681,16 @@ describe("spoofed clients and registration abuse", () => {
   test("a client that never completed a grant is deleted 24 hours after registering; a client with a grant stays and keeps working", async () => {
     const g = await grant("dev");
     const unused = (await (await register({ client_name: "Never used", redirect_uris: ["https://unused.example/cb"] })).json()) as { client_id: string };
-    const exists = (id: string) => h.deps.db.$client.query("SELECT 1 AS x FROM oauth_clients WHERE client_id = ?").get(id) !== null;
+    const exists = async (id: string) => (await storedClient(id)) !== undefined;
 
     h.clock.advance(UNUSED_CLIENT_TTL_MS - 60_000);
     await runTask(h.deps, "oauth-client-expiry");
-    expect(exists(unused.client_id)).toBe(true);
+    expect(await exists(unused.client_id)).toBe(true);
 
     h.clock.advance(60_000);
     await runTask(h.deps, "oauth-client-expiry");
-    expect(exists(unused.client_id)).toBe(false);
-    expect(exists(g.client.client_id)).toBe(true);
+    expect(await exists(unused.client_id)).toBe(false);
+    expect(await exists(g.client.client_id)).toBe(true);
     const browser = new Browser();
     const gone = await browser.get(authorizeParams({ ...g.client, client_id: unused.client_id }));
     expect(gone.status).toBe(400);
@@ -700,20 +717,19 @@ describe("spoofed clients and registration abuse", () => {
 
   test(`registration stops at ${MAX_CLIENTS} clients with temporarily_unavailable, after first deleting unused ones past their 24 hours`, async () => {
     const now = h.clock.now();
-    const insert = h.deps.db.$client.prepare("INSERT INTO oauth_clients (client_id, client_name, redirect_uris, metadata, created_at) VALUES (?, 'Filler', '[]', '{}', ?)");
-    h.deps.db.$client.transaction(() => {
-      // One unused client past its 24 hours, the rest fresh.
-      insert.run("mcp_old", now - UNUSED_CLIENT_TTL_MS - 1);
-      for (let i = 1; i < MAX_CLIENTS; i++) insert.run(`mcp_fill${i}`, now);
-    })();
-    const count = () => (h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get() as { n: number }).n;
-    expect(count()).toBe(MAX_CLIENTS);
+    const filler = (clientId: string, createdAt: number) => ({ clientId, clientName: "Filler", redirectUris: "[]", metadata: "{}", createdAt });
+    // One unused client past its 24 hours, the rest fresh.
+    const rows = [filler("mcp_old", now - UNUSED_CLIENT_TTL_MS - 1), ...Array.from({ length: MAX_CLIENTS - 1 }, (_, i) => filler(`mcp_fill${i + 1}`, now))];
+    // In slices: one statement's parameters are bounded (SQLite's limit, PostgreSQL's 65535).
+    for (let i = 0; i < rows.length; i += 1000) await h.deps.db.insert(oauthClients).values(rows.slice(i, i + 1000));
+    const clients = () => rowsIn(oauthClients);
+    expect(await clients()).toBe(MAX_CLIENTS);
 
     const meta = { client_name: "Late", redirect_uris: ["https://late.example/cb"] };
     const admitted = await register(meta);
     expect(admitted.status).toBe(201);
-    expect(h.deps.db.$client.query("SELECT 1 AS x FROM oauth_clients WHERE client_id = 'mcp_old'").get()).toBeNull();
-    expect(count()).toBe(MAX_CLIENTS);
+    expect(await storedClient("mcp_old")).toBeUndefined();
+    expect(await clients()).toBe(MAX_CLIENTS);
 
     const refused = await register(meta);
     expect(refused.status).toBe(503);
@@ -721,7 +737,7 @@ describe("spoofed clients and registration abuse", () => {
     const body = (await refused.json()) as { error: string; error_description: string };
     expect(body.error).toBe("temporarily_unavailable");
     expect(body.error_description).toContain(String(MAX_CLIENTS));
-    expect(count()).toBe(MAX_CLIENTS);
+    expect(await clients()).toBe(MAX_CLIENTS);
   });
 });
 
@@ -769,7 +785,7 @@ describe("registrations shaped like the clients people use", () => {
       expect([redirect, res.status]).toEqual([redirect, 400]);
       expect(((await res.json()) as { error: string }).error).toBe("invalid_client_metadata");
     }
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get()).toEqual({ n: 2 });
+    expect(await rowsIn(oauthClients)).toBe(2);
   });
 
   test("a client registered with a port-less loopback redirect authorises on whatever port it listens on (RFC 8252 7.3); the path must match and the exchange names the redirect it used", async () => {
@@ -853,7 +869,7 @@ describe("registrations shaped like the clients people use", () => {
     const huge = await registerRaw({ client_name: "Huge", redirect_uris: [REDIRECT], client_uri: `https://huge.example/${"x".repeat(3 * 1024 * 1024)}` });
     expect(huge.status).toBe(400);
     expect(((await huge.json()) as { error: string }).error).toBe("invalid_client_metadata");
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get()).toEqual({ n: 0 });
+    expect(await rowsIn(oauthClients)).toBe(0);
 
     const res = await registerRaw({
       client_name: "N".repeat(500),
@@ -869,7 +885,7 @@ describe("registrations shaped like the clients people use", () => {
     });
     expect(res.status).toBe(201);
     const answer = (await res.json()) as Record<string, unknown>;
-    const row = h.deps.db.$client.query("SELECT client_name, metadata FROM oauth_clients WHERE client_id = ?").get(answer.client_id as string) as { client_name: string; metadata: string };
+    const row = (await storedClient(answer.client_id as string))!;
     const stored = JSON.parse(row.metadata) as Record<string, unknown>;
     for (const meta of [answer, stored]) {
       expect((meta.client_name as string).length).toBe(100);
@@ -889,7 +905,7 @@ describe("registrations shaped like the clients people use", () => {
     expect(tooMany.status).toBe(400);
     const tooLong = await registerRaw({ client_name: "Long", redirect_uris: [`https://agent.example/${"x".repeat(3000)}`] });
     expect(tooLong.status).toBe(400);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get()).toEqual({ n: 1 });
+    expect(await rowsIn(oauthClients)).toBe(1);
   });
 });
 
@@ -933,9 +949,9 @@ describe("Client ID Metadata Documents", () => {
 
       // Sign-in redirect, consent page and its answer: one fetch, the rest from the cache.
       expect(doc.fetches()).toBe(1);
-      const stored = h.deps.db.$client.query("SELECT client_name, metadata FROM oauth_clients WHERE client_id = ?").get(doc.url) as { client_name: string; metadata: string };
-      expect(stored.client_name).toBe("Doc Agent");
-      expect(stored.metadata).not.toContain("x_extra");
+      const stored = await storedClient(doc.url);
+      expect(stored?.client_name).toBe("Doc Agent");
+      expect(stored?.metadata).not.toContain("x_extra");
     } finally {
       doc.stop();
     }
@@ -985,7 +1001,7 @@ describe("Client ID Metadata Documents", () => {
       await expectRefused(`${doc.origin}/`, "path");
       await expectRefused(`${doc.url}#x`, "fragment");
       expect(doc.fetches()).toBe(before);
-      expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_clients").get()).toEqual({ n: 0 });
+      expect(await rowsIn(oauthClients)).toBe(0);
 
       // A good document now: nothing bad was cached.
       mode = "good";
@@ -1014,7 +1030,7 @@ describe("resource indicators and refresh races", () => {
     expect(evil.body.error).toBe("invalid_target");
     // This server, but not what the code was issued for.
     expect((await exchange(BASE)).body.error).toBe("invalid_target");
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM oauth_tokens").get()).toEqual({ n: 0 });
+    expect(await rowsIn(oauthTokens)).toBe(0);
     // The refusals did not use the code up.
     const ok = await exchange(`${BASE}/mcp`);
     expect(ok.status).toBe(200);

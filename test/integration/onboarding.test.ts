@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { accounts, notes, tokens } from "../../src/db/schema";
+import { accounts, notes, tokens, workspaces } from "../../src/db/schema";
 import type { PlanName } from "../../src/limits/plans";
 import { FIRST_STREAM } from "../../src/modules/accounts/onboarding";
 import { hashPassword } from "../../src/modules/accounts/password";
@@ -36,8 +36,13 @@ async function signIn(email: string, next?: string) {
   return { b, location: r.location };
 }
 
-const streamsOf = (workspaceId: string) => h.deps.db.select().from(notes).where(eq(notes.workspaceId, workspaceId)).all().filter((r) => r.kind === "stream");
-const activeTokens = (workspaceId: string) => h.deps.db.select().from(tokens).where(eq(tokens.workspaceId, workspaceId)).all().filter((t) => t.revokedAt === null);
+const streamsOf = async (workspaceId: string) => (await h.deps.db.select().from(notes).where(eq(notes.workspaceId, workspaceId))).filter((r) => r.kind === "stream");
+const activeTokens = async (workspaceId: string) => (await h.deps.db.select().from(tokens).where(eq(tokens.workspaceId, workspaceId))).filter((t) => t.revokedAt === null);
+/** Changes the workspace's row directly, through the writer. */
+const setWorkspace = (workspaceId: string, set: Partial<typeof workspaces.$inferInsert>) =>
+  h.deps.writer.write(async () => {
+    await h.deps.db.update(workspaces).set(set).where(eq(workspaces.id, workspaceId));
+  });
 
 /** The token a code-mode page shows once, read off the page as a person would copy it. */
 const tokenOn = (page: string) => /id="new-token" value="(nst_\w+)"/.exec(page)?.[1] ?? null;
@@ -75,14 +80,14 @@ describe("code mode", () => {
     const csrf = b.csrfOf((await b.get("/onboarding")).text);
     const chosen = await b.post("/onboarding", { _csrf: csrf, mode: "code" });
     expect(chosen.status).toBe(303);
-    const [stream] = streamsOf(a.workspaceId);
+    const [stream] = await streamsOf(a.workspaceId);
     expect(stream!.filename).toBe(FIRST_STREAM);
     expect(chosen.location).toBe(`/onboarding/code?stream=${stream!.id}`);
 
     const ws = getWorkspace(h.deps, a.workspaceId);
     expect(ws.state).toBe("trial");
     expect(ws.trialUsed).toBe(true);
-    const usage = h.deps.db.select({ mode: accounts.usageMode }).from(accounts).where(eq(accounts.id, a.accountId)).get();
+    const [usage] = await h.deps.db.select({ mode: accounts.usageMode }).from(accounts).where(eq(accounts.id, a.accountId));
     expect(usage!.mode).toBe("code");
 
     const page = (await b.get(chosen.location)).text;
@@ -111,8 +116,8 @@ describe("code mode", () => {
       const csrf = b.csrfOf((await b.get("/onboarding")).text);
       expect((await b.post("/onboarding", { _csrf: csrf, mode: "code" })).status).toBe(303);
     }
-    expect(streamsOf(a.workspaceId).length).toBe(1);
-    expect(activeTokens(a.workspaceId).length).toBe(2);
+    expect((await streamsOf(a.workspaceId)).length).toBe(1);
+    expect((await activeTokens(a.workspaceId)).length).toBe(2);
     expect(getWorkspace(h.deps, a.workspaceId).state).toBe("trial");
   });
 
@@ -123,12 +128,12 @@ describe("code mode", () => {
     expect((await b.post("/onboarding", { _csrf: csrf, mode: "code" })).status).toBe(303);
     const ws = getWorkspace(h.deps, a.workspaceId);
     expect([ws.state, ws.trialUsed]).toEqual(["active", false]);
-    expect(streamsOf(a.workspaceId).length).toBe(1);
+    expect((await streamsOf(a.workspaceId)).length).toBe(1);
   });
 
   test("once the trial is used up, code mode is refused with where the API is, and nothing is made", async () => {
     const a = await account("free");
-    await h.deps.writer.write(() => h.deps.db.$client.run(`UPDATE workspaces SET trial_used = 1 WHERE id = '${a.workspaceId}'`));
+    await setWorkspace(a.workspaceId, { trialUsed: true });
     const { b } = await signIn(a.email);
     const page = (await b.get("/onboarding")).text;
     expect(page).not.toContain('value="code"');
@@ -137,23 +142,23 @@ describe("code mode", () => {
     const r = await b.post("/onboarding", { _csrf: b.csrfOf(page), mode: "code" });
     expect(r.location).toStartWith("/onboarding?error=");
     expect(decodeURIComponent(r.location)).toContain("has had its API trial");
-    expect(streamsOf(a.workspaceId)).toEqual([]);
-    expect(activeTokens(a.workspaceId)).toEqual([]);
+    expect(await streamsOf(a.workspaceId)).toEqual([]);
+    expect(await activeTokens(a.workspaceId)).toEqual([]);
   });
 
   test("at the token cap the whole step is undone: no trial, no stream", async () => {
     const a = await account("free");
     const { b } = await signIn(a.email);
     // A trial grants 3 tokens; a workspace already holding 3 (minted while on dev) has no room.
-    await h.deps.writer.write(() => h.deps.db.$client.run(`UPDATE workspaces SET plan = 'dev' WHERE id = '${a.workspaceId}'`));
+    await setWorkspace(a.workspaceId, { plan: "dev" });
     for (let i = 0; i < 3; i++) await h.token(a, ["read"]);
-    await h.deps.writer.write(() => h.deps.db.$client.run(`UPDATE workspaces SET plan = 'free' WHERE id = '${a.workspaceId}'`));
+    await setWorkspace(a.workspaceId, { plan: "free" });
     const csrf = b.csrfOf((await b.get("/onboarding")).text);
     const r = await b.post("/onboarding", { _csrf: csrf, mode: "code" });
     expect(decodeURIComponent(r.location)).toContain("allows 3 active API tokens");
     const ws = getWorkspace(h.deps, a.workspaceId);
     expect([ws.state, ws.trialUsed]).toEqual(["active", false]);
-    expect(streamsOf(a.workspaceId)).toEqual([]);
+    expect(await streamsOf(a.workspaceId)).toEqual([]);
   });
 
   test("the code page of a note that is not this account's stream goes back to the choice", async () => {
@@ -200,11 +205,12 @@ describe("upgrading", () => {
   test("migration 0015 sends accounts in use before it to the notes, and unconfirmed ones still to the onboarding", async () => {
     const before = await account();
     const unconfirmed = await account();
-    h.deps.db.$client.run("UPDATE accounts SET email_confirmed_at = NULL WHERE id = ?", [unconfirmed.accountId]);
+    await h.deps.db.update(accounts).set({ emailConfirmedAt: null }).where(eq(accounts.id, unconfirmed.accountId));
     const sql = readFileSync(join(import.meta.dir, "../../migrations/0015_onboarding.sql"), "utf8").split("--> statement-breakpoint").at(-1)!;
+    // SQLite only: the migration's own SQL, as the migrator runs it.
     h.deps.db.$client.exec(sql);
     expect((await signIn(before.email)).location).toBe("/notes");
-    h.deps.db.$client.run("UPDATE accounts SET email_confirmed_at = 1 WHERE id = ?", [unconfirmed.accountId]);
+    await h.deps.db.update(accounts).set({ emailConfirmedAt: 1 }).where(eq(accounts.id, unconfirmed.accountId));
     expect((await signIn(unconfirmed.email)).location).toBe("/onboarding");
   });
 });

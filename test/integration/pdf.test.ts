@@ -76,7 +76,7 @@ describe("PDF of a rich note", () => {
   test("the download has the note's Latin, Cyrillic, Greek and CJK text, every character, on the page", async () => {
     const a = await h.account("dev");
     const id = await richNote(a, TITLE, LINES);
-    const { secret } = await createSession(h.deps, findAccountByEmail(h.deps, a.email)!);
+    const { secret } = await createSession(h.deps, (await findAccountByEmail(h.deps, a.email))!);
     const res = await h.request("GET", `/notes/${id}/download/pdf`, { headers: { cookie: `${SESSION_COOKIE}=${secret}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/pdf");

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { accountSetPlan, billingCheckout } from "../../src/cli/commands";
 import { ConfigError, loadConfig } from "../../src/config";
-import { notes } from "../../src/db/schema";
+import { notes, workspaces } from "../../src/db/schema";
 import type { PlanName } from "../../src/limits/plans";
 import { findAccountByEmail } from "../../src/modules/accounts/service";
 import { createProviderCheckout, customerPortalUrl } from "../../src/modules/billing/provider";
@@ -29,7 +29,7 @@ function withBilling(): Harness {
 /** A browser signed in to a new account (its session made directly, as the pages' tests do). */
 async function signedIn(plan: PlanName) {
   const a = await h.account(plan);
-  const { secret } = await createSession(h.deps, findAccountByEmail(h.deps, a.email)!);
+  const { secret } = await createSession(h.deps, (await findAccountByEmail(h.deps, a.email))!);
   const b = new FormBrowser(h, `203.0.113.${++n}`);
   b.cookies.set("ns_session", secret);
   return { ...a, b };
@@ -189,7 +189,9 @@ describe("plans with billing on (against a stand-in for Lemon Squeezy's API)", (
     const memberView = await planSectionOf(member.b);
     expect(memberView).toContain("The team's owner changes its plan and billing.");
     expect(memberView).not.toContain("/settings/plan/checkout");
-    await h.deps.writer.write(() => h.deps.db.$client.run(`UPDATE workspaces SET plan = 'free' WHERE id = '${teamId}'`));
+    await h.deps.writer.write(async () => {
+      await h.deps.db.update(workspaces).set({ plan: "free" }).where(eq(workspaces.id, teamId));
+    });
     const refused = await post(member.b, "/settings/plan/checkout", { plan: "team" });
     expect(errorIn(refused.location)).toBe("Only the team's owner changes its plan and billing.");
     expect((await post(owner.b, "/settings/plan/checkout", { plan: "team" })).location).toBe("/settings/plan/continue");
@@ -218,7 +220,7 @@ describe("downgrades", () => {
     await accountSetPlan(h.deps, ["--email", a.email, "--plan", "free"], { out: () => {}, info: () => {} });
 
     expect((await h.request("GET", "/api/v1/notes", { token })).status).toBe(401);
-    const ids = h.deps.db.select({ id: notes.id }).from(notes).where(eq(notes.workspaceId, a.workspaceId)).all();
+    const ids = await h.deps.db.select({ id: notes.id }).from(notes).where(eq(notes.workspaceId, a.workspaceId));
     expect(ids.length).toBe(13);
     for (const { id } of ids) expect((await a.b.get(`/notes/${id}`)).status).toBe(200);
     const list = (await a.b.get("/notes")).text;
@@ -227,7 +229,7 @@ describe("downgrades", () => {
     const refused = await a.b.submit("/notes/new", "/notes/create", { title: "one more", format: "plain" });
     expect(refused.status).toBe(403);
     expect(refused.text).toContain("the free plan allows 10 notes");
-    expect(h.deps.db.select({ id: notes.id }).from(notes).where(eq(notes.workspaceId, a.workspaceId)).all().length).toBe(13);
+    expect((await h.deps.db.select({ id: notes.id }).from(notes).where(eq(notes.workspaceId, a.workspaceId))).length).toBe(13);
   });
 });
 

@@ -77,6 +77,7 @@ describe("per-token buckets", () => {
     const token = await h.token(await h.account("dev"));
     await h.request("GET", "/api/v1/notes", { token }); // resolve and cache the token
     await h.deps.writer.idle();
+    // SQLite only: total_changes() counts every row this connection changed, the writer's included.
     const changes = () => (h.deps.db.$client.query("SELECT total_changes() AS c").get() as { c: number }).c;
     const before = changes();
     for (let i = 0; i < 50; i++) expect((await h.request("GET", "/api/v1/notes", { token })).status).toBe(200);

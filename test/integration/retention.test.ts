@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema";
+import { and, count, desc, eq, sql } from "drizzle-orm";
+import { accounts, jobs as jobsTable, noteChunks, notes } from "../../src/db/schema";
 import { runTask } from "../../src/schedule";
 import { createSession } from "../../src/web/session";
 import { errorOf, harness, type Harness } from "../helpers/harness";
@@ -50,15 +50,16 @@ async function fill(filename: string, size = CAP): Promise<string> {
 
 const sqlite = () => h.deps.db.$client;
 /** What the stored chunks of the workspace hold, in bytes: the truth storage and byte_size must match. */
-const chunkBytes = (noteId?: string) =>
-  sqlite()
-    .query<{ b: number }, [string, string]>(
-      `SELECT coalesce(sum(length(CAST(c.text AS BLOB))), 0) AS b FROM note_chunks c JOIN notes n ON n.id = c.note_id
-       WHERE n.workspace_id = ? AND (?2 = '' OR n.id = ?2)`,
-    )
-    .get(acct.workspaceId, noteId ?? "")!.b;
+const chunkBytes = async (noteId?: string) => {
+  const [r] = await h.deps.db
+    .select({ b: sql<number>`coalesce(sum(octet_length(${noteChunks.text})), 0)` })
+    .from(noteChunks)
+    .innerJoin(notes, eq(notes.id, noteChunks.noteId))
+    .where(and(eq(notes.workspaceId, acct.workspaceId), noteId === undefined ? undefined : eq(notes.id, noteId)));
+  return Number(r!.b);
+};
 const storageUsed = async () => (await (await h.request("GET", "/api/v1/account", { token })).json()).usage.storage_bytes as number;
-const chunkCount = (noteId: string) => sqlite().query<{ n: number }, [string]>("SELECT count(*) AS n FROM note_chunks WHERE note_id = ?").get(noteId)!.n;
+const chunkCount = async (noteId: string) => (await h.deps.db.select({ n: count() }).from(noteChunks).where(eq(noteChunks.noteId, noteId)))[0]!.n;
 const totalChanges = () => sqlite().query<{ c: number }, []>("SELECT total_changes() AS c").get()!.c;
 
 describe("PATCH retention and retention_days", () => {
@@ -154,8 +155,8 @@ describe("drop_oldest", () => {
     // The newest lines, whole, in order: a suffix of what was sent.
     expect(kept.length).toBeGreaterThan(100);
     expect(kept).toEqual(sentLines.slice(-kept.length));
-    expect(chunkBytes(id)).toBe(note.byte_size);
-    expect(await storageUsed()).toBe(chunkBytes());
+    expect(await chunkBytes(id)).toBe(note.byte_size);
+    expect(await storageUsed()).toBe(await chunkBytes());
   });
 
   test("appends that fit drop nothing (dropped_bytes 0), and the first that does not drops only the oldest chunks it must", async () => {
@@ -171,7 +172,7 @@ describe("drop_oldest", () => {
     expect(r.dropped_bytes).toBe(11); // "first line\n": one chunk is enough for six bytes
     expect(r.byte_size).toBe(CAP - 11 + 6);
     expect((await noteOf(id)).plain_body.startsWith("second line\nzzz")).toBe(true);
-    expect(await storageUsed()).toBe(chunkBytes());
+    expect(await storageUsed()).toBe(await chunkBytes());
   });
 
   test("a single line larger than the cap is still refused (cap_exceeded note_size), and nothing is dropped", async () => {
@@ -193,13 +194,13 @@ describe("drop_oldest", () => {
     h.deps.resolve = async () => [];
     const id = await fill("hook.log");
     await patch(id, { retention: "drop_oldest", webhook_url: "https://hooks.example.com/in" });
-    const jobs = () => sqlite().query<{ n: number }, []>("SELECT count(*) AS n FROM jobs WHERE queue = 'webhook'").get()!.n;
-    const before = jobs();
+    const jobs = async () => (await h.deps.db.select({ n: count() }).from(jobsTable).where(eq(jobsTable.queue, "webhook")))[0]!.n;
+    const before = await jobs();
     const res = await append("hook.log", "over the cap");
     expect((await res.json()).dropped_bytes).toBeGreaterThan(0);
-    expect(jobs()).toBe(before + 1);
-    const job = sqlite().query<{ payload: string }, []>("SELECT payload FROM jobs WHERE queue = 'webhook' ORDER BY id DESC LIMIT 1").get()!;
-    expect(JSON.parse(job.payload).text).toBe("over the cap\n");
+    expect(await jobs()).toBe(before + 1);
+    const [job] = await h.deps.db.select({ payload: jobsTable.payload }).from(jobsTable).where(eq(jobsTable.queue, "webhook")).orderBy(desc(jobsTable.id)).limit(1);
+    expect(JSON.parse(job!.payload).text).toBe("over the cap\n");
   });
 });
 
@@ -225,7 +226,7 @@ describe("retention_days", () => {
     await runTask(h.deps, "retention");
     note = await noteOf(id);
     expect(note.plain_body).toBe("day 2\n");
-    expect(await storageUsed()).toBe(chunkBytes());
+    expect(await storageUsed()).toBe(await chunkBytes());
     // Turned off, nothing more goes.
     await patch(id, { retention_days: null });
     h.clock.advance(30 * DAY);
@@ -240,7 +241,7 @@ describe("retention_days", () => {
     h.clock.advance(10 * DAY);
     for (let i = 0; i < 150; i++) await append("cost.log", `new ${i}`);
     await patch(id, { retention_days: 5 });
-    expect(chunkCount(id)).toBe(200);
+    expect(await chunkCount(id)).toBe(200);
     // The stream's own rows: the search index's triggers are set aside, as each removed chunk also
     // removes its index rows (test/integration/search.test.ts has those).
     for (const { name } of sqlite().query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search_%'").all()) {
@@ -250,11 +251,11 @@ describe("retention_days", () => {
     await runTask(h.deps, "retention");
     // 50 chunks, the note and the workspace (and the scheduler's own nothing).
     expect(totalChanges() - before).toBe(52);
-    expect(chunkCount(id)).toBe(150);
+    expect(await chunkCount(id)).toBe(150);
     const note = await noteOf(id);
     expect(note.plain_body.startsWith("new 0\n")).toBe(true);
-    expect(note.byte_size).toBe(chunkBytes(id));
-    expect(await storageUsed()).toBe(chunkBytes());
+    expect(note.byte_size).toBe(await chunkBytes(id));
+    expect(await storageUsed()).toBe(await chunkBytes());
   });
 
   test("streams without retention_days, and other workspaces' streams, are left alone", async () => {
@@ -276,7 +277,7 @@ describe("a full stream under reject", () => {
   test("the first refusal marks it full and mails once per spell; the refused append itself writes nothing", async () => {
     const id = await fill("full.log");
     await patch(id, { alert_email: "ops@example.com" });
-    const chunks = chunkCount(id);
+    const chunks = await chunkCount(id);
     const storage = await storageUsed();
     const refusedAt = h.clock.now();
     const res = await append("full.log", "one too many");
@@ -289,7 +290,7 @@ describe("a full stream under reject", () => {
     expect(sent[0]!.subject).toBe("[notestream] full.log is full");
     expect(sent[0]!.text).toContain(FULL_TEXT(refusedAt));
     expect(await noteOf(id)).toMatchObject({ full: true, byte_size: CAP });
-    expect(chunkCount(id)).toBe(chunks);
+    expect(await chunkCount(id)).toBe(chunks);
     expect(await storageUsed()).toBe(storage);
 
     // Later refusals in the same spell, one by one or together, send nothing more.
@@ -348,8 +349,8 @@ describe("a full stream under reject", () => {
 
 describe("the stream's pages", () => {
   async function session() {
-    const account = h.deps.db.select().from(accounts).where(eq(accounts.id, acct.accountId)).get()!;
-    const { secret } = await createSession(h.deps, account);
+    const [account] = await h.deps.db.select().from(accounts).where(eq(accounts.id, acct.accountId));
+    const { secret } = await createSession(h.deps, account!);
     return `ns_session=${secret}`;
   }
   const csrfOf = (page: string) => /name="_csrf" value="([^"]+)"/.exec(page)![1]!;

@@ -7,9 +7,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { count, eq } from "drizzle-orm";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildHandler } from "../../src/app";
+import { noteChunks, notes, workspaces } from "../../src/db/schema";
 import { RestBackend } from "../../src/mcp/rest";
 import { AppError } from "../../src/http/errors";
 import { createRichNote } from "../../src/modules/notes/rich";
@@ -170,7 +172,7 @@ describe("GET /api/v1/search", () => {
     expect((await h.request("DELETE", `/api/v1/notes/${note.id}`, { token })).status).toBe(200);
     h.clock.advance(31 * DAY);
     await runTask(h.deps, "trash-purge");
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 0 });
+    expect(await h.deps.db.select({ n: count() }).from(notes)).toEqual([{ n: 0 }]);
     expect(indexRowsWith("enotfound")).toBe(0);
     assertIndexConsistent();
   });
@@ -236,7 +238,7 @@ describe("GET /api/v1/search", () => {
     expect(await foundIds(other, "platypus")).not.toContain(mine);
     expect(await foundIds(other, "platypus")).toContain(theirs);
     // What deleting an account does to its workspace: the cascade takes notes, chunks and their index rows.
-    h.deps.db.$client.run("DELETE FROM workspaces WHERE id = ?", [b.workspaceId]);
+    await h.deps.db.delete(workspaces).where(eq(workspaces.id, b.workspaceId));
     expect(indexRowsWith("platypus")).toBe(1);
     assertIndexConsistent();
   });
@@ -330,12 +332,11 @@ describe("the index and the writer's transactions", () => {
     const note = await createNote(token, { title: "Stable", plain_body: "original words" });
     // One batch: an append (coalesced, no savepoint), a write that changes indexed text and then
     // fails (its savepoint rolled back, FTS5's pending rows with it), and another append.
-    const sqlite = h.deps.db.$client;
-    const ctx = { deps: h.deps, principal: lookupPrincipal(h.deps, token) };
+    const ctx = { deps: h.deps, principal: await lookupPrincipal(h.deps, token) };
     const first = appendByFilename({ ctx, filename: "batch.log", text: "before the failure" });
-    const failing = h.deps.writer.write(() => {
-      sqlite.run("UPDATE notes SET title = 'vanished', body = 'phantom words' WHERE id = ?", [note.id]);
-      sqlite.run("INSERT INTO note_chunks (note_id, text, at) VALUES (?, 'ghost line', 0)", [note.id]);
+    const failing = h.deps.writer.write(async () => {
+      await h.deps.db.update(notes).set({ title: "vanished", body: "phantom words" }).where(eq(notes.id, note.id));
+      await h.deps.db.insert(noteChunks).values({ noteId: note.id, text: "ghost line", at: 0 });
       throw new AppError("conflict", "refused after writing");
     });
     const batchesBefore = h.deps.writer.stats.batches;

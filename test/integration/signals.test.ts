@@ -4,6 +4,8 @@
  * like a missed deadline, and alerts reach a chat webhook when the stream asks for them.
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { workspaces } from "../../src/db/schema";
 import { runTask } from "../../src/schedule";
 import { FakeClock, harness, type Harness } from "../helpers/harness";
 import { smtpServer } from "../helpers/mail";
@@ -159,7 +161,9 @@ describe("signals", () => {
     expect(notStream.status).toBe(422);
 
     const trial = await h.account("personal", "p@example.com");
-    await h.deps.writer.write(() => h.deps.db.$client.query("UPDATE workspaces SET state = 'trial', trial_ends_at = ? WHERE id = ?").run(h.clock.now() + 86_400_000, trial.workspaceId));
+    await h.deps.writer.write(async () => {
+      await h.deps.db.update(workspaces).set({ state: "trial", trialEndsAt: h.clock.now() + 86_400_000 }).where(eq(workspaces.id, trial.workspaceId));
+    });
     const t2 = await h.token(trial, ["read", "write"]);
     await h.request("POST", "/api/v1/notes/by-filename/p.log/append", { token: t2, body: { text: "x" } });
     const p = await (await h.request("GET", "/api/v1/notes/by-filename/p.log", { token: t2 })).json();

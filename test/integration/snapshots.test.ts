@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { count, eq } from "drizzle-orm";
+import { snapshots as snapshotsTable } from "../../src/db/schema";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
@@ -49,8 +51,8 @@ describe("snapshots", () => {
     expect(list).toHaveLength(5);
     const bodies = await Promise.all(list.map((s) => bodyOf(id, s.id)));
     expect(bodies).toEqual(["v5", "v4", "v3", "v2", "v1"]);
-    const stored = h.deps.db.$client.query("SELECT count(*) AS n FROM snapshots WHERE body = 'v0'").get() as { n: number };
-    expect(stored.n).toBe(0);
+    const [stored] = await h.deps.db.select({ n: count() }).from(snapshotsTable).where(eq(snapshotsTable.body, "v0"));
+    expect(stored!.n).toBe(0);
   });
 
   test("restore captures the current content first, so it can be undone", async () => {

@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { notes } from "../../src/db/schema";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
@@ -143,7 +145,7 @@ describe("append by id", () => {
 
   test("appending to a rich-text note is 423 note_locked", async () => {
     const { id } = await (await append("r.log", "x")).json();
-    h.deps.db.$client.run("UPDATE notes SET format = 'rich' WHERE id = ?", [id]);
+    await h.deps.db.update(notes).set({ format: "rich" }).where(eq(notes.id, id));
     const res = await h.request("POST", `/api/v1/notes/${id}/append`, { token, body: { text: "x" } });
     expect(res.status).toBe(423);
     expect((await errorOf(res)).code).toBe("note_locked");

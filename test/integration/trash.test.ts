@@ -7,10 +7,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { eq } from "drizzle-orm";
+import { count, eq } from "drizzle-orm";
 import { unzipSync } from "fflate";
 import { buildHandler } from "../../src/app";
-import { accounts } from "../../src/db/schema";
+import { accounts, inboxDeliveries, noteChunks, notes, webhookAttempts, workspaces } from "../../src/db/schema";
 import { MB } from "../../src/limits/plans";
 import type { MailMessage } from "../../src/mail/mailer";
 import { startTrial, subscribe } from "../../src/modules/accounts/lifecycle";
@@ -76,10 +76,17 @@ async function listedIds(token: string, query = ""): Promise<string[]> {
   return ((await res.json()) as { id: string }[]).map((n) => n.id);
 }
 
-const storageOf = (workspaceId: string) =>
-  h.deps.db.$client.query<{ n: number }, [string]>("SELECT storage_used AS n FROM workspaces WHERE id = ?").get(workspaceId)!.n;
-const rows = (table: string, noteId: string) =>
-  h.deps.db.$client.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM ${table} WHERE note_id = ?`).get(noteId)!.n;
+async function storageOf(workspaceId: string): Promise<number> {
+  const [ws] = await h.deps.db.select({ n: workspaces.storageUsed }).from(workspaces).where(eq(workspaces.id, workspaceId));
+  return ws!.n;
+}
+const noteRows = { note_chunks: noteChunks, inbox_deliveries: inboxDeliveries, webhook_attempts: webhookAttempts };
+async function rows(table: keyof typeof noteRows, noteId: string): Promise<number> {
+  const t = noteRows[table];
+  const [counted] = await h.deps.db.select({ n: count() }).from(t).where(eq(t.noteId, noteId));
+  return counted!.n;
+}
+const setStorage = (workspaceId: string, bytes: number) => h.deps.db.update(workspaces).set({ storageUsed: bytes }).where(eq(workspaces.id, workspaceId));
 
 /** What the scheduler does for the trash, as it does it (through the writer). */
 const purge = () => runTask(h.deps, "trash-purge");
@@ -181,7 +188,7 @@ describe("DELETE, the trash list and restore", () => {
     const { a, token } = await devAccount();
     const n = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "x" } } }));
     expect((await del(token, n.id)).status).toBe(200);
-    h.deps.db.$client.run("UPDATE workspaces SET state = 'read_only', lapsed_at = ? WHERE id = ?", [h.clock.now(), a.workspaceId]);
+    await h.deps.db.update(workspaces).set({ state: "read_only", lapsedAt: h.clock.now() }).where(eq(workspaces.id, a.workspaceId));
     expect((await (await trash(token)).json()).length).toBe(1);
     await expectError(await restore(token, n.id), 403, "account_read_only");
   });
@@ -213,14 +220,14 @@ describe("caps on restore", () => {
     const n = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { plain_body: "x".repeat(1000) } } }));
     expect((await del(token, n.id)).status).toBe(200);
     // Its bytes stay counted while it is in the trash.
-    expect(storageOf(a.workspaceId)).toBe(1000);
-    h.deps.db.$client.run("UPDATE workspaces SET storage_used = ? WHERE id = ?", [15 * 1024 * MB + 1, a.workspaceId]);
+    expect(await storageOf(a.workspaceId)).toBe(1000);
+    await setStorage(a.workspaceId, 15 * 1024 * MB + 1);
     const err = await expectError(await restore(token, n.id), 403, "cap_exceeded");
     expect(err.details).toMatchObject({ cap: "storage", limit: 15 * 1024 * MB });
     // Exactly at the cap, the note's bytes are already inside it: the restore goes through.
-    h.deps.db.$client.run("UPDATE workspaces SET storage_used = ? WHERE id = ?", [15 * 1024 * MB, a.workspaceId]);
+    await setStorage(a.workspaceId, 15 * 1024 * MB);
     expect((await restore(token, n.id)).status).toBe(200);
-    expect(storageOf(a.workspaceId)).toBe(15 * 1024 * MB);
+    expect(await storageOf(a.workspaceId)).toBe(15 * 1024 * MB);
   });
 });
 
@@ -254,7 +261,7 @@ describe("the purge", () => {
     setup();
     const { a, token } = await devAccount();
     const kept = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { plain_body: "k".repeat(123) } } }));
-    const baseline = storageOf(a.workspaceId);
+    const baseline = await storageOf(a.workspaceId);
     expect(baseline).toBe(kept.byte_size);
 
     const stream = await created(await append(token, "hooks.log", "started"));
@@ -264,17 +271,17 @@ describe("the purge", () => {
     await h.jobs.drain();
     const note = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { plain_body: "n".repeat(1000) } } }));
     const pinned = await h.token(a, ["read"], { noteId: stream.id });
-    const withAll = storageOf(a.workspaceId);
+    const withAll = await storageOf(a.workspaceId);
     expect(withAll).toBeGreaterThan(baseline + 80 * KB + 1000);
 
     expect((await del(token, stream.id)).status).toBe(200);
     h.clock.advance(DAY);
     expect((await del(token, note.id)).status).toBe(200);
     // In the trash, everything is still counted and kept.
-    expect(storageOf(a.workspaceId)).toBe(withAll);
+    expect(await storageOf(a.workspaceId)).toBe(withAll);
     const acct = await (await h.request("GET", "/api/v1/account", { token })).json();
     expect(acct.usage).toMatchObject({ notes: 1, storage_bytes: withAll });
-    expect(rows("inbox_deliveries", stream.id)).toBe(2);
+    expect(await rows("inbox_deliveries", stream.id)).toBe(2);
 
     h.clock.advance(29 * DAY - 1);
     await purge();
@@ -283,8 +290,8 @@ describe("the purge", () => {
     await purge();
     // The stream (trashed a day earlier) is purged; the note has a day to go.
     expect((await (await trash(token)).json()).map((n: { id: string }) => n.id)).toEqual([note.id]);
-    expect(storageOf(a.workspaceId)).toBe(baseline + 1000);
-    for (const table of ["note_chunks", "inbox_deliveries", "webhook_attempts"]) expect(rows(table, stream.id)).toBe(0);
+    expect(await storageOf(a.workspaceId)).toBe(baseline + 1000);
+    for (const table of ["note_chunks", "inbox_deliveries", "webhook_attempts"] as const) expect(await rows(table, stream.id)).toBe(0);
     await expectError(await restore(token, stream.id), 404, "not_found");
     // A token pinned to the purged stream is revoked with it.
     await expectError(await h.request("GET", `/api/v1/notes/${stream.id}`, { token: pinned }), 401, "unauthorized");
@@ -293,11 +300,11 @@ describe("the purge", () => {
     h.clock.advance(DAY);
     await purge();
     expect(await (await trash(token)).json()).toEqual([]);
-    expect(storageOf(a.workspaceId)).toBe(baseline);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM notes WHERE workspace_id = ?").get(a.workspaceId)).toEqual({ n: 1 });
+    expect(await storageOf(a.workspaceId)).toBe(baseline);
+    expect(await h.deps.db.select({ n: count() }).from(notes).where(eq(notes.workspaceId, a.workspaceId))).toEqual([{ n: 1 }]);
     // A purge with nothing due changes nothing.
     await purge();
-    expect(storageOf(a.workspaceId)).toBe(baseline);
+    expect(await storageOf(a.workspaceId)).toBe(baseline);
   });
 
   test("inbox bodies pruned while the stream is in the trash are not freed twice", async () => {
@@ -311,10 +318,10 @@ describe("the purge", () => {
     // Delivered bodies are pruned after 7 days, while the stream is still in the trash.
     h.clock.advance(8 * DAY);
     await runTask(h.deps, "inbox-prune");
-    expect(rows("inbox_deliveries", stream.id)).toBe(0);
+    expect(await rows("inbox_deliveries", stream.id)).toBe(0);
     h.clock.advance(22 * DAY);
     await purge();
-    expect(storageOf(a.workspaceId)).toBe(0);
+    expect(await storageOf(a.workspaceId)).toBe(0);
   });
 });
 
@@ -358,7 +365,7 @@ describe("a trashed stream is invisible everywhere, and works again after a rest
     expect(await listedIds(pinned)).toEqual([]);
     // Its inbox URL is a 404 like an unknown one, and nothing is stored.
     await expectError(await h.request("POST", `/h/${inbox.token}`, { body: "while trashed", headers: TEXT }), 404, "not_found");
-    expect(rows("inbox_deliveries", stream.id)).toBe(0);
+    expect(await rows("inbox_deliveries", stream.id)).toBe(0);
     // Its dead-man's switch stays silent, however long the silence.
     h.clock.advance(2 * 3600_000);
     await runTask(h.deps, "deadman");
@@ -483,8 +490,8 @@ describe("the trial's trash and a user's", () => {
 
 describe("the browser's trash", () => {
   async function signedIn(a: Acct) {
-    const account = h.deps.db.select().from(accounts).where(eq(accounts.id, a.accountId)).get()!;
-    const { secret } = await createSession(h.deps, account);
+    const [account] = await h.deps.db.select().from(accounts).where(eq(accounts.id, a.accountId));
+    const { secret } = await createSession(h.deps, account!);
     const cookie = `ns_session=${secret}`;
     const get = async (path: string) => {
       const res = await h.request("GET", path, { headers: { cookie } });
@@ -535,7 +542,7 @@ describe("the browser's trash", () => {
     const { a, token } = await devAccount();
     const n = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { plain_body: "x".repeat(10) } } }));
     expect((await del(token, n.id)).status).toBe(200);
-    h.deps.db.$client.run("UPDATE workspaces SET storage_used = ? WHERE id = ?", [16 * 1024 * MB, a.workspaceId]);
+    await setStorage(a.workspaceId, 16 * 1024 * MB);
     const b = await signedIn(a);
     const csrf = /name="_csrf" value="([^"]+)"/.exec((await b.get("/trash")).text)![1]!;
     const refused = await b.post(`/trash/${n.id}/restore`, { _csrf: csrf });

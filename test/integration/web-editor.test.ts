@@ -4,6 +4,8 @@
  * editor fetches after a new sign-in, "New note" with a title first, and an earlier version's preview.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { count, eq } from "drizzle-orm";
+import { notes, sessions } from "../../src/db/schema";
 import { ORIGIN, sessionBrowser } from "../helpers/form-browser";
 import { harness, type Harness } from "../helpers/harness";
 
@@ -21,20 +23,23 @@ async function plainNote(a: { accountId: string; workspaceId: string }, title: s
   return (await res.json()).id;
 }
 
-const bodyOf = (id: string) => (h.deps.db.$client.query("SELECT body FROM notes WHERE id = ?").get(id) as { body: string }).body;
+async function bodyOf(id: string): Promise<string | null> {
+  const [row] = await h.deps.db.select({ body: notes.body }).from(notes).where(eq(notes.id, id));
+  return row!.body;
+}
 
 describe("the editor's save route", () => {
   test("a session that ended is a bare 401 for the editor and sign-in and back for a form; the text is not written", async () => {
     const a = await h.account("dev");
     const id = await plainNote(a, "n", "before");
     const b = await browserOf(a.email);
-    h.deps.db.$client.run("DELETE FROM sessions");
+    await h.deps.db.delete(sessions);
     const editor = await b.json(`/notes/${id}/save`, { plain_body: "after" });
     expect(editor.status).toBe(401);
     const form = await b.form(`/notes/${id}/save`, { _csrf: b.csrf, plain_body: "after" });
     expect(form.status).toBe(303);
     expect(form.location).toBe(`/signin?next=${encodeURIComponent(`/notes/${id}`)}`);
-    expect(bodyOf(id)).toBe("before");
+    expect(await bodyOf(id)).toBe("before");
   });
 
   test("the CSRF token is taken from the body when no header can be set (a closing page), checked the same way", async () => {
@@ -43,21 +48,21 @@ describe("the editor's save route", () => {
     const b = await browserOf(a.email);
     const inBody = await h.request("POST", `/notes/${id}/save`, { headers: { cookie: b.cookie, origin: ORIGIN }, body: { _csrf: b.csrf, plain_body: "from the body" } });
     expect(inBody.status).toBe(200);
-    expect(bodyOf(id)).toBe("from the body");
+    expect(await bodyOf(id)).toBe("from the body");
     // As a beacon sends it: a form body, no header, Origin null vouched for by Sec-Fetch-Site.
     const beacon = await h.request("POST", `/notes/${id}/save`, {
       headers: { cookie: b.cookie, origin: "null", "sec-fetch-site": "same-origin", "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ _csrf: b.csrf, plain_body: "from a beacon" }).toString(),
     });
     expect(beacon.status).toBe(303);
-    expect(bodyOf(id)).toBe("from a beacon");
+    expect(await bodyOf(id)).toBe("from a beacon");
     const wrong = await h.request("POST", `/notes/${id}/save`, { headers: { cookie: b.cookie, origin: ORIGIN }, body: { _csrf: "x".repeat(32), plain_body: "forged" } });
     expect(wrong.status).toBe(403);
     const foreign = await h.request("POST", `/notes/${id}/save`, { headers: { cookie: b.cookie, origin: "https://evil.example" }, body: { _csrf: b.csrf, plain_body: "forged" } });
     expect(foreign.status).toBe(403);
     const crossSite = await h.request("POST", `/notes/${id}/save`, { headers: { cookie: b.cookie, origin: "null", "sec-fetch-site": "cross-site" }, body: { _csrf: b.csrf, plain_body: "forged" } });
     expect(crossSite.status).toBe(403);
-    expect(bodyOf(id)).toBe("from a beacon");
+    expect(await bodyOf(id)).toBe("from a beacon");
   });
 
   test("a confirmed save answers the note's new time; a refusal answers the envelope", async () => {
@@ -98,20 +103,20 @@ describe("New note", () => {
     const shown = await b.get(`/notes/new?format=rich&folder=${folderId}`);
     expect(shown.status).toBe(200);
     expect(shown.text).toMatch(/value="rich" checked/);
-    const count = () => (h.deps.db.$client.query("SELECT count(*) AS n FROM notes").get() as { n: number }).n;
-    expect(count()).toBe(0);
+    const noteCount = async () => (await h.deps.db.select({ n: count() }).from(notes))[0]!.n;
+    expect(await noteCount()).toBe(0);
 
     const empty = await b.form("/notes/create", { _csrf: b.csrf, title: "  ", format: "rich", folder_id: folderId });
     expect(empty.status).toBe(422);
     expect(empty.text).toContain("Give the note a title.");
     expect(empty.text).toMatch(/value="rich" checked/);
     expect(empty.text).toMatch(new RegExp(`value="${folderId}" selected`));
-    expect(count()).toBe(0);
+    expect(await noteCount()).toBe(0);
 
     const made = await b.form("/notes/create", { _csrf: b.csrf, title: " Plan ", format: "rich", folder_id: folderId });
     expect(made.status).toBe(303);
-    const row = h.deps.db.$client.query("SELECT title, format, folder_id FROM notes").get() as { title: string; format: string; folder_id: string };
-    expect(row).toEqual({ title: "Plan", format: "rich", folder_id: folderId });
+    const rows = await h.deps.db.select({ title: notes.title, format: notes.format, folder_id: notes.folderId }).from(notes);
+    expect(rows).toEqual([{ title: "Plan", format: "rich", folder_id: folderId }]);
     expect((await b.form("/notes/create", { title: "No token" })).status).toBe(403);
   });
 

@@ -21,7 +21,7 @@ afterEach(() => h.close());
 /** A signed-in browser, and the workspace its session row holds. */
 async function browserOf(email: string) {
   const b = await sessionBrowser(h, email);
-  const storedWorkspace = () => h.deps.db.select().from(sessions).where(eq(sessions.idHash, sha256Hex(b.secret))).get()!.workspaceId;
+  const storedWorkspace = async () => (await h.deps.db.select().from(sessions).where(eq(sessions.idHash, sha256Hex(b.secret))))[0]!.workspaceId;
   return { get: b.get, post: b.form, csrf: b.csrf, storedWorkspace };
 }
 
@@ -60,7 +60,7 @@ describe("the workspace switcher", () => {
     const switched = await b.post("/workspace", { _csrf: b.csrf, workspace_id: teamId, next: "/settings" });
     expect(switched.status).toBe(303);
     expect(switched.location).toStartWith("/settings?ok=");
-    expect(b.storedWorkspace()).toBe(teamId);
+    expect(await b.storedWorkspace()).toBe(teamId);
     const notes = (await b.get("/notes")).text;
     expect(notes).toContain("Team runbook");
     expect(notes).not.toContain("Member private note");
@@ -80,7 +80,7 @@ describe("the workspace switcher", () => {
       const r = await b.post("/workspace", { _csrf: b.csrf, workspace_id: foreign });
       expect(r.status).toBe(303);
       expect(decodeURIComponent(r.location)).toContain("/notes?error=You are not a member of that workspace.");
-      expect(b.storedWorkspace()).toBe(outsider.workspaceId);
+      expect(await b.storedWorkspace()).toBe(outsider.workspaceId);
     }
     expect((await b.get("/notes")).text).not.toContain("Team runbook");
   });
@@ -90,7 +90,7 @@ describe("the workspace switcher", () => {
     const b = await browserOf(member.email);
     expect((await b.post("/workspace", { workspace_id: teamId })).status).toBe(403);
     expect((await b.post("/workspace", { _csrf: "x".repeat(b.csrf.length), workspace_id: teamId })).status).toBe(403);
-    expect(b.storedWorkspace()).toBe(member.workspaceId);
+    expect(await b.storedWorkspace()).toBe(member.workspaceId);
   });
 
   test("an unknown next= leads to the notes, never elsewhere", async () => {
@@ -117,7 +117,7 @@ describe("leaving a team", () => {
     expect(page).not.toContain("Team runbook");
     expect(page).not.toContain('action="/workspace"');
     await h.settle();
-    expect(b.storedWorkspace()).toBe(member.workspaceId);
+    expect(await b.storedWorkspace()).toBe(member.workspaceId);
     expect((await b.post("/workspace", { _csrf: b.csrf, workspace_id: teamId })).location).toContain("error=");
     expect((await h.request("GET", "/api/v1/notes", { token: teamToken })).status).toBe(401);
   });
@@ -135,6 +135,6 @@ describe("leaving a team", () => {
     const lines: string[] = [];
     await teamRemove(h.deps, ["--team", teamId, "--email", member.email], { out: (l) => void lines.push(l), info: () => {} });
     expect(lines).toEqual(["1"]);
-    expect(seatCount(h.deps, teamId)).toBe(1);
+    expect(await seatCount(h.deps, teamId)).toBe(1);
   });
 });

@@ -2,7 +2,9 @@ import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { buildHandler } from "../../src/app";
-import { oauthClients } from "../../src/db/schema";
+import { and, count, eq, sql } from "drizzle-orm";
+import { accounts, notes, oauthClients, workspaces } from "../../src/db/schema";
+import { sqlRun } from "../../src/db/sql";
 import { issueTokens } from "../../src/mcp/oauth/tokens";
 import { PASSWORD_RULE } from "../../src/modules/accounts/password";
 import { FormBrowser, ORIGIN, fieldMessage, inputNamed } from "../helpers/form-browser";
@@ -53,7 +55,7 @@ describe("sign-up checks", () => {
       expect(r.status).toBe(422);
       expect(r.text).toMatch(expected);
     }
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM accounts").get()).toEqual({ n: 0 });
+    expect(await accountCount()).toBe(0);
   });
 
   test("sign-up: the 6th sign-up in an hour from one address answers 429", async () => {
@@ -82,7 +84,7 @@ describe("sign-up checks", () => {
   test("a passphrase whose symbols are outside the specification's set is accepted", async () => {
     const r = await new Browser("198.51.100.202").submit("/signup", "/signup", { email: "phrase@example.com", password: "Correct-horse-battery-9", age_confirmed: "yes" });
     expect(r.status).toBe(303);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM accounts WHERE email = 'phrase@example.com'").get()).toEqual({ n: 1 });
+    expect(await accountCount("phrase@example.com")).toBe(1);
   });
 
   test("an unconfirmed account cannot sign in until the mailed link is followed", async () => {
@@ -216,17 +218,20 @@ describe("rich-text notes", () => {
       body: { title: "Plan", html: '<h2>Q3</h2><p>Ship <strong>it</strong> &amp; <a href="javascript:alert(1)">celebrate</a></p><script>alert(1)</script><ul><li>one</li><li>two</li></ul><img src=x onerror=alert(1)>' },
     });
     expect(save.status).toBe(200);
-    const stored = h.deps.db.$client.query("SELECT rich_html, body, format FROM notes WHERE id = ?").get(path.split("/")[2]!) as { rich_html: string; body: string; format: string };
+    const stored = (
+      await h.deps.db
+        .select({ rich_html: notes.richHtml, body: notes.body, format: notes.format })
+        .from(notes)
+        .where(eq(notes.id, path.split("/")[2]!))
+    )[0] as { rich_html: string; body: string; format: string };
     expect(stored.format).toBe("rich");
     expect(stored.rich_html).not.toMatch(/script|onerror|javascript:|<img/i);
     expect(stored.rich_html).toContain("<strong>it</strong>");
     expect(stored.body).toBe("Q3\nShip it & celebrate\n- one\n- two\n");
 
     // The API (during a trial, which opens it) reads the plain projection and may not write.
-    h.deps.db.$client.run("UPDATE workspaces SET state = 'trial', trial_ends_at = ?", [h.clock.now() + 86_400_000]);
-    const account = h.deps.db.$client.query("SELECT id FROM accounts WHERE email = 'writer@example.com'").get() as { id: string };
-    const ws = h.deps.db.$client.query("SELECT id FROM workspaces WHERE owner_id = ?").get(account.id) as { id: string };
-    const token = await h.token({ accountId: account.id, workspaceId: ws.id });
+    await h.deps.db.update(workspaces).set({ state: "trial", trialEndsAt: h.clock.now() + 86_400_000 });
+    const token = await h.token(await idsOf("writer@example.com"));
     const id = path.split("/")[2]!;
     const read = await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json();
     expect(read).toMatchObject({ format: "rich", title: "Plan", plain_body: "Q3\nShip it & celebrate\n- one\n- two\n" });
@@ -242,10 +247,23 @@ describe("rich-text notes", () => {
 
 const cookieOf = (b: Browser) => [...b.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
 
-function idsOf(email: string): { accountId: string; workspaceId: string } {
-  const account = h.deps.db.$client.query("SELECT id FROM accounts WHERE email = ?").get(email) as { id: string };
-  const ws = h.deps.db.$client.query("SELECT id FROM workspaces WHERE owner_id = ? AND kind = 'personal'").get(account.id) as { id: string };
-  return { accountId: account.id, workspaceId: ws.id };
+async function idsOf(email: string): Promise<{ accountId: string; workspaceId: string }> {
+  const [account] = await h.deps.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email));
+  const [ws] = await h.deps.db
+    .select({ id: workspaces.id })
+    .from(workspaces)
+    .where(and(eq(workspaces.ownerId, account!.id), eq(workspaces.kind, "personal")));
+  return { accountId: account!.id, workspaceId: ws!.id };
+}
+
+/** Accounts in the database, or with this address. */
+async function accountCount(email?: string): Promise<number> {
+  return (await h.deps.db.select({ n: count() }).from(accounts).where(email === undefined ? undefined : eq(accounts.email, email)))[0]!.n;
+}
+
+/** A plan set directly, as the operator's command would. */
+function setPlan(workspaceId: string, plan: string) {
+  return h.deps.db.update(workspaces).set({ plan }).where(eq(workspaces.id, workspaceId));
 }
 
 /** The HTTP status /mcp answers an initialize with, for this Bearer token. */
@@ -376,7 +394,7 @@ describe("account discovery", () => {
       expect(m.text).not.toContain("token=");
     }
     // Nothing else changed: one account, with the first password.
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM accounts").get()).toEqual({ n: 1 });
+    expect(await accountCount()).toBe(1);
     expect((await b.submit("/signin", "/signin", { email: "owner@example.com", password: "0ther!Pass" })).status).toBe(400);
     expect((await b.submit("/signin", "/signin", { email: "owner@example.com", password: "Str0ng!pass" })).location).toBe("/onboarding");
   });
@@ -395,7 +413,7 @@ describe("account discovery", () => {
   test("sign-in with an unknown address runs the same password check as with a known one", async () => {
     await signUpAndIn(new Browser("198.51.100.130"), "known@example.com");
     await h.account("free", "no-password@example.com");
-    const realHash = (h.deps.db.$client.query("SELECT password_hash FROM accounts WHERE email = 'known@example.com'").get() as { password_hash: string }).password_hash;
+    const realHash = (await h.deps.db.select({ hash: accounts.passwordHash }).from(accounts).where(eq(accounts.email, "known@example.com")))[0]!.hash!;
     const verify = spyOn(Bun.password, "verify");
     try {
       const attempt = (email: string, n: number) => new Browser(`198.51.100.${131 + n}`).submit("/signin", "/signin", { email, password: "Str0ng!pass1" });
@@ -426,8 +444,8 @@ describe("odd input on pages", () => {
       expect(r.text).toContain("<h3>Folders</h3>");
     }
     // The live tail's cursor is checked as the API's is, and only for a signed-in browser.
-    const stream = idsOf("pager@example.com");
-    h.deps.db.$client.run("UPDATE workspaces SET plan = 'dev' WHERE id = ?", [stream.workspaceId]);
+    const stream = await idsOf("pager@example.com");
+    await setPlan(stream.workspaceId, "dev");
     const note = await (await h.request("POST", "/api/v1/notes/by-filename/t.log/append", { token: await h.token(stream), body: { text: "a" } })).json();
     for (const cursor of ["1e400", "-1", "x"]) expect((await b.get(`/notes/${note.id}/events?cursor=${cursor}`)).status).toBe(422);
     expect((await new Browser().get(`/notes/${note.id}/events`)).status).toBe(401);
@@ -464,7 +482,7 @@ describe("odd input on pages", () => {
     });
     expect(twice.status).toBe(303);
     expect(twice.headers.get("location")).toContain("error=");
-    expect(h.deps.db.$client.query("SELECT DISTINCT title FROM notes").all()).toEqual([{ title: "Untitled" }]);
+    expect(await h.deps.db.selectDistinct({ title: notes.title }).from(notes)).toEqual([{ title: "Untitled" }]);
     // Strings still save.
     expect((await save(rich, { title: "Fine", html: "<p>ok</p>" })).status).toBe(200);
     expect((await save(plain, { title: "Fine", plain_body: "ok" })).status).toBe(200);
@@ -507,11 +525,11 @@ describe("credentials after a takeover", () => {
 
   test("after a password reset, one click revokes every API token and AI-client grant", async () => {
     await signUpAndIn(new Browser("198.51.100.150"), "taken-over@example.com");
-    const ids = idsOf("taken-over@example.com");
-    h.deps.db.$client.run("UPDATE workspaces SET plan = 'dev' WHERE id = ?", [ids.workspaceId]);
+    const ids = await idsOf("taken-over@example.com");
+    await setPlan(ids.workspaceId, "dev");
     const apiToken = await h.token(ids, ["read", "write"]);
-    const grant = await h.deps.writer.write(() => {
-      h.deps.db.insert(oauthClients).values({ clientId: "client_x", clientName: "Agent", redirectUris: "[]", metadata: "{}", createdAt: h.clock.now() }).run();
+    const grant = await h.deps.writer.write(async () => {
+      await h.deps.db.insert(oauthClients).values({ clientId: "client_x", clientName: "Agent", redirectUris: "[]", metadata: "{}", createdAt: h.clock.now() });
       return issueTokens(h.deps, { clientId: "client_x", ...ids, scope: "notes:read notes:write" });
     });
     expect((await h.request("GET", "/api/v1/notes", { token: apiToken })).status).toBe(200);
@@ -544,7 +562,10 @@ describe("credentials after a takeover", () => {
     const a = await h.account("dev");
     const writer = await h.token(a, ["read", "write"]);
     const note = await (await h.request("POST", "/api/v1/notes/by-filename/hooked.log/append", { token: writer, body: { text: "x" } })).json();
-    h.deps.db.$client.run("UPDATE notes SET webhook_url = 'https://hooks.example.com/x', webhook_status = 'enabled', webhook_secret = 'whsec_c2VjcmV0' WHERE id = ?", [note.id]);
+    await h.deps.db
+      .update(notes)
+      .set({ webhookUrl: "https://hooks.example.com/x", webhookStatus: "enabled", webhookSecret: "whsec_c2VjcmV0" })
+      .where(eq(notes.id, note.id));
     const reader = await h.token(a, ["read"]);
     const pinnedReader = await h.token(a, ["read", "append"], { noteId: note.id });
     for (const token of [reader, pinnedReader]) {
@@ -747,11 +768,11 @@ describe("pages for the browser's errors", () => {
   test("an unexpected failure on a page is a 500 page without the details; the API's stays in the envelope", async () => {
     const b = new Browser("198.51.100.224");
     await signUpAndIn(b, "broken@example.com");
-    const ids = idsOf("broken@example.com");
-    h.deps.db.$client.run("UPDATE workspaces SET plan = 'dev' WHERE id = ?", [ids.workspaceId]);
+    const ids = await idsOf("broken@example.com");
+    await setPlan(ids.workspaceId, "dev");
     const token = await h.token(ids);
     // A database in a state no code expects: the account page reads the API error log.
-    h.deps.db.$client.run("DROP TABLE api_errors");
+    await sqlRun(h.deps.db, sql`DROP TABLE api_errors`);
     const errors = spyOn(console, "error").mockImplementation(() => {});
     try {
       const r = await b.get("/settings");

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { count, eq } from "drizzle-orm";
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
+import { jobs, notes } from "../../src/db/schema";
 import { errorOf, FakeClock, harness, type Harness } from "../helpers/harness";
 import { receiver } from "../helpers/receiver";
 
@@ -96,11 +98,11 @@ describe("outbound webhook deliveries", () => {
 
   test("an append and its delivery job commit together: a refused append enqueues nothing", async () => {
     const { token, id } = await setup();
-    h.deps.db.$client.run("UPDATE notes SET byte_size = ? WHERE id = ?", [3 * 1024 * 1024, id]);
+    await h.deps.db.update(notes).set({ byteSize: 3 * 1024 * 1024 }).where(eq(notes.id, id));
     expect((await append(token, "too much")).status).toBe(403);
     await h.jobs.drain();
     expect(r.received).toHaveLength(0);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM jobs WHERE queue = 'webhook'").get()).toEqual({ n: 0 });
+    expect(await h.deps.db.select({ n: count() }).from(jobs).where(eq(jobs.queue, "webhook"))).toEqual([{ n: 0 }]);
   });
 });
 
@@ -170,9 +172,9 @@ describe("failures, retries and auto-disable", () => {
     await append(token, "retry me");
     await r.waitFor(1);
     await h.jobs.drain();
-    const job = h.deps.db.$client.query("SELECT status, run_at, attempts FROM jobs WHERE queue = 'webhook'").get() as { status: string; run_at: number; attempts: number };
-    expect(job.status).toBe("pending");
-    expect(job.run_at - h.clock.now()).toBe(10_000); // the first retry comes 10 s later
+    const [job] = await h.deps.db.select({ status: jobs.status, run_at: jobs.runAt, attempts: jobs.attempts }).from(jobs).where(eq(jobs.queue, "webhook")).limit(1);
+    expect(job!.status).toBe("pending");
+    expect(job!.run_at - h.clock.now()).toBe(10_000); // the first retry comes 10 s later
     h.clock.advance(10_000);
     await h.jobs.drain();
     await r.waitFor(2);
@@ -228,8 +230,8 @@ describe("failures, retries and auto-disable", () => {
     await append(token, "a");
     await r.waitFor(1);
     await h.jobs.drain();
-    const job = h.deps.db.$client.query("SELECT run_at FROM jobs WHERE queue = 'webhook'").get() as { run_at: number };
-    expect(job.run_at - h.clock.now()).toBe(120_000);
+    const [job] = await h.deps.db.select({ run_at: jobs.runAt }).from(jobs).where(eq(jobs.queue, "webhook")).limit(1);
+    expect(job!.run_at - h.clock.now()).toBe(120_000);
   });
 
   test("a redirect is a failure and is not followed", async () => {
@@ -416,7 +418,7 @@ describe("webhook settings", () => {
     await h.jobs.drain();
     const removed = await (await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { webhook_url: null } } })).json();
     expect(removed).toMatchObject({ webhook_url: null, webhook_status: "none" });
-    expect(h.deps.db.$client.query("SELECT status FROM jobs WHERE queue = 'webhook'").all()).toEqual([{ status: "failed" }]);
+    expect(await h.deps.db.select({ status: jobs.status }).from(jobs).where(eq(jobs.queue, "webhook"))).toEqual([{ status: "failed" }]);
     await runRetries(2);
     expect(r.received).toHaveLength(1);
   });

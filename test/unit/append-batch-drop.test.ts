@@ -36,10 +36,10 @@ describe("dropping a batch's own pending lines (retention drop_oldest)", () => {
     const { batch, writer, chunks, line } = counters();
     const first = [line("a\n"), line("b\n"), line("c\n")];
     const nested = writer.write(
-      () => {
+      async () => {
         batch.dropPending("n", 1);
         try {
-          writer.nested(() => {
+          await writer.nested(() => {
             batch.dropPending("n", 2);
             batch.addText("n", "lost\n");
             throw new Error("half-done");

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
+import { eq } from "drizzle-orm";
+import { jobs } from "../../src/db/schema";
 import { defineQueue, queueRegistry } from "../../src/jobs/define-queue";
 import { enqueue } from "../../src/jobs/queue";
 import { JobRunner } from "../../src/jobs/runner";
@@ -29,12 +31,16 @@ async function setup() {
       ran.push(payload);
       return { ok: true };
     },
-    onFailed: (_deps, payload, error) => failed.push({ payload, error }),
+    onFailed: (_deps, payload, error) => {
+      failed.push({ payload, error });
+    },
   });
   runner = new JobRunner(h.deps, queueRegistry([counter]));
   await runner.start();
-  const job = (id: number) =>
-    h.deps.db.$client.query<{ status: string; attempts: number; last_error: string | null }, [number]>("SELECT status, attempts, last_error FROM jobs WHERE id = ?").get(id)!;
+  const job = async (id: number) => {
+    const [row] = await h.deps.db.select({ status: jobs.status, attempts: jobs.attempts, last_error: jobs.lastError }).from(jobs).where(eq(jobs.id, id));
+    return row!;
+  };
   return { counter, ran, failed, job, runner };
 }
 
@@ -44,7 +50,7 @@ describe("typed job queues", () => {
     const id = await h.deps.writer.write(() => counter.enqueue(h.deps, { count: 3 }));
     await runner.drain();
     expect(ran).toEqual([{ count: 3 }]);
-    expect(job(id)).toEqual({ status: "done", attempts: 1, last_error: null });
+    expect(await job(id)).toEqual({ status: "done", attempts: 1, last_error: null });
   });
 
   test("a payload that does not match its schema fails the job at its first attempt, naming the field; the handler never sees it", async () => {
@@ -53,7 +59,7 @@ describe("typed job queues", () => {
     const bad = await h.deps.writer.write(() => enqueue(h.deps, "counter", { count: "three" }, { serialKey: "k" }));
     const after = await h.deps.writer.write(() => counter.enqueue(h.deps, { count: 4 }, { serialKey: "k" }));
     await runner.drain();
-    const row = job(bad);
+    const row = await job(bad);
     expect(row.status).toBe("failed");
     expect(row.attempts).toBe(1);
     expect(row.last_error).toBe("the counter job's payload does not match its schema at /count: Expected integer");
@@ -61,21 +67,21 @@ describe("typed job queues", () => {
     expect(failed).toEqual([]);
     // A dead job no longer holds its serial key: the next one runs.
     expect(ran).toEqual([{ count: 4 }]);
-    expect(job(after).status).toBe("done");
+    expect((await job(after)).status).toBe("done");
   });
 
   test("a payload that is not JSON fails the job at once with a clear error instead of crashing the runner", async () => {
     const { ran, job, runner } = await setup();
-    const id = await h.deps.writer.write(() => {
-      const row = h.deps.db.$client
-        .query<{ id: number }, [number]>(
-          "INSERT INTO jobs (queue, payload, serial_key, run_at, max_attempts, created_at) VALUES ('counter', '{not json', NULL, ?1, 9, ?1) RETURNING id",
-        )
-        .get(h.deps.clock.now())!;
-      return row.id;
+    const id = await h.deps.writer.write(async () => {
+      const now = h.deps.clock.now();
+      const [row] = await h.deps.db
+        .insert(jobs)
+        .values({ queue: "counter", payload: "{not json", serialKey: null, runAt: now, maxAttempts: 9, createdAt: now })
+        .returning({ id: jobs.id });
+      return row!.id;
     });
     await runner.drain();
-    const row = job(id);
+    const row = await job(id);
     expect(row).toMatchObject({ status: "failed", attempts: 1 });
     expect(row.last_error).toStartWith("the counter job's payload is not JSON: ");
     expect(ran).toEqual([]);

@@ -88,10 +88,10 @@ describe("Writer.afterCommit", () => {
         note("refused");
         throw new Error("cap");
       }),
-      writer.write(() => {
+      writer.write(async () => {
         note("b1");
         try {
-          writer.nested(() => {
+          await writer.nested(() => {
             note("nested, undone");
             throw new Error("inner");
           });

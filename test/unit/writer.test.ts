@@ -216,11 +216,11 @@ describe("the overlay around other writes", () => {
 
   test("a nested part that throws is undone, rows and overlay, and the rest of its write stands", async () => {
     const { db, batch, writer } = counters();
-    const error = await writer.write(() => {
+    const error = await writer.write(async () => {
       batch.addStorage("w", 1);
       let caught: unknown;
       try {
-        writer.nested(() => {
+        await writer.nested(() => {
           batch.addStorage("w", 100);
           batch.addText("n", "lost\n");
           batch.setNote("n", 100, 1, false);

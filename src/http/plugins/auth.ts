@@ -7,10 +7,10 @@ import { requestState } from "../request-state";
  * (and rate-limited it); a request that reaches the app without it (a direct call) is resolved
  * with `authenticate`, which answers 401 without a valid token.
  */
-export function auth(deps: Deps, authenticate: (authorization: string | null) => Principal) {
-  return new Elysia().resolve({ as: "scoped" }, ({ request }): { ctx: Ctx } => {
+export function auth(deps: Deps, authenticate: (authorization: string | null) => Principal | Promise<Principal>) {
+  return new Elysia().resolve({ as: "scoped" }, async ({ request }): Promise<{ ctx: Ctx }> => {
     const state = requestState(request);
-    const principal = state?.principal ?? authenticate(request.headers.get("authorization"));
+    const principal = state?.principal ?? (await authenticate(request.headers.get("authorization")));
     return { ctx: { deps, principal, idempotency: state?.idempotency } };
   });
 }

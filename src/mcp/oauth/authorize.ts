@@ -30,7 +30,7 @@ async function clientOf(deps: Deps, clientId: string | undefined, request: Reque
       throw e;
     }
   }
-  const client = clientId ? findClient(deps, clientId) : undefined;
+  const client = clientId ? await findClient(deps, clientId) : undefined;
   return client ?? errorPage("Unknown application", "This authorisation request names no registered client.");
 }
 
@@ -68,7 +68,7 @@ export const authorizeRoutes = (deps: Deps) =>
       const checked = await checkAuthorize(deps, p, request);
       if ("error" in checked) return checked.error;
       // After the checks: a bad request is shown as such even before sign-in.
-      const s = requireSession(deps, request);
+      const s = await requireSession(deps, request);
       return page(consentPage(s, checked.client, checked.scope, p), 200, { "content-security-policy": consentPolicy(p.redirect_uri!) });
     })
     .post(

@@ -33,7 +33,7 @@ export function isDocumentClientId(clientId: string): boolean {
 /** The client a document describes: from the cache when fresh, else fetched, checked and stored. */
 export async function documentClient(deps: Deps, clientId: string, ip: string): Promise<OAuthClient> {
   const url = documentUrl(clientId);
-  const cached = findClient(deps, clientId);
+  const cached = await findClient(deps, clientId);
   if (cached?.documentFetchedAt != null && cached.documentFetchedAt > deps.clock.now() - DOCUMENT_CACHE_MS) return cached;
   const rate = deps.limiter.consume(`oauth:document:${ip}`, DOCUMENT_FETCHES_PER_HOUR, "anonymous", 3600_000);
   if (!rate.allowed) throw new DocumentRefused(`this address asked for more than ${DOCUMENT_FETCHES_PER_HOUR} client documents in an hour; try again later`);
@@ -48,9 +48,9 @@ export async function documentClient(deps: Deps, clientId: string, ip: string): 
   if ("problem" in kept) throw new DocumentRefused(kept.problem);
   const meta = kept.metadata;
   const row = { clientId, clientName: meta.client_name, redirectUris: JSON.stringify(meta.redirect_uris), metadata: JSON.stringify({ ...meta, client_id: clientId }) };
-  const stored = await deps.writer.write(() => {
-    const r = storeDocumentClient(deps, { ...row, documentFetchedAt: deps.clock.now() });
-    return r.stored ? findClient(deps, clientId)! : null;
+  const stored = await deps.writer.write(async () => {
+    const r = await storeDocumentClient(deps, { ...row, documentFetchedAt: deps.clock.now() });
+    return r.stored ? (await findClient(deps, clientId))! : null;
   });
   if (!stored) throw new DocumentRefused("this server holds its maximum of registered clients; try again later");
   return stored;

@@ -32,8 +32,8 @@ function unusedSince(deps: Deps, cutoff: number) {
 }
 
 /** Deletes clients unused a day after registering (their expired codes go with them); run inside the writer. */
-export function expireUnusedClients(deps: Deps): void {
-  deps.db.delete(oauthClients).where(unusedSince(deps, deps.clock.now() - UNUSED_CLIENT_TTL_MS)).run();
+export async function expireUnusedClients(deps: Deps): Promise<void> {
+  await deps.db.delete(oauthClients).where(unusedSince(deps, deps.clock.now() - UNUSED_CLIENT_TTL_MS));
 }
 
 export type NewClient = Omit<typeof oauthClients.$inferInsert, "createdAt">;
@@ -43,15 +43,19 @@ export type NewClient = Omit<typeof oauthClients.$inferInsert, "createdAt">;
  * seconds until the oldest unused one expires (null when every client has a grant). Inside the
  * writer, so the count and the insert see the same table.
  */
-export function storeClient(deps: Deps, client: NewClient): { stored: true } | { stored: false; retryAfter: number | null } {
+export async function storeClient(deps: Deps, client: NewClient): Promise<{ stored: true } | { stored: false; retryAfter: number | null }> {
   const now = deps.clock.now();
-  const total = () => deps.db.select({ n: count() }).from(oauthClients).get()!.n;
-  if (total() >= MAX_CLIENTS) expireUnusedClients(deps);
-  if (total() >= MAX_CLIENTS) {
-    const oldest = deps.db.select({ at: min(oauthClients.createdAt) }).from(oauthClients).where(unusedSince(deps, now)).get()?.at;
+  const total = async () => {
+    const [row] = await deps.db.select({ n: count() }).from(oauthClients);
+    return row!.n;
+  };
+  if ((await total()) >= MAX_CLIENTS) await expireUnusedClients(deps);
+  if ((await total()) >= MAX_CLIENTS) {
+    const [row] = await deps.db.select({ at: min(oauthClients.createdAt) }).from(oauthClients).where(unusedSince(deps, now));
+    const oldest = row?.at;
     return { stored: false, retryAfter: oldest == null ? null : Math.max(1, Math.ceil((oldest + UNUSED_CLIENT_TTL_MS - now) / 1000)) };
   }
-  deps.db.insert(oauthClients).values({ ...client, createdAt: now }).run();
+  await deps.db.insert(oauthClients).values({ ...client, createdAt: now });
   return { stored: true };
 }
 
@@ -59,9 +63,9 @@ export function storeClient(deps: Deps, client: NewClient): { stored: true } | {
  * A client known by its metadata document: a new one is stored like a registration (the same cap),
  * a known one gets the document's current name, redirects and metadata. Inside the writer.
  */
-export function storeDocumentClient(deps: Deps, client: NewClient): ReturnType<typeof storeClient> {
-  const known = deps.db.select({ id: oauthClients.clientId }).from(oauthClients).where(eq(oauthClients.clientId, client.clientId)).get();
+export async function storeDocumentClient(deps: Deps, client: NewClient): ReturnType<typeof storeClient> {
+  const [known] = await deps.db.select({ id: oauthClients.clientId }).from(oauthClients).where(eq(oauthClients.clientId, client.clientId));
   if (!known) return storeClient(deps, client);
-  deps.db.update(oauthClients).set(client).where(eq(oauthClients.clientId, client.clientId)).run();
+  await deps.db.update(oauthClients).set(client).where(eq(oauthClients.clientId, client.clientId));
   return { stored: true };
 }

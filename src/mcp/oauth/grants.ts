@@ -1,3 +1,5 @@
+import { aliasedTable, and, desc, eq, gt, isNull, max, min, sql } from "drizzle-orm";
+import { oauthClients, oauthTokens } from "../../db/schema";
 import type { Deps } from "../../deps";
 import { AppError } from "../../http/errors";
 import { revokeFamily } from "./tokens";
@@ -19,45 +21,60 @@ export interface Grant {
   lastUsedAt: number | null;
 }
 
-interface GrantRow {
-  family: string;
-  client_id: string;
-  client_name: string;
-  redirect_uris: string;
-  scope: string;
-  workspace_id: string;
-  granted_at: number;
-  last_used_at: number | null;
+// The grant's other tokens (its family), for when it was granted and last used.
+const f = aliasedTable(oauthTokens, "f");
+
+/** A grant's rows: its current refresh token (standing: neither revoked nor expired) with its client. */
+function liveGrants(deps: Deps) {
+  const family = eq(f.family, oauthTokens.family);
+  const grantedAt = sql<number>`(${deps.db.select({ at: min(f.createdAt) }).from(f).where(family)})`.mapWith(Number).as("granted_at");
+  // Null (never used) stays null: drizzle decodes only values that are not null.
+  const lastUsedAt = sql<number | null>`(${deps.db.select({ at: max(f.lastUsedAt) }).from(f).where(family)})`.mapWith((v): number | null => Number(v)).as("last_used_at");
+  return deps.db
+    .select({
+      family: oauthTokens.family,
+      clientId: oauthTokens.clientId,
+      clientName: oauthClients.clientName,
+      redirectUris: oauthClients.redirectUris,
+      scope: oauthTokens.scope,
+      workspaceId: oauthTokens.workspaceId,
+      grantedAt,
+      lastUsedAt,
+    })
+    .from(oauthTokens)
+    .innerJoin(oauthClients, eq(oauthClients.clientId, oauthTokens.clientId))
+    .$dynamic();
 }
 
-const LIVE_GRANTS = `
-  SELECT t.family, t.client_id, c.client_name, c.redirect_uris, t.scope, t.workspace_id,
-         (SELECT min(f.created_at) FROM oauth_tokens f WHERE f.family = t.family) AS granted_at,
-         (SELECT max(f.last_used_at) FROM oauth_tokens f WHERE f.family = t.family) AS last_used_at
-  FROM oauth_tokens t JOIN oauth_clients c ON c.client_id = t.client_id
-  WHERE t.kind = 'refresh' AND t.revoked_at IS NULL AND t.expires_at > ?`;
+const standing = (deps: Deps) => and(eq(oauthTokens.kind, "refresh"), isNull(oauthTokens.revokedAt), gt(oauthTokens.expiresAt, deps.clock.now()));
+
+type GrantRow = Awaited<ReturnType<typeof liveGrants>>[number];
 
 const toGrant = (r: GrantRow): Grant => ({
   id: r.family,
-  clientId: r.client_id,
-  clientName: r.client_name,
-  redirectUris: JSON.parse(r.redirect_uris) as string[],
+  clientId: r.clientId,
+  clientName: r.clientName,
+  redirectUris: JSON.parse(r.redirectUris) as string[],
   scope: r.scope,
-  workspaceId: r.workspace_id,
-  grantedAt: r.granted_at,
-  lastUsedAt: r.last_used_at,
+  workspaceId: r.workspaceId,
+  grantedAt: r.grantedAt,
+  lastUsedAt: r.lastUsedAt,
 });
 
 /** The account's standing grants, newest first. */
-export function listGrants(deps: Deps, accountId: string): Grant[] {
-  const rows = deps.db.$client.query(`${LIVE_GRANTS} AND t.account_id = ? ORDER BY granted_at DESC, t.family`).all(deps.clock.now(), accountId) as GrantRow[];
+export async function listGrants(deps: Deps, accountId: string): Promise<Grant[]> {
+  const rows = await liveGrants(deps)
+    .where(and(standing(deps), eq(oauthTokens.accountId, accountId)))
+    .orderBy(desc(sql.identifier("granted_at")), oauthTokens.family);
   return rows.map(toGrant);
 }
 
 /** Ends one grant (its refresh and access tokens); another account's is the same 404 as a missing one. Inside the writer. */
-export function revokeGrant(deps: Deps, id: string, accountId?: string): Grant {
-  const row = deps.db.$client.query(`${LIVE_GRANTS} AND t.family = ?${accountId ? " AND t.account_id = ?" : ""}`).get(deps.clock.now(), id, ...(accountId ? [accountId] : [])) as GrantRow | null;
+export async function revokeGrant(deps: Deps, id: string, accountId?: string): Promise<Grant> {
+  const [row] = await liveGrants(deps)
+    .where(and(standing(deps), eq(oauthTokens.family, id), accountId ? eq(oauthTokens.accountId, accountId) : undefined))
+    .limit(1);
   if (!row) throw new AppError("not_found", `no connected app with grant id ${id}`);
-  revokeFamily(deps, id);
+  await revokeFamily(deps, id);
   return toGrant(row);
 }

@@ -7,20 +7,22 @@ import { oauthClients, oauthCodes } from "../../db/schema";
 export type OAuthClient = typeof oauthClients.$inferSelect;
 export type OAuthCode = typeof oauthCodes.$inferSelect;
 
-export function findClient(deps: Deps, clientId: string): OAuthClient | undefined {
-  return deps.db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId)).get();
+export async function findClient(deps: Deps, clientId: string): Promise<OAuthClient | undefined> {
+  const [client] = await deps.db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId));
+  return client;
 }
 
 /** Stores an authorization code by its hash; inside the writer. */
-export function storeCode(deps: Deps, code: typeof oauthCodes.$inferInsert): void {
-  deps.db.insert(oauthCodes).values(code).run();
+export async function storeCode(deps: Deps, code: typeof oauthCodes.$inferInsert): Promise<void> {
+  await deps.db.insert(oauthCodes).values(code);
 }
 
-export function findCode(deps: Deps, codeHash: string): OAuthCode | undefined {
-  return deps.db.select().from(oauthCodes).where(eq(oauthCodes.codeHash, codeHash)).get();
+export async function findCode(deps: Deps, codeHash: string): Promise<OAuthCode | undefined> {
+  const [code] = await deps.db.select().from(oauthCodes).where(eq(oauthCodes.codeHash, codeHash));
+  return code;
 }
 
 /** A code is exchanged once; the mark is what makes a second exchange a replay. Inside the writer. */
-export function markCodeUsed(deps: Deps, codeHash: string): void {
-  deps.db.update(oauthCodes).set({ usedAt: deps.clock.now() }).where(eq(oauthCodes.codeHash, codeHash)).run();
+export async function markCodeUsed(deps: Deps, codeHash: string): Promise<void> {
+  await deps.db.update(oauthCodes).set({ usedAt: deps.clock.now() }).where(eq(oauthCodes.codeHash, codeHash));
 }

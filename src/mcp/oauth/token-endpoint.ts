@@ -31,15 +31,15 @@ function checkResource(b: Fields, resources: string[], bound: string | null = nu
 
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? undefined : v);
 
-function exchangeCode(deps: Deps, raw: Fields, resources: string[]): Outcome {
+async function exchangeCode(deps: Deps, raw: Fields, resources: string[]): Promise<Outcome> {
   const b = { code: one(raw.code), code_verifier: one(raw.code_verifier), client_id: one(raw.client_id), redirect_uri: one(raw.redirect_uri) };
   if (!b.code || !b.code_verifier || !b.client_id || !b.redirect_uri) throw new InvalidRequestError("code, code_verifier, client_id and redirect_uri are required");
-  const row = findCode(deps, sha256Hex(b.code));
+  const row = await findCode(deps, sha256Hex(b.code));
   if (!row) throw new InvalidGrantError("the code is unknown");
   // The tokens of a code share a family named after it, so a replayed code can end them.
   const family = `code_${row.codeHash.slice(0, 24)}`;
   if (row.usedAt !== null) {
-    revokeFamily(deps, family);
+    await revokeFamily(deps, family);
     return { replayed: new InvalidGrantError("the code was already used; the tokens issued for it are revoked") };
   }
   if (row.expiresAt <= deps.clock.now()) throw new InvalidGrantError("the code expired");
@@ -47,28 +47,28 @@ function exchangeCode(deps: Deps, raw: Fields, resources: string[]): Outcome {
   if (row.redirectUri !== b.redirect_uri) throw new InvalidGrantError("redirect_uri does not match the authorization request");
   if (!pkceMatches(b.code_verifier, row.codeChallenge)) throw new InvalidGrantError("the code_verifier does not match the code_challenge");
   checkResource(raw, resources, row.resource);
-  markCodeUsed(deps, row.codeHash);
-  return { tokens: issueTokens(deps, { ...row, family }) };
+  await markCodeUsed(deps, row.codeHash);
+  return { tokens: await issueTokens(deps, { ...row, family }) };
 }
 
-function refresh(deps: Deps, raw: Fields, resources: string[]): Outcome {
+async function refresh(deps: Deps, raw: Fields, resources: string[]): Promise<Outcome> {
   const b = { refresh_token: one(raw.refresh_token), client_id: one(raw.client_id), scope: one(raw.scope) };
   if (!b.refresh_token || !b.client_id) throw new InvalidRequestError("refresh_token and client_id are required");
-  const row = findToken(deps, b.refresh_token, "refresh");
+  const row = await findToken(deps, b.refresh_token, "refresh");
   if (!row || row.clientId !== b.client_id) throw new InvalidGrantError("unknown refresh token");
   checkResource(raw, resources);
   if (row.revokedAt !== null) {
-    const again = graceAnswer(deps, row, b.refresh_token);
+    const again = await graceAnswer(deps, row, b.refresh_token);
     if (again) return { tokens: again };
     // A rotated refresh token used again: someone may have stolen it; end the whole grant.
-    revokeFamily(deps, row.family);
+    await revokeFamily(deps, row.family);
     return { replayed: new InvalidGrantError("this refresh token was already used; sign in again") };
   }
   if (row.expiresAt <= deps.clock.now()) throw new InvalidGrantError("the refresh token expired; sign in again");
   // Unknown scopes are ignored (RFC 6749 3.3); naming none we know keeps the grant's scope.
   const scope = (b.scope && knownScope(b.scope)) || row.scope;
   if (!scope.split(" ").every((x) => row.scope.split(" ").includes(x))) throw new InvalidGrantError("a refresh cannot widen the scope");
-  return { tokens: rotateRefresh(deps, row, b.refresh_token, scope) };
+  return { tokens: await rotateRefresh(deps, row, b.refresh_token, scope) };
 }
 
 /** The token endpoint (code exchange and rotating refresh) and revocation (RFC 7009). */
@@ -80,7 +80,7 @@ export const tokenRoutes = (deps: Deps) =>
       try {
         // A replayed code or refresh token ends its grant; that must commit even though the answer is an
         // error, so the write returns the verdict and the error is raised after it.
-        const outcome = await deps.writer.write((): Outcome => {
+        const outcome = await deps.writer.write(async (): Promise<Outcome> => {
           if (b.grant_type === "authorization_code") return exchangeCode(deps, b, resources);
           if (b.grant_type === "refresh_token") return refresh(deps, b, resources);
           throw new UnsupportedGrantTypeError("grant_type must be authorization_code or refresh_token");
@@ -95,10 +95,10 @@ export const tokenRoutes = (deps: Deps) =>
     .post("/oauth/revoke", async ({ body }) => {
       const token = one(((body ?? {}) as Fields).token);
       if (!token) return oauthError(new InvalidRequestError("token is required"));
-      await deps.writer.write(() => {
-        const row = findToken(deps, token, "refresh") ?? findToken(deps, token, "access");
+      await deps.writer.write(async () => {
+        const row = (await findToken(deps, token, "refresh")) ?? (await findToken(deps, token, "access"));
         // Revoking either ends the whole grant: its refresh and access tokens.
-        if (row) revokeFamily(deps, row.family);
+        if (row) await revokeFamily(deps, row.family);
       });
       return new Response(null, { status: 200 });
     });

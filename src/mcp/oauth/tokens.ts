@@ -46,30 +46,30 @@ export function toScopes(scope: string): Set<Scope> {
   return s;
 }
 
-export type TokenAnswer = ReturnType<typeof issueTokens>;
+export type TokenAnswer = Awaited<ReturnType<typeof issueTokens>>;
 type TokenRow = typeof oauthTokens.$inferSelect;
 
-export function issueTokens(deps: Deps, grant: { clientId: string; accountId: string; workspaceId: string; scope: string; family?: string }) {
+export async function issueTokens(deps: Deps, grant: { clientId: string; accountId: string; workspaceId: string; scope: string; family?: string }) {
   const now = deps.clock.now();
   const family = grant.family ?? randomBase62(16);
   const access = OAUTH_ACCESS_PREFIX + randomBase62(40);
   const refresh = OAUTH_REFRESH_PREFIX + randomBase62(40);
   const base = { clientId: grant.clientId, accountId: grant.accountId, workspaceId: grant.workspaceId, scope: grant.scope, family, createdAt: now };
-  deps.db.insert(oauthTokens).values({ ...base, tokenHash: sha256Hex(access), kind: "access", expiresAt: now + ACCESS_TTL_MS }).run();
-  deps.db.insert(oauthTokens).values({ ...base, tokenHash: sha256Hex(refresh), kind: "refresh", expiresAt: now + REFRESH_TTL_MS }).run();
+  await deps.db.insert(oauthTokens).values({ ...base, tokenHash: sha256Hex(access), kind: "access", expiresAt: now + ACCESS_TTL_MS });
+  await deps.db.insert(oauthTokens).values({ ...base, tokenHash: sha256Hex(refresh), kind: "refresh", expiresAt: now + REFRESH_TTL_MS });
   return { access_token: access, token_type: "Bearer", expires_in: ACCESS_TTL_MS / 1000, refresh_token: refresh, scope: grant.scope };
 }
 
-export function findToken(deps: Deps, secret: string, kind: "access" | "refresh") {
-  return deps.db
+export async function findToken(deps: Deps, secret: string, kind: "access" | "refresh"): Promise<TokenRow | undefined> {
+  const [row] = await deps.db
     .select()
     .from(oauthTokens)
-    .where(and(eq(oauthTokens.tokenHash, sha256Hex(secret)), eq(oauthTokens.kind, kind)))
-    .get();
+    .where(and(eq(oauthTokens.tokenHash, sha256Hex(secret)), eq(oauthTokens.kind, kind)));
+  return row;
 }
 
-export function revokeFamily(deps: Deps, family: string): void {
-  deps.db.update(oauthTokens).set({ revokedAt: deps.clock.now() }).where(and(eq(oauthTokens.family, family), isNull(oauthTokens.revokedAt))).run();
+export async function revokeFamily(deps: Deps, family: string): Promise<void> {
+  await deps.db.update(oauthTokens).set({ revokedAt: deps.clock.now() }).where(and(eq(oauthTokens.family, family), isNull(oauthTokens.revokedAt)));
 }
 
 // The pair a refresh token was rotated into is kept encrypted under a key derived from the old
@@ -101,10 +101,10 @@ function openPair(oldSecret: string, sealed: string): [string, string] | null {
  * Rotation: the old refresh token and the grant's access tokens end, a new pair continues the
  * grant, and the old token remembers that pair for REFRESH_GRACE_MS. Inside the writer.
  */
-export function rotateRefresh(deps: Deps, old: TokenRow, oldSecret: string, scope: string): TokenAnswer {
-  revokeFamily(deps, old.family);
-  const fresh = issueTokens(deps, { ...old, scope });
-  deps.db.update(oauthTokens).set({ successor: sealPair(oldSecret, fresh), lastUsedAt: deps.clock.now() }).where(eq(oauthTokens.tokenHash, old.tokenHash)).run();
+export async function rotateRefresh(deps: Deps, old: TokenRow, oldSecret: string, scope: string): Promise<TokenAnswer> {
+  await revokeFamily(deps, old.family);
+  const fresh = await issueTokens(deps, { ...old, scope });
+  await deps.db.update(oauthTokens).set({ successor: sealPair(oldSecret, fresh), lastUsedAt: deps.clock.now() }).where(eq(oauthTokens.tokenHash, old.tokenHash));
   return fresh;
 }
 
@@ -114,26 +114,30 @@ export function rotateRefresh(deps: Deps, old: TokenRow, oldSecret: string, scop
  * that rotation issued, as long as that pair still stands; after it, or once the grant was ended,
  * a rotated token coming back is treated as stolen (RFC 9700 4.14.2).
  */
-export function graceAnswer(deps: Deps, old: TokenRow, oldSecret: string): TokenAnswer | null {
+export async function graceAnswer(deps: Deps, old: TokenRow, oldSecret: string): Promise<TokenAnswer | null> {
   const now = deps.clock.now();
   if (old.successor === null || old.revokedAt === null || now - old.revokedAt > REFRESH_GRACE_MS) return null;
   const pair = openPair(oldSecret, old.successor);
   if (!pair) return null;
-  const access = findToken(deps, pair[0], "access");
-  const refresh = findToken(deps, pair[1], "refresh");
+  const access = await findToken(deps, pair[0], "access");
+  const refresh = await findToken(deps, pair[1], "refresh");
   if (!access || !refresh || access.revokedAt !== null || refresh.revokedAt !== null || access.expiresAt <= now) return null;
   return { access_token: pair[0], token_type: "Bearer", expires_in: Math.ceil((access.expiresAt - now) / 1000), refresh_token: pair[1], scope: refresh.scope };
 }
 
 /** The principal of an OAuth access token, for /mcp only; 401 when unknown, expired or revoked. */
-export function oauthPrincipal(deps: Deps, secret: string): Principal {
-  const row = findToken(deps, secret, "access");
+export async function oauthPrincipal(deps: Deps, secret: string): Promise<Principal> {
+  const row = await findToken(deps, secret, "access");
   const now = deps.clock.now();
   if (!row || row.revokedAt !== null || row.expiresAt <= now) throw new AppError("unauthorized", "the access token is unknown, expired or revoked");
   // The last use the Connected apps page shows: at most one write a minute per token, not awaited,
   // so an agent's burst of calls costs one write and no call waits for it.
   if (row.lastUsedAt === null || row.lastUsedAt <= now - 60_000) {
-    void deps.writer.write(() => deps.db.update(oauthTokens).set({ lastUsedAt: now }).where(eq(oauthTokens.tokenHash, row.tokenHash)).run()).catch(() => {});
+    void deps.writer
+      .write(async () => {
+        await deps.db.update(oauthTokens).set({ lastUsedAt: now }).where(eq(oauthTokens.tokenHash, row.tokenHash));
+      })
+      .catch(() => {});
   }
   const tier = tierOf(deps, getWorkspace(deps, row.workspaceId));
   return {
@@ -149,10 +153,10 @@ export function oauthPrincipal(deps: Deps, secret: string): Principal {
 }
 
 /** Ends every grant an account gave any client (access and refresh tokens); returns how many were live. */
-export function revokeAccountGrants(deps: Deps, accountId: string): number {
+export async function revokeAccountGrants(deps: Deps, accountId: string): Promise<number> {
   const now = deps.clock.now();
   const unrevoked = and(eq(oauthTokens.accountId, accountId), isNull(oauthTokens.revokedAt));
-  const live = deps.db.select({ family: oauthTokens.family }).from(oauthTokens).where(and(unrevoked, gt(oauthTokens.expiresAt, now))).all();
-  deps.db.update(oauthTokens).set({ revokedAt: now }).where(unrevoked).run();
+  const live = await deps.db.select({ family: oauthTokens.family }).from(oauthTokens).where(and(unrevoked, gt(oauthTokens.expiresAt, now)));
+  await deps.db.update(oauthTokens).set({ revokedAt: now }).where(unrevoked);
   return new Set(live.map((r) => r.family)).size;
 }

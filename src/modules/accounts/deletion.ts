@@ -1,9 +1,9 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { and, eq, isNull } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import { t } from "elysia";
 import type { Deps } from "../../deps";
-import { accountLinks, accounts, oauthCodes, sessions } from "../../db/schema";
+import { accountLinks, accounts, exportsTable, notes, oauthCodes, sessions, workspaceMembers, workspaces } from "../../db/schema";
 import { AppError } from "../../http/errors";
 import { logEvent } from "../../http/log";
 import { mailOrigin } from "../../http/origin";
@@ -32,18 +32,18 @@ import { checkCurrentPassword, liveLink, newLink, takeLink } from "./web-auth";
 const NOTE_BATCH = 200;
 
 /** Teams the account owns that other people are members of. */
-export function sharedTeamsOwned(deps: Deps, accountId: string): { name: string; others: number }[] {
-  return deps.db.$client
-    .query<{ name: string; others: number }, [string, string]>(
-      `SELECT w.name AS name, count(m.account_id) AS others FROM workspaces w
-       JOIN workspace_members m ON m.workspace_id = w.id AND m.account_id <> ?1
-       WHERE w.owner_id = ?2 AND w.kind = 'team' GROUP BY w.id ORDER BY w.name`,
-    )
-    .all(accountId, accountId);
+export async function sharedTeamsOwned(deps: Deps, accountId: string): Promise<{ name: string; others: number }[]> {
+  return deps.db
+    .select({ name: workspaces.name, others: count(workspaceMembers.accountId) })
+    .from(workspaces)
+    .innerJoin(workspaceMembers, and(eq(workspaceMembers.workspaceId, workspaces.id), ne(workspaceMembers.accountId, accountId)))
+    .where(and(eq(workspaces.ownerId, accountId), eq(workspaces.kind, "team")))
+    .groupBy(workspaces.id, workspaces.name)
+    .orderBy(asc(workspaces.name));
 }
 
-function assertNoSharedTeams(deps: Deps, accountId: string): void {
-  const [team, ...more] = sharedTeamsOwned(deps, accountId);
+async function assertNoSharedTeams(deps: Deps, accountId: string): Promise<void> {
+  const [team, ...more] = await sharedTeamsOwned(deps, accountId);
   if (!team) return;
   const named = more.length ? `the teams "${team.name}" and ${more.length} more` : `the team "${team.name}"`;
   throw new AppError(
@@ -55,9 +55,9 @@ function assertNoSharedTeams(deps: Deps, accountId: string): void {
 /** Checks the password, then mails the link that deletes the account (one hour). */
 export async function requestAccountDeletion(deps: Deps, account: AccountRow, password: string): Promise<void> {
   await checkCurrentPassword(account, password, { message: "That is not your current password." });
-  assertNoSharedTeams(deps, account.id);
-  await deps.writer.write(() => {
-    const token = newLink(deps, account.id, "delete_account");
+  await assertNoSharedTeams(deps, account.id);
+  await deps.writer.write(async () => {
+    const token = await newLink(deps, account.id, "delete_account");
     enqueueMail(deps, {
       to: account.email,
       subject: "[notestream] confirm deleting your account",
@@ -67,10 +67,11 @@ export async function requestAccountDeletion(deps: Deps, account: AccountRow, pa
 }
 
 /** The account a deletion link would delete, while the link can still be used (without using it). */
-export function pendingDeletion(deps: Deps, token: string): { email: string } | null {
-  const link = liveLink(deps, token, "delete_account");
+export async function pendingDeletion(deps: Deps, token: string): Promise<{ email: string } | null> {
+  const link = await liveLink(deps, token, "delete_account");
   if (!link) return null;
-  return deps.db.select({ email: accounts.email }).from(accounts).where(eq(accounts.id, link.accountId)).get() ?? null;
+  const [account] = await deps.db.select({ email: accounts.email }).from(accounts).where(eq(accounts.id, link.accountId));
+  return account ?? null;
 }
 
 /**
@@ -78,50 +79,51 @@ export function pendingDeletion(deps: Deps, token: string): { email: string } | 
  * queued with it. Answers the address it had, for the goodbye.
  */
 export async function deleteAccountByLink(deps: Deps, token: string): Promise<string> {
-  return deps.writer.write(() => {
-    const link = takeLink(deps, token, "delete_account");
-    const account = deps.db.select().from(accounts).where(eq(accounts.id, link.accountId)).get()!;
+  return deps.writer.write(async () => {
+    const link = await takeLink(deps, token, "delete_account");
+    const account = (await deps.db.select().from(accounts).where(eq(accounts.id, link.accountId)))[0]!;
     // Checked again: someone may have joined one of its teams since the link was mailed.
-    assertNoSharedTeams(deps, account.id);
-    deps.db.delete(sessions).where(eq(sessions.accountId, account.id)).run();
-    revokeAccountTokens(deps, account.id);
-    revokeAccountGrants(deps, account.id);
+    await assertNoSharedTeams(deps, account.id);
+    await deps.db.delete(sessions).where(eq(sessions.accountId, account.id));
+    await revokeAccountTokens(deps, account.id);
+    await revokeAccountGrants(deps, account.id);
     // A code not yet exchanged would otherwise become a new grant while the job runs.
-    deps.db.delete(oauthCodes).where(eq(oauthCodes.accountId, account.id)).run();
-    deps.db.update(accounts).set({ passwordHash: null, updatedAt: deps.clock.now() }).where(eq(accounts.id, account.id)).run();
-    deps.db.delete(accountLinks).where(and(eq(accountLinks.accountId, account.id), isNull(accountLinks.usedAt))).run();
+    await deps.db.delete(oauthCodes).where(eq(oauthCodes.accountId, account.id));
+    await deps.db.update(accounts).set({ passwordHash: null, updatedAt: deps.clock.now() }).where(eq(accounts.id, account.id));
+    await deps.db.delete(accountLinks).where(and(eq(accountLinks.accountId, account.id), isNull(accountLinks.usedAt)));
     accountDeletionQueue.enqueue(deps, { accountId: account.id }, { serialKey: account.id });
     return account.email;
   });
 }
 
 /** One batch of the notes of the workspaces the account owns; their rows cascade (chunks, versions, inbox, deliveries). */
-function deleteNoteBatch(deps: Deps, accountId: string): number {
-  const ids = deps.db.$client
-    .query<{ id: string }, [string, number]>(
-      "SELECT n.id AS id FROM notes n JOIN workspaces w ON w.id = n.workspace_id WHERE w.owner_id = ? LIMIT ?",
-    )
-    .all(accountId, NOTE_BATCH)
-    .map((r) => r.id);
-  const drop = deps.db.$client.query("DELETE FROM notes WHERE id = ?");
-  for (const id of ids) drop.run(id);
+async function deleteNoteBatch(deps: Deps, accountId: string): Promise<number> {
+  const ids = (
+    await deps.db
+      .select({ id: notes.id })
+      .from(notes)
+      .innerJoin(workspaces, eq(workspaces.id, notes.workspaceId))
+      .where(eq(workspaces.ownerId, accountId))
+      .limit(NOTE_BATCH)
+  ).map((r) => r.id);
+  if (ids.length) await deps.db.delete(notes).where(inArray(notes.id, ids));
   return ids.length;
 }
 
 /** The last write: the account row and, by cascade, everything else it owns; then its export files. */
-function finishDeletion(deps: Deps, accountId: string): JobOutcome {
-  const account = deps.db.select().from(accounts).where(eq(accounts.id, accountId)).get();
+async function finishDeletion(deps: Deps, accountId: string): Promise<JobOutcome> {
+  const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, accountId));
   if (!account) return { ok: true };
   const exportDir = join(deps.config.dataDir, "exports");
   // A building export has no path yet, but its file appears under its id.
-  const files = deps.db.$client
-    .query<{ id: string; path: string | null }, [string, string]>(
-      `SELECT e.id AS id, e.file_path AS path FROM exports e
-       WHERE e.account_id = ?1 OR e.workspace_id IN (SELECT id FROM workspaces WHERE owner_id = ?2)`,
-    )
-    .all(accountId, accountId)
-    .map((e) => e.path ?? join(exportDir, `${e.id}.zip`));
-  deps.db.delete(accounts).where(eq(accounts.id, accountId)).run();
+  const owned = deps.db.select({ id: workspaces.id }).from(workspaces).where(eq(workspaces.ownerId, accountId));
+  const files = (
+    await deps.db
+      .select({ id: exportsTable.id, path: exportsTable.filePath })
+      .from(exportsTable)
+      .where(or(eq(exportsTable.accountId, accountId), inArray(exportsTable.workspaceId, owned)))
+  ).map((e) => e.path ?? join(exportDir, `${e.id}.zip`));
+  await deps.db.delete(accounts).where(eq(accounts.id, accountId));
   deps.tokens.clear();
   enqueueMail(deps, {
     to: account.email,

@@ -1,6 +1,6 @@
-import { and, eq, isNotNull, isNull, lte, sql } from "drizzle-orm";
+import { and, desc, eq, gte, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { tokens, workspaces } from "../../db/schema";
+import { notes, tokens, workspaces } from "../../db/schema";
 import { AppError } from "../../http/errors";
 import { logEvent } from "../../http/log";
 import { DAY_MS } from "../../lib/clock";
@@ -21,13 +21,13 @@ function logTransition(deps: Deps, msg: string, fields: Record<string, string | 
   deps.writer.afterCommit(() => logEvent("info", msg, fields));
 }
 
-function update(deps: Deps, id: string, set: Partial<WorkspaceRow>): void {
-  deps.db.update(workspaces).set(set).where(eq(workspaces.id, id)).run();
+async function update(deps: Deps, id: string, set: Partial<WorkspaceRow>): Promise<void> {
+  await deps.db.update(workspaces).set(set).where(eq(workspaces.id, id));
   deps.tokens.clear();
 }
 
 /** Once per workspace, from a plan without API access: 14 days of the REST API, 100 notes, 300 MB. */
-export function startTrial(deps: Deps, workspaceId: string): WorkspaceRow {
+export async function startTrial(deps: Deps, workspaceId: string): Promise<WorkspaceRow> {
   const ws = getWorkspace(deps, workspaceId);
   if (ws.trialUsed) throw new AppError("conflict", "this account has already had its API trial");
   if (ws.state !== "active") throw new AppError("conflict", `a trial cannot start while the account is ${ws.state}`);
@@ -36,7 +36,7 @@ export function startTrial(deps: Deps, workspaceId: string): WorkspaceRow {
   }
   const now = deps.clock.now();
   const set = { state: "trial" as const, trialUsed: true, trialEndsAt: now + TRIAL_DAYS * DAY_MS };
-  update(deps, ws.id, set);
+  await update(deps, ws.id, set);
   return { ...ws, ...set };
 }
 
@@ -45,7 +45,7 @@ export function startTrial(deps: Deps, workspaceId: string): WorkspaceRow {
  * called off and the notes the trial's end trashed come back. Losing API access revokes the API
  * tokens; a plan without a subscription (free) loses its browser-extension token.
  */
-export function subscribe(deps: Deps, workspaceId: string, plan: PlanName, opts: { paidAt?: number } = {}): WorkspaceRow {
+export async function subscribe(deps: Deps, workspaceId: string, plan: PlanName, opts: { paidAt?: number } = {}): Promise<WorkspaceRow> {
   const ws = getWorkspace(deps, workspaceId);
   const set: Partial<WorkspaceRow> = {
     plan,
@@ -55,39 +55,38 @@ export function subscribe(deps: Deps, workspaceId: string, plan: PlanName, opts:
     lastPaymentAt: opts.paidAt ?? ws.lastPaymentAt,
   };
   if (ws.state === "trial") set.trialEndsAt = deps.clock.now();
-  update(deps, ws.id, set);
+  await update(deps, ws.id, set);
   if (ws.state === "read_only" || ws.state === "trial_ended") logTransition(deps, "account reactivated", { workspace_id: ws.id, from: ws.state, plan });
-  restoreTrialTrash(deps, ws);
+  await restoreTrialTrash(deps, ws);
   const tier = tierFor(deps.config.limitProfile, plan);
-  if (!tier.api) revokeTokens(deps, ws.id, "api");
-  if (plan === "free") revokeTokens(deps, ws.id, "extension");
+  if (!tier.api) await revokeTokens(deps, ws.id, "api");
+  if (plan === "free") await revokeTokens(deps, ws.id, "extension");
   return getWorkspace(deps, ws.id);
 }
 
 /** A payment arrived: it dates the read-only window and brings a lapsed account back. */
-export function recordPayment(deps: Deps, workspaceId: string, paidAt: number): void {
+export async function recordPayment(deps: Deps, workspaceId: string, paidAt: number): Promise<void> {
   const ws = getWorkspace(deps, workspaceId);
-  if (ws.state === "read_only") subscribe(deps, ws.id, ws.plan as PlanName, { paidAt });
-  else update(deps, ws.id, { lastPaymentAt: paidAt });
+  if (ws.state === "read_only") await subscribe(deps, ws.id, ws.plan as PlanName, { paidAt });
+  else await update(deps, ws.id, { lastPaymentAt: paidAt });
 }
 
 /** The subscription lapsed: read-only, the browser-extension token revoked. */
-export function lapse(deps: Deps, workspaceId: string): WorkspaceRow {
+export async function lapse(deps: Deps, workspaceId: string): Promise<WorkspaceRow> {
   const ws = getWorkspace(deps, workspaceId);
   if (ws.state === "read_only") return ws;
   if (ws.plan === "free") throw new AppError("conflict", "a free account has no subscription to lapse");
-  update(deps, ws.id, { state: "read_only", lapsedAt: deps.clock.now() });
-  revokeTokens(deps, ws.id, "extension");
+  await update(deps, ws.id, { state: "read_only", lapsedAt: deps.clock.now() });
+  await revokeTokens(deps, ws.id, "extension");
   logTransition(deps, "account lapsed", { workspace_id: ws.id, plan: ws.plan });
   return getWorkspace(deps, ws.id);
 }
 
-function revokeTokens(deps: Deps, workspaceId: string, kind: "api" | "extension"): void {
-  deps.db
+async function revokeTokens(deps: Deps, workspaceId: string, kind: "api" | "extension"): Promise<void> {
+  await deps.db
     .update(tokens)
     .set({ revokedAt: deps.clock.now() })
-    .where(and(eq(tokens.workspaceId, workspaceId), eq(tokens.kind, kind), isNull(tokens.revokedAt)))
-    .run();
+    .where(and(eq(tokens.workspaceId, workspaceId), eq(tokens.kind, kind), isNull(tokens.revokedAt)));
   deps.tokens.clear();
 }
 
@@ -96,27 +95,25 @@ function revokeTokens(deps: Deps, workspaceId: string, kind: "api" | "extension"
  * trials whose 14 days are up end; 30 days later, notes above the plan's own cap go to the
  * trash unless a subscription started in between.
  */
-export function runLifecycle(deps: Deps): { trialsEnded: number; trashed: number } {
+export async function runLifecycle(deps: Deps): Promise<{ trialsEnded: number; trashed: number }> {
   const now = deps.clock.now();
-  const ended = deps.db
+  const ended = await deps.db
     .update(workspaces)
     .set({ state: "trial_ended", trashDueAt: sql`${workspaces.trialEndsAt} + ${TRIAL_GRACE_DAYS * DAY_MS}` })
     .where(and(eq(workspaces.state, "trial"), lte(workspaces.trialEndsAt, now)))
-    .returning({ id: workspaces.id })
-    .all();
+    .returning({ id: workspaces.id });
   if (ended.length) deps.tokens.clear();
   for (const { id } of ended) logTransition(deps, "trial ended", { workspace_id: id });
   let trashed = 0;
-  const due = deps.db
+  const due = await deps.db
     .select()
     .from(workspaces)
-    .where(and(eq(workspaces.state, "trial_ended"), isNotNull(workspaces.trashDueAt), lte(workspaces.trashDueAt, now)))
-    .all();
+    .where(and(eq(workspaces.state, "trial_ended"), isNotNull(workspaces.trashDueAt), lte(workspaces.trashDueAt, now)));
   for (const ws of due) {
-    const n = trashAboveCap(deps, ws);
+    const n = await trashAboveCap(deps, ws);
     trashed += n;
     if (n > 0) logTransition(deps, "notes trashed after the trial", { workspace_id: ws.id, notes: n });
-    deps.db.update(workspaces).set({ trashDueAt: null }).where(eq(workspaces.id, ws.id)).run();
+    await deps.db.update(workspaces).set({ trashDueAt: null }).where(eq(workspaces.id, ws.id));
   }
   return { trialsEnded: ended.length, trashed };
 }
@@ -125,18 +122,19 @@ export function runLifecycle(deps: Deps): { trialsEnded: number; trashed: number
  * Keeps the most recently updated notes up to the plan's cap and moves the rest to the trash,
  * where their bytes stay counted until the purge (notes/trash.ts: one rule for every trash).
  */
-function trashAboveCap(deps: Deps, ws: WorkspaceRow): number {
+async function trashAboveCap(deps: Deps, ws: WorkspaceRow): Promise<number> {
   const tier = tierFor(deps.config.limitProfile, ws.plan as PlanName);
   if (!tier.notes) return 0;
   const keep = "shared" in tier.notes ? tier.notes.shared : tier.notes.plain + tier.notes.rich;
   const now = deps.clock.now();
-  const victims = deps.db.$client
-    .query<{ id: string }, [string, number]>(
-      `SELECT id FROM notes WHERE workspace_id = ?1 AND trashed_at IS NULL
-       ORDER BY updated_at DESC, id DESC LIMIT -1 OFFSET ?2`,
-    )
-    .all(ws.id, keep);
-  for (const v of victims) moveToTrash(deps, v.id, now);
+  // The ids past the cap are cut here: an OFFSET without a LIMIT has no form both databases read.
+  const active = await deps.db
+    .select({ id: notes.id })
+    .from(notes)
+    .where(and(eq(notes.workspaceId, ws.id), isNull(notes.trashedAt)))
+    .orderBy(desc(notes.updatedAt), desc(notes.id));
+  const victims = active.slice(keep);
+  for (const v of victims) await moveToTrash(deps, v.id, now);
   return victims.length;
 }
 
@@ -145,14 +143,13 @@ function trashAboveCap(deps: Deps, ws: WorkspaceRow): number {
  * trial has ended cannot write, so nothing reached its trash from the trash date on but the
  * lifecycle's own (what the purge has not taken yet).
  */
-function restoreTrialTrash(deps: Deps, ws: WorkspaceRow): void {
+async function restoreTrialTrash(deps: Deps, ws: WorkspaceRow): Promise<void> {
   if (ws.state !== "trial_ended" || ws.trialEndsAt === null) return;
   const trashedFrom = ws.trialEndsAt + TRIAL_GRACE_DAYS * DAY_MS;
-  const rows = deps.db.$client
-    .query<TrashedRow, [string, number]>(
-      "SELECT id, workspace_id AS workspaceId, trashed_filename AS trashedFilename FROM notes WHERE workspace_id = ? AND trashed_at >= ?",
-    )
-    .all(ws.id, trashedFrom);
+  const rows: TrashedRow[] = await deps.db
+    .select({ id: notes.id, workspaceId: notes.workspaceId, trashedFilename: notes.trashedFilename })
+    .from(notes)
+    .where(and(eq(notes.workspaceId, ws.id), gte(notes.trashedAt, trashedFrom)));
   const now = deps.clock.now();
-  for (const r of rows) takeOutOfTrash(deps, r, now);
+  for (const r of rows) await takeOutOfTrash(deps, r, now);
 }

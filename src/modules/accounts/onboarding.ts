@@ -18,19 +18,20 @@ export const FIRST_STREAM = "first-stream.log";
  */
 export async function takeOnboarding(deps: Deps, accountId: string): Promise<boolean> {
   return deps.writer.write(
-    () =>
-      deps.db
-        .update(accounts)
-        .set({ onboardedAt: deps.clock.now() })
-        .where(and(eq(accounts.id, accountId), isNull(accounts.onboardedAt)))
-        .returning({ id: accounts.id })
-        .all().length > 0,
+    async () =>
+      (
+        await deps.db
+          .update(accounts)
+          .set({ onboardedAt: deps.clock.now() })
+          .where(and(eq(accounts.id, accountId), isNull(accounts.onboardedAt)))
+          .returning({ id: accounts.id })
+      ).length > 0,
   );
 }
 
 /** Inside a write. */
-export function setUsageMode(deps: Deps, accountId: string, mode: UsageMode): void {
-  deps.db.update(accounts).set({ usageMode: mode, onboardedAt: deps.clock.now() }).where(eq(accounts.id, accountId)).run();
+export async function setUsageMode(deps: Deps, accountId: string, mode: UsageMode): Promise<void> {
+  await deps.db.update(accounts).set({ usageMode: mode, onboardedAt: deps.clock.now() }).where(eq(accounts.id, accountId));
 }
 
 export interface CodeModeStart {
@@ -47,26 +48,26 @@ export interface CodeModeStart {
  */
 export async function startCodeMode(ctx: Ctx): Promise<CodeModeStart> {
   const { deps, principal } = ctx;
-  return deps.writer.write(() => {
+  return deps.writer.write(async () => {
     const ws = getWorkspace(deps, principal.workspaceId);
     let trialStarted = false;
     if (!tierOf(deps, ws).api) {
       if (ws.trialUsed) {
         throw new AppError("plan_required", `This account has had its API trial; the API comes with the plans that include it (see Plans on the account page).`);
       }
-      startTrial(deps, ws.id);
+      await startTrial(deps, ws.id);
       trialStarted = true;
     } else if (ws.state === "trial_ended") {
       throw new AppError("plan_required", "Your API trial has ended: its token can still read, but sending needs a plan with the API (see Plans on the account page).");
     }
-    const { note } = createStream(ctx, FIRST_STREAM);
-    const minted = mintToken(deps, {
+    const { note } = await createStream(ctx, FIRST_STREAM);
+    const minted = await mintToken(deps, {
       accountId: principal.accountId,
       workspaceId: ws.id,
       scopes: ["read", "append"],
       name: "first token (onboarding)",
     });
-    setUsageMode(deps, principal.accountId, "code");
+    await setUsageMode(deps, principal.accountId, "code");
     return { trialStarted, streamId: note.id, filename: FIRST_STREAM, token: minted.token };
   });
 }

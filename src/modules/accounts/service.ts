@@ -20,16 +20,17 @@ export function isPlausibleEmail(email: string): boolean {
   return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) && email.length <= 254;
 }
 
-export function findAccountByEmail(deps: Deps, email: string): AccountRow | undefined {
-  return deps.db.select().from(accounts).where(eq(accounts.email, normaliseEmail(email))).get();
+export async function findAccountByEmail(deps: Deps, email: string): Promise<AccountRow | undefined> {
+  const [account] = await deps.db.select().from(accounts).where(eq(accounts.email, normaliseEmail(email)));
+  return account;
 }
 
-export function personalWorkspaceId(deps: Deps, accountId: string): string {
-  const ws = deps.db
+export async function personalWorkspaceId(deps: Deps, accountId: string): Promise<string> {
+  const [ws] = await deps.db
     .select({ id: workspaces.id })
     .from(workspaces)
     .where(and(eq(workspaces.ownerId, accountId), eq(workspaces.kind, "personal")))
-    .get();
+    .limit(1);
   if (!ws) throw new AppError("internal_error", `account ${accountId} has no personal workspace`);
   return ws.id;
 }
@@ -38,13 +39,13 @@ export function personalWorkspaceId(deps: Deps, accountId: string): string {
  * Creates an account with its personal workspace on the given plan and the folders seeded at
  * signup (three, or one in the alternate profile). Runs inside the caller's write.
  */
-export function createAccount(
+export async function createAccount(
   deps: Deps,
   input: { email: string; plan: PlanName; passwordHash?: string | null; name?: string; confirmed?: boolean; ageConfirmed?: boolean },
-): { account: AccountRow; workspaceId: string } {
+): Promise<{ account: AccountRow; workspaceId: string }> {
   const email = normaliseEmail(input.email);
   if (!isPlausibleEmail(email)) throw new AppError("bad_request", `"${input.email}" is not an e-mail address`);
-  if (findAccountByEmail(deps, email)) throw new AppError("conflict", `an account with e-mail ${email} already exists`);
+  if (await findAccountByEmail(deps, email)) throw new AppError("conflict", `an account with e-mail ${email} already exists`);
   const now = deps.clock.now();
   const account: AccountRow = {
     id: newId("acct"),
@@ -60,30 +61,28 @@ export function createAccount(
     createdAt: now,
     updatedAt: now,
   };
-  deps.db.insert(accounts).values(account).run();
+  await deps.db.insert(accounts).values(account);
   const workspaceId = newId("ws");
-  deps.db
+  await deps.db
     .insert(workspaces)
-    .values({ id: workspaceId, kind: "personal", name: email, ownerId: account.id, plan: input.plan, createdAt: now })
-    .run();
-  deps.db.insert(workspaceMembers).values({ workspaceId, accountId: account.id, role: "owner", createdAt: now }).run();
+    .values({ id: workspaceId, kind: "personal", name: email, ownerId: account.id, plan: input.plan, createdAt: now });
+  await deps.db.insert(workspaceMembers).values({ workspaceId, accountId: account.id, role: "owner", createdAt: now });
   const seeded = tierFor(deps.config.limitProfile, input.plan).seededFolders;
   for (const name of SEED_FOLDERS.slice(0, seeded)) {
-    deps.db
+    await deps.db
       .insert(folders)
-      .values({ id: newId("fold"), workspaceId, name, nameKey: name.toLowerCase(), createdAt: now, updatedAt: now })
-      .run();
+      .values({ id: newId("fold"), workspaceId, name, nameKey: name.toLowerCase(), createdAt: now, updatedAt: now });
   }
   return { account, workspaceId };
 }
 
 /** GET /account: who, which plan and state, and usage against every cap. */
-export function describeAccount({ ctx }: { ctx: Ctx }) {
+export async function describeAccount({ ctx }: { ctx: Ctx }) {
   requireScope(ctx, "read");
   // The plan, usage and caps are the workspace's; a token pinned to one note learns only of that note.
   requireUnpinned(ctx, "read the account");
   const { deps, principal } = ctx;
-  const account = deps.db.select().from(accounts).where(eq(accounts.id, principal.accountId)).get();
+  const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, principal.accountId));
   if (!account) throw new AppError("unauthorized", "the token's account no longer exists");
   const ws = getWorkspace(deps, principal.workspaceId);
   const tier = tierOf(deps, ws);
@@ -104,8 +103,8 @@ export function describeAccount({ ctx }: { ctx: Ctx }) {
       plain_notes: countNotes(deps, ws.id, "plain"),
       rich_notes: countNotes(deps, ws.id, "rich"),
       storage_bytes: ws.storageUsed,
-      folders: countFolders(deps, ws.id),
-      active_tokens: countActiveTokens(deps, ws.id),
+      folders: await countFolders(deps, ws.id),
+      active_tokens: await countActiveTokens(deps, ws.id),
     },
     caps: {
       notes: plainCap?.shared ? plainCap.limit : null,

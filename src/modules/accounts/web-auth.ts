@@ -43,31 +43,29 @@ export function ageOn(birthDate: string, now: number): number | null {
 }
 
 /** Inside a write: a one-time link's token, of which only the hash is stored. */
-export function newLink(deps: Deps, accountId: string, purpose: LinkPurpose, newEmail: string | null = null): string {
+export async function newLink(deps: Deps, accountId: string, purpose: LinkPurpose, newEmail: string | null = null): Promise<string> {
   const token = randomBase62(40);
   const now = deps.clock.now();
-  deps.db
+  await deps.db
     .insert(accountLinks)
-    .values({ tokenHash: sha256Hex(token), accountId, purpose, newEmail, createdAt: now, expiresAt: now + LINK_TTL_MS[purpose] })
-    .run();
+    .values({ tokenHash: sha256Hex(token), accountId, purpose, newEmail, createdAt: now, expiresAt: now + LINK_TTL_MS[purpose] });
   return token;
 }
 
 /** A link that can still be used, without using it (to show what following it will do), or null. */
-export function liveLink(deps: Deps, token: string, purpose: LinkPurpose) {
-  const link = deps.db
+export async function liveLink(deps: Deps, token: string, purpose: LinkPurpose) {
+  const [link] = await deps.db
     .select()
     .from(accountLinks)
-    .where(and(eq(accountLinks.tokenHash, sha256Hex(token)), eq(accountLinks.purpose, purpose), isNull(accountLinks.usedAt)))
-    .get();
+    .where(and(eq(accountLinks.tokenHash, sha256Hex(token)), eq(accountLinks.purpose, purpose), isNull(accountLinks.usedAt)));
   return link && link.expiresAt > deps.clock.now() ? link : null;
 }
 
 /** Takes a link once: unknown, used or expired links are refused alike. */
-export function takeLink(deps: Deps, token: string, purpose: LinkPurpose) {
-  const link = liveLink(deps, token, purpose);
+export async function takeLink(deps: Deps, token: string, purpose: LinkPurpose) {
+  const link = await liveLink(deps, token, purpose);
   if (!link) throw new AppError("not_found", "this link is not valid any more; ask for a new one");
-  deps.db.update(accountLinks).set({ usedAt: deps.clock.now() }).where(eq(accountLinks.tokenHash, link.tokenHash)).run();
+  await deps.db.update(accountLinks).set({ usedAt: deps.clock.now() }).where(eq(accountLinks.tokenHash, link.tokenHash));
   return link;
 }
 
@@ -109,11 +107,11 @@ export async function signUp(deps: Deps, input: SignUpInput, plan: "free" = "fre
   const problems = signUpProblems(deps, input);
   if (problems.length) throw new ValidationFailed(problems);
   const passwordHash = await hashPassword(input.password);
-  await deps.writer.write(() => {
-    const existing = findAccountByEmail(deps, input.email);
+  await deps.writer.write(async () => {
+    const existing = await findAccountByEmail(deps, input.email);
     if (existing) return sendSignUpAttemptNotice(deps, existing);
-    const { account } = createAccount(deps, { email: input.email, plan, passwordHash, name: profileName(input.name ?? ""), confirmed: false, ageConfirmed: true });
-    sendConfirmation(deps, account);
+    const { account } = await createAccount(deps, { email: input.email, plan, passwordHash, name: profileName(input.name ?? ""), confirmed: false, ageConfirmed: true });
+    await sendConfirmation(deps, account);
   });
 }
 
@@ -130,8 +128,8 @@ function sendSignUpAttemptNotice(deps: Deps, account: AccountRow): void {
 }
 
 
-export function sendConfirmation(deps: Deps, account: AccountRow): void {
-  const token = newLink(deps, account.id, "confirm");
+export async function sendConfirmation(deps: Deps, account: AccountRow): Promise<void> {
+  const token = await newLink(deps, account.id, "confirm");
   enqueueMail(deps, {
     to: account.email,
     subject: "[notestream] confirm your e-mail address",
@@ -140,19 +138,20 @@ export function sendConfirmation(deps: Deps, account: AccountRow): void {
 }
 
 export async function resendConfirmation(deps: Deps, email: string): Promise<void> {
-  await deps.writer.write(() => {
-    const account = findAccountByEmail(deps, email);
+  await deps.writer.write(async () => {
+    const account = await findAccountByEmail(deps, email);
     // Same answer whether or not the address has an account: no account discovery.
-    if (account && account.emailConfirmedAt === null) sendConfirmation(deps, account);
+    if (account && account.emailConfirmedAt === null) await sendConfirmation(deps, account);
   });
 }
 
 export async function confirmEmail(deps: Deps, token: string): Promise<AccountRow> {
-  return deps.writer.write(() => {
-    const link = takeLink(deps, token, "confirm");
+  return deps.writer.write(async () => {
+    const link = await takeLink(deps, token, "confirm");
     const now = deps.clock.now();
-    deps.db.update(accounts).set({ emailConfirmedAt: now, updatedAt: now }).where(eq(accounts.id, link.accountId)).run();
-    return deps.db.select().from(accounts).where(eq(accounts.id, link.accountId)).get()!;
+    await deps.db.update(accounts).set({ emailConfirmedAt: now, updatedAt: now }).where(eq(accounts.id, link.accountId));
+    const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, link.accountId));
+    return account!;
   });
 }
 
@@ -161,7 +160,7 @@ export async function confirmEmail(deps: Deps, token: string): Promise<AccountRo
  * account without a password and a wrong password.
  */
 export async function signIn(deps: Deps, email: string, password: string): Promise<AccountRow> {
-  const account = findAccountByEmail(deps, email);
+  const account = await findAccountByEmail(deps, email);
   const hash = account?.passwordHash ?? (await dummyPasswordHash());
   const ok = (await Bun.password.verify(password, hash)) && !!account?.passwordHash;
   if (!account || !ok) throw new AppError("unauthorized", "That e-mail address and password don't match an account.");
@@ -172,10 +171,10 @@ export async function signIn(deps: Deps, email: string, password: string): Promi
 }
 
 export async function requestPasswordReset(deps: Deps, email: string): Promise<void> {
-  await deps.writer.write(() => {
-    const account = findAccountByEmail(deps, email);
+  await deps.writer.write(async () => {
+    const account = await findAccountByEmail(deps, email);
     if (!account) return;
-    const token = newLink(deps, account.id, "reset");
+    const token = await newLink(deps, account.id, "reset");
     enqueueMail(deps, {
       to: account.email,
       subject: "[notestream] reset your password",
@@ -193,15 +192,16 @@ export function assertNewPassword(password: string, field = "password"): void {
 export async function resetPassword(deps: Deps, token: string, password: string): Promise<AccountRow> {
   assertNewPassword(password);
   const passwordHash = await hashPassword(password);
-  return deps.writer.write(() => {
-    const link = takeLink(deps, token, "reset");
+  return deps.writer.write(async () => {
+    const link = await takeLink(deps, token, "reset");
     const now = deps.clock.now();
     // A reset also confirms the address: the link arrived there.
-    deps.db.update(accounts).set({ passwordHash, emailConfirmedAt: now, updatedAt: now }).where(eq(accounts.id, link.accountId)).run();
-    deps.db.$client.run("DELETE FROM sessions WHERE account_id = ?", [link.accountId]);
+    await deps.db.update(accounts).set({ passwordHash, emailConfirmedAt: now, updatedAt: now }).where(eq(accounts.id, link.accountId));
+    await deps.db.delete(sessions).where(eq(sessions.accountId, link.accountId));
     // Whoever knew the old password may have allowed an AI client: every grant ends with it.
-    revokeAccountGrants(deps, link.accountId);
-    return deps.db.select().from(accounts).where(eq(accounts.id, link.accountId)).get()!;
+    await revokeAccountGrants(deps, link.accountId);
+    const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, link.accountId));
+    return account!;
   });
 }
 
@@ -227,11 +227,11 @@ export async function checkCurrentPassword(
 export async function changePassword(deps: Deps, account: AccountRow, password: string, keepSessionHash: string | null): Promise<void> {
   assertNewPassword(password, "new_password");
   const passwordHash = await hashPassword(password);
-  await deps.writer.write(() => {
-    deps.db.update(accounts).set({ passwordHash, updatedAt: deps.clock.now() }).where(eq(accounts.id, account.id)).run();
+  await deps.writer.write(async () => {
+    await deps.db.update(accounts).set({ passwordHash, updatedAt: deps.clock.now() }).where(eq(accounts.id, account.id));
     const mine = eq(sessions.accountId, account.id);
-    deps.db.delete(sessions).where(keepSessionHash ? and(mine, ne(sessions.idHash, keepSessionHash)) : mine).run();
-    revokeAccountGrants(deps, account.id);
+    await deps.db.delete(sessions).where(keepSessionHash ? and(mine, ne(sessions.idHash, keepSessionHash)) : mine);
+    await revokeAccountGrants(deps, account.id);
     enqueueMail(deps, {
       to: account.email,
       subject: "[notestream] your password was changed",
@@ -244,9 +244,9 @@ export async function requestEmailChange(deps: Deps, account: AccountRow, newEma
   const email = normaliseEmail(newEmail);
   if (!isPlausibleEmail(email)) throw ValidationFailed.field("email", "invalid", "Enter a valid e-mail address.");
   if (isDisposable(email)) throw ValidationFailed.field("email", "disposable", "Disposable e-mail addresses can't be used.");
-  await deps.writer.write(() => {
-    if (findAccountByEmail(deps, email)) throw ValidationFailed.field("email", "taken", "Another account uses this address.");
-    const token = newLink(deps, account.id, "email_change", email);
+  await deps.writer.write(async () => {
+    if (await findAccountByEmail(deps, email)) throw ValidationFailed.field("email", "taken", "Another account uses this address.");
+    const token = await newLink(deps, account.id, "email_change", email);
     enqueueMail(deps, {
       to: email,
       subject: "[notestream] confirm your new e-mail address",
@@ -260,14 +260,15 @@ export async function requestEmailChange(deps: Deps, account: AccountRow, newEma
  * in under the old address signs in again. `keepSessionHash` is the confirming browser's session.
  */
 export async function confirmEmailChange(deps: Deps, token: string, keepSessionHash: string | null): Promise<AccountRow> {
-  return deps.writer.write(() => {
-    const link = takeLink(deps, token, "email_change");
-    if (findAccountByEmail(deps, link.newEmail!)) throw ValidationFailed.field("email", "taken", "Another account uses this address now.");
+  return deps.writer.write(async () => {
+    const link = await takeLink(deps, token, "email_change");
+    if (await findAccountByEmail(deps, link.newEmail!)) throw ValidationFailed.field("email", "taken", "Another account uses this address now.");
     const now = deps.clock.now();
-    deps.db.update(accounts).set({ email: link.newEmail!, emailConfirmedAt: now, updatedAt: now }).where(eq(accounts.id, link.accountId)).run();
+    await deps.db.update(accounts).set({ email: link.newEmail!, emailConfirmedAt: now, updatedAt: now }).where(eq(accounts.id, link.accountId));
     const mine = eq(sessions.accountId, link.accountId);
-    deps.db.delete(sessions).where(keepSessionHash ? and(mine, ne(sessions.idHash, keepSessionHash)) : mine).run();
-    return deps.db.select().from(accounts).where(eq(accounts.id, link.accountId)).get()!;
+    await deps.db.delete(sessions).where(keepSessionHash ? and(mine, ne(sessions.idHash, keepSessionHash)) : mine);
+    const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, link.accountId));
+    return account!;
   });
 }
 
@@ -276,5 +277,7 @@ export async function updateProfile(deps: Deps, accountId: string, input: { name
   const bio = input.bio.replace(/\r\n/g, "\n").replace(/[\p{Cc}]/gu, (c) => (c === "\n" ? c : "")).trim();
   if (charLength(name) > 80) throw ValidationFailed.field("name", "too_long", "Your name can be at most 80 characters.");
   if (charLength(bio) > 500) throw ValidationFailed.field("bio", "too_long", "Your bio can be at most 500 characters.");
-  await deps.writer.write(() => deps.db.update(accounts).set({ name, bio, updatedAt: deps.clock.now() }).where(eq(accounts.id, accountId)).run());
+  await deps.writer.write(async () => {
+    await deps.db.update(accounts).set({ name, bio, updatedAt: deps.clock.now() }).where(eq(accounts.id, accountId));
+  });
 }

@@ -58,7 +58,7 @@ export async function startPlanCheckout(
   const ls = billingOn(deps);
   const offer = offerFor(deps, o.tierName);
   if (!offer) throw new AppError("bad_request", `The ${o.tierName} plan is not on sale here.`);
-  const checkoutId = await deps.writer.write(() => {
+  const checkoutId = await deps.writer.write(async () => {
     const ws = getWorkspace(deps, o.workspaceId);
     assertManager(ws, o.accountId);
     if (hasRunningSubscription(ws)) throw new AppError("conflict", "This workspace already has a subscription: change or cancel it with Manage billing.");

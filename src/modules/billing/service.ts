@@ -56,7 +56,7 @@ export function verifyBillingSignature(deps: Deps, raw: Uint8Array, signature: s
  * Starts a checkout for a workspace (inside a write) and returns the link the buyer follows. The
  * link carries only a random checkout id; the subscription it creates is bound to this workspace.
  */
-export function startCheckout(deps: Deps, workspaceId: string, plan: PlanName): string {
+export async function startCheckout(deps: Deps, workspaceId: string, plan: PlanName): Promise<string> {
   const base = deps.config.billingCheckoutUrls.get(plan);
   if (!base) {
     const sold = [...deps.config.billingCheckoutUrls.keys()];
@@ -67,7 +67,7 @@ export function startCheckout(deps: Deps, workspaceId: string, plan: PlanName): 
         : "no plan has a checkout link (NOTESTREAM_BILLING_CHECKOUT_URLS)",
     );
   }
-  const id = recordCheckout(deps, workspaceId, plan);
+  const id = await recordCheckout(deps, workspaceId, plan);
   // Lemon Squeezy copies checkout[custom][…] query parameters into every event's meta.custom_data.
   return `${base}${base.includes("?") ? "&" : "?"}checkout[custom][checkout_id]=${id}`;
 }
@@ -76,10 +76,10 @@ export function startCheckout(deps: Deps, workspaceId: string, plan: PlanName): 
  * Records a checkout for a workspace (inside a write) and returns its random id, the one thing a
  * checkout carries that subscription_created binds by: usable once, for CHECKOUT_TTL_DAYS.
  */
-export function recordCheckout(deps: Deps, workspaceId: string, plan: PlanName): string {
+export async function recordCheckout(deps: Deps, workspaceId: string, plan: PlanName): Promise<string> {
   const ws = getWorkspace(deps, workspaceId);
   const id = `chk_${randomBase62(24)}`;
-  deps.db.insert(billingCheckouts).values({ id, workspaceId: ws.id, plan, createdAt: deps.clock.now() }).run();
+  await deps.db.insert(billingCheckouts).values({ id, workspaceId: ws.id, plan, createdAt: deps.clock.now() });
   return id;
 }
 
@@ -106,27 +106,32 @@ function subscriptionIdOf(name: string, event: LemonSqueezyEvent): string | null
 type Target = { workspaceId: string; reason?: undefined } | { workspaceId?: undefined; reason: string };
 
 /** subscription_created: the workspace comes from an unused, recent checkout this service started. */
-function checkoutTarget(deps: Deps, event: LemonSqueezyEvent, subscriptionId: string): Target & { checkoutId?: string } {
+async function checkoutTarget(deps: Deps, event: LemonSqueezyEvent, subscriptionId: string): Promise<Target & { checkoutId?: string }> {
   const checkoutId = event.meta?.custom_data?.checkout_id;
   if (typeof checkoutId !== "string" || !checkoutId) return { reason: "no checkout_id in custom_data: the checkout was not started by notestream" };
-  const checkout = deps.db.select().from(billingCheckouts).where(eq(billingCheckouts.id, checkoutId)).get();
+  const [checkout] = await deps.db.select().from(billingCheckouts).where(eq(billingCheckouts.id, checkoutId));
   if (!checkout) return { reason: "custom_data.checkout_id names no checkout started by notestream" };
   if (checkout.usedAt !== null) return { reason: "the checkout has already been used by another subscription" };
   if (deps.clock.now() - checkout.createdAt > CHECKOUT_TTL_DAYS * DAY_MS) return { reason: `the checkout is older than ${CHECKOUT_TTL_DAYS} days` };
-  if (deps.db.select({ id: billingSubscriptions.id }).from(billingSubscriptions).where(eq(billingSubscriptions.id, subscriptionId)).get()) {
+  if (await isBound(deps, subscriptionId)) {
     return { reason: "the subscription is already bound" };
   }
   return { workspaceId: checkout.workspaceId, checkoutId };
 }
 
+/** A subscription bound to a workspace already (by a checkout or by the operator). */
+async function isBound(deps: Deps, subscriptionId: string): Promise<boolean> {
+  const [bound] = await deps.db.select({ id: billingSubscriptions.id }).from(billingSubscriptions).where(eq(billingSubscriptions.id, subscriptionId));
+  return bound !== undefined;
+}
+
 /** Every later event: the workspace the subscription was bound to, while it is that workspace's current one. */
-function boundTarget(deps: Deps, subscriptionId: string): Target {
-  const bound = deps.db
+async function boundTarget(deps: Deps, subscriptionId: string): Promise<Target> {
+  const [bound] = await deps.db
     .select({ workspaceId: billingSubscriptions.workspaceId, current: workspaces.billingSubscriptionId })
     .from(billingSubscriptions)
     .innerJoin(workspaces, eq(workspaces.id, billingSubscriptions.workspaceId))
-    .where(eq(billingSubscriptions.id, subscriptionId))
-    .get();
+    .where(eq(billingSubscriptions.id, subscriptionId));
   if (!bound) return { reason: `subscription ${subscriptionId} is not bound to any workspace` };
   // The expiry of a subscription that a newer one replaced must not lapse the newer one.
   if (bound.current !== subscriptionId) return { reason: `subscription ${subscriptionId} was replaced by a later one` };
@@ -149,9 +154,10 @@ const ENDED_STATUSES = new Set(["expired", "unpaid"]);
  * Applies one delivery inside a write. The raw body's hash is recorded with the change, so a
  * delivery already applied is acknowledged and changes nothing.
  */
-export function applyBillingEvent(deps: Deps, raw: Uint8Array, event: LemonSqueezyEvent): BillingOutcome {
+export async function applyBillingEvent(deps: Deps, raw: Uint8Array, event: LemonSqueezyEvent): Promise<BillingOutcome> {
   const hash = sha256Hex(Buffer.from(raw).toString("latin1"));
-  if (deps.db.select().from(billingEvents).where(eq(billingEvents.bodyHash, hash)).get()) {
+  const [seen] = await deps.db.select({ bodyHash: billingEvents.bodyHash }).from(billingEvents).where(eq(billingEvents.bodyHash, hash));
+  if (seen) {
     return { ok: true, applied: false, replay: true };
   }
   const name = event.meta?.event_name ?? "";
@@ -161,26 +167,26 @@ export function applyBillingEvent(deps: Deps, raw: Uint8Array, event: LemonSquee
     : !subscriptionId
       ? { reason: "the event names no subscription id" }
       : name === "subscription_created"
-        ? checkoutTarget(deps, event, subscriptionId)
-        : boundTarget(deps, subscriptionId);
+        ? await checkoutTarget(deps, event, subscriptionId)
+        : await boundTarget(deps, subscriptionId);
   const outcome: BillingOutcome | Unconfigured =
     target.reason !== undefined
       ? { ok: true, applied: false, event: name, reason: target.reason }
-      : applyToWorkspace(deps, { name, event, subscriptionId: subscriptionId!, workspaceId: target.workspaceId, checkoutId: target.checkoutId });
+      : await applyToWorkspace(deps, { name, event, subscriptionId: subscriptionId!, workspaceId: target.workspaceId, checkoutId: target.checkoutId });
   // Refused only for a variant not configured yet: left unrecorded, so the store's "resend" applies
   // it once the operator adds the variant (the checkout is still unused).
   if ("unconfigured" in outcome) return { ok: true, applied: false, event: name, reason: outcome.unconfigured };
-  deps.db.insert(billingEvents).values({ bodyHash: hash, eventName: name, workspaceId: target.workspaceId ?? null, receivedAt: deps.clock.now() }).run();
+  await deps.db.insert(billingEvents).values({ bodyHash: hash, eventName: name, workspaceId: target.workspaceId ?? null, receivedAt: deps.clock.now() });
   return outcome;
 }
 
 type Unconfigured = { unconfigured: string };
 
 /** The event's effect on the workspace its subscription belongs to. */
-function applyToWorkspace(
+async function applyToWorkspace(
   deps: Deps,
   e: { name: string; event: LemonSqueezyEvent; subscriptionId: string; workspaceId: string; checkoutId?: string },
-): BillingOutcome | Unconfigured {
+): Promise<BillingOutcome | Unconfigured> {
   const { name, event, subscriptionId, workspaceId } = e;
   const plan = planOf(deps, event);
   const nothing = (reason: string): BillingOutcome => ({ ok: true, applied: false, event: name, reason });
@@ -190,17 +196,17 @@ function applyToWorkspace(
   };
   const status = event.data?.attributes?.status ?? "";
   // A lapse needs a subscription: a workspace moved to the free plan by hand since is left alone.
-  const lapseIfSubscribed = (): BillingOutcome => {
+  const lapseIfSubscribed = async (): Promise<BillingOutcome> => {
     if (getWorkspace(deps, workspaceId).plan === "free") return nothing("the workspace has no subscription");
-    lapse(deps, workspaceId);
+    await lapse(deps, workspaceId);
     return { ok: true, applied: true, event: name };
   };
   switch (name) {
     case "subscription_created": {
       if (!plan) return unconfigured();
-      bindSubscription(deps, { subscriptionId, workspaceId, checkoutId: e.checkoutId!, event });
+      await bindSubscription(deps, { subscriptionId, workspaceId, checkoutId: e.checkoutId!, event });
       if (!ACTIVE_STATUSES.has(status)) return { ok: true, applied: true, event: name, reason: `bound; status ${status || "(none)"} changes no plan` };
-      subscribe(deps, workspaceId, plan);
+      await subscribe(deps, workspaceId, plan);
       return { ok: true, applied: true, event: name };
     }
     case "subscription_resumed":
@@ -209,13 +215,13 @@ function applyToWorkspace(
       if (!ACTIVE_STATUSES.has(status)) return nothing(`status ${status || "(none)"} changes nothing`);
       if (!plan) return unconfigured();
       // A plan changed in the store (another variant) changes the plan here.
-      deps.db.update(billingSubscriptions).set({ variantId: variantOf(event)! }).where(eq(billingSubscriptions.id, subscriptionId)).run();
-      subscribe(deps, workspaceId, plan);
+      await deps.db.update(billingSubscriptions).set({ variantId: variantOf(event)! }).where(eq(billingSubscriptions.id, subscriptionId));
+      await subscribe(deps, workspaceId, plan);
       return { ok: true, applied: true, event: name };
     }
     case "subscription_payment_success":
     case "subscription_payment_recovered":
-      recordPayment(deps, workspaceId, Date.parse(event.data?.attributes?.updated_at ?? "") || deps.clock.now());
+      await recordPayment(deps, workspaceId, Date.parse(event.data?.attributes?.updated_at ?? "") || deps.clock.now());
       return { ok: true, applied: true, event: name };
     case "subscription_expired":
       return lapseIfSubscribed();
@@ -230,16 +236,19 @@ function applyToWorkspace(
  * the store's dashboard) to a workspace, as subscription_created does for a checkout: later events
  * of that subscription then act on this workspace. Its variant must be one the service sells.
  */
-export function bindExistingSubscription(deps: Deps, b: { workspaceId: string; subscriptionId: string; variantId: number; customerId?: string }): PlanName {
+export async function bindExistingSubscription(
+  deps: Deps,
+  b: { workspaceId: string; subscriptionId: string; variantId: number; customerId?: string },
+): Promise<PlanName> {
   const subscriptionId = idOf(b.subscriptionId);
   if (subscriptionId === null) throw new AppError("bad_request", `subscription id must be the store's number, got "${b.subscriptionId}"`);
   const plan = deps.config.billingVariants.get(b.variantId);
   if (!plan) throw new AppError("bad_request", `variant ${b.variantId} is not in NOTESTREAM_LEMONSQUEEZY_VARIANTS or NOTESTREAM_BILLING_VARIANTS`);
   const ws = getWorkspace(deps, b.workspaceId);
-  if (deps.db.select({ id: billingSubscriptions.id }).from(billingSubscriptions).where(eq(billingSubscriptions.id, subscriptionId)).get()) {
+  if (await isBound(deps, subscriptionId)) {
     throw new AppError("conflict", `subscription ${subscriptionId} is already bound`);
   }
-  deps.db
+  await deps.db
     .insert(billingSubscriptions)
     .values({
       id: subscriptionId,
@@ -249,17 +258,16 @@ export function bindExistingSubscription(deps: Deps, b: { workspaceId: string; s
       // No checkout started it: the column's uniqueness still holds one binding per subscription.
       checkoutId: `operator:${subscriptionId}`,
       createdAt: deps.clock.now(),
-    })
-    .run();
-  deps.db.update(workspaces).set({ billingSubscriptionId: subscriptionId }).where(eq(workspaces.id, ws.id)).run();
+    });
+  await deps.db.update(workspaces).set({ billingSubscriptionId: subscriptionId }).where(eq(workspaces.id, ws.id));
   return plan;
 }
 
 /** Uses up the checkout and makes the subscription the workspace's current one. */
-function bindSubscription(deps: Deps, b: { subscriptionId: string; workspaceId: string; checkoutId: string; event: LemonSqueezyEvent }): void {
+async function bindSubscription(deps: Deps, b: { subscriptionId: string; workspaceId: string; checkoutId: string; event: LemonSqueezyEvent }): Promise<void> {
   const now = deps.clock.now();
-  deps.db.update(billingCheckouts).set({ usedAt: now }).where(eq(billingCheckouts.id, b.checkoutId)).run();
-  deps.db
+  await deps.db.update(billingCheckouts).set({ usedAt: now }).where(eq(billingCheckouts.id, b.checkoutId));
+  await deps.db
     .insert(billingSubscriptions)
     .values({
       id: b.subscriptionId,
@@ -268,7 +276,6 @@ function bindSubscription(deps: Deps, b: { subscriptionId: string; workspaceId: 
       variantId: variantOf(b.event)!,
       checkoutId: b.checkoutId,
       createdAt: now,
-    })
-    .run();
-  deps.db.update(workspaces).set({ billingSubscriptionId: b.subscriptionId }).where(eq(workspaces.id, b.workspaceId)).run();
+    });
+  await deps.db.update(workspaces).set({ billingSubscriptionId: b.subscriptionId }).where(eq(workspaces.id, b.workspaceId));
 }

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, isNull, sql } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { notes } from "../../db/schema";
 import { mailOrigin } from "../../http/origin";
@@ -75,7 +75,10 @@ export function deadmanChanges(
   return changes;
 }
 
-/** Where a stream's alerts go: its alert_email, or the workspace owner's address. */
+/**
+ * Where a stream's alerts go: its alert_email, or the workspace owner's address. Synchronous, with
+ * SQLite's driver: an append's signal (noteSignalled, inside the append's write) mails from it.
+ */
 export function recipient(deps: Deps, note: { alertEmail: string | null; workspaceId: string }): string {
   if (note.alertEmail) return note.alertEmail;
   const owner = deps.db.$client
@@ -124,35 +127,30 @@ export function noteSignalled(deps: Deps, note: NoteRow, tier: Tier, signal: Sig
  * Every armed stream whose deadline has passed becomes late and gets one alert mail, in the same
  * write: the status on the note is what stops a second alert, across restarts too.
  */
-export function checkDeadlines(deps: Deps): number {
+export async function checkDeadlines(deps: Deps): Promise<number> {
   const now = deps.clock.now();
-  const sqlite = deps.db.$client;
-  const due = sqlite
-    .query<
-      {
-        id: string;
-        workspaceId: string;
-        title: string;
-        filename: string | null;
-        alertEmail: string | null;
-        lastWriteAt: number;
-        interval: number;
-        fullSince: number | null;
-        webhookUrl: string | null;
-        webhookStatus: string;
-        alertWebhook: number;
-        byteSize: number;
-      },
-      [number]
-    >(
-      `SELECT id, workspace_id AS workspaceId, title, filename, alert_email AS alertEmail, last_write_at AS lastWriteAt,
-              expected_interval_seconds AS interval, full_since AS fullSince,
-              webhook_url AS webhookUrl, webhook_status AS webhookStatus, alert_webhook AS alertWebhook, byte_size AS byteSize
-       FROM notes WHERE deadman_status = 'ok' AND deadman_due_at <= ? AND trashed_at IS NULL`,
-    )
-    .all(now);
+  const due = await deps.db
+    .select({
+      id: notes.id,
+      workspaceId: notes.workspaceId,
+      title: notes.title,
+      filename: notes.filename,
+      alertEmail: notes.alertEmail,
+      lastWriteAt: notes.lastWriteAt,
+      interval: notes.expectedIntervalSeconds,
+      fullSince: notes.fullSince,
+      webhookUrl: notes.webhookUrl,
+      webhookStatus: notes.webhookStatus,
+      alertWebhook: notes.alertWebhook,
+      byteSize: notes.byteSize,
+    })
+    .from(notes)
+    .where(and(eq(notes.deadmanStatus, "ok"), lte(notes.deadmanDueAt, now), isNull(notes.trashedAt)));
   for (const n of due) {
-    sqlite.query("UPDATE notes SET deadman_status = 'late' WHERE id = ? AND deadman_status = 'ok'").run(n.id);
+    await deps.db
+      .update(notes)
+      .set({ deadmanStatus: "late" })
+      .where(and(eq(notes.id, n.id), eq(notes.deadmanStatus, "ok")));
     const to = recipient(deps, n);
     deps.writer.afterCommit(() => {
       deps.metrics.deadmanAlerts.inc();
@@ -172,7 +170,7 @@ export function checkDeadlines(deps: Deps): number {
         noteId: n.id,
         lastWriteAt: iso(n.lastWriteAt),
         silentForMs: now - n.lastWriteAt,
-        intervalSeconds: n.interval,
+        intervalSeconds: n.interval!,
         lastLines: lastLines(deps, n.id),
         baseUrl: mailOrigin(deps),
         // A full stream is not silent: its writers are being refused, which is another fix.
@@ -182,12 +180,12 @@ export function checkDeadlines(deps: Deps): number {
     const name = n.filename ?? n.title;
     enqueueAlertDelivery(
       deps,
-      { id: n.id, webhookUrl: n.webhookUrl, webhookStatus: n.webhookStatus as NoteRow["webhookStatus"], alertWebhook: n.alertWebhook === 1, byteSize: n.byteSize },
+      { id: n.id, webhookUrl: n.webhookUrl, webhookStatus: n.webhookStatus, alertWebhook: n.alertWebhook, byteSize: n.byteSize },
       n.fullSince === null ? `LATE: no write to ${name} for ${Math.round((now - n.lastWriteAt) / 1000)}s (expected every ${n.interval}s)` : `FULL: ${name} is full and refusing writes`,
       now,
     );
   }
-  return due.length + checkRuns(deps, now);
+  return due.length + (await checkRuns(deps, now));
 }
 
 /**
@@ -195,19 +193,17 @@ export function checkDeadlines(deps: Deps): number {
  * max_run_seconds: the stream becomes late and alerts once, like a missed deadline; the run is
  * forgotten, so the next start begins a new one.
  */
-function checkRuns(deps: Deps, now: number): number {
-  const overdue = deps.db
+async function checkRuns(deps: Deps, now: number): Promise<number> {
+  const overdue = await deps.db
     .select()
     .from(notes)
-    .where(and(isNotNull(notes.runStartedAt), isNotNull(notes.maxRunSeconds), isNull(notes.trashedAt), sql`${notes.runStartedAt} + ${notes.maxRunSeconds} * 1000 <= ${now}`))
-    .all();
+    .where(and(isNotNull(notes.runStartedAt), isNotNull(notes.maxRunSeconds), isNull(notes.trashedAt), sql`${notes.runStartedAt} + ${notes.maxRunSeconds} * 1000 <= ${now}`));
   for (const n of overdue) {
     const wasAlerting = n.deadmanStatus === "late" || n.deadmanStatus === "failing";
-    deps.db
+    await deps.db
       .update(notes)
       .set({ runStartedAt: null, ...(wasAlerting ? {} : { deadmanStatus: "late" as const }) })
-      .where(eq(notes.id, n.id))
-      .run();
+      .where(eq(notes.id, n.id));
     if (wasAlerting) continue;
     const name = n.filename ?? n.title;
     enqueueMail(
@@ -223,7 +219,8 @@ function checkRuns(deps: Deps, now: number): number {
 /**
  * The last lines of a stream for an alert: at most 20, and 4 KB of them. Only the ends of the
  * newest chunks are read (a chunk may be a whole batch of lines, or one 3 MB line), so the cost
- * does not depend on how much the stream holds.
+ * does not depend on how much the stream holds. Synchronous, with SQLite's driver (and its
+ * substr with a negative start): an append's signal (noteSignalled) quotes them in its write.
  */
 export function lastLines(deps: Deps, noteId: string): string[] {
   const chunks = deps.db.$client

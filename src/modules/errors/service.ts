@@ -19,16 +19,18 @@ export function recordApiError(
 ): void {
   const at = deps.clock.now();
   deps.writer
-    .write(() => deps.db.insert(apiErrors).values({ ...e, at }).run())
+    .write(async () => {
+      await deps.db.insert(apiErrors).values({ ...e, at });
+    })
     .catch((err) => console.error(JSON.stringify({ level: "error", msg: "could not record an API error", error: String(err) })));
 }
 
-export function listApiErrors({ ctx, page }: { ctx: Ctx; page: Page }) {
+export async function listApiErrors({ ctx, page }: { ctx: Ctx; page: Page }) {
   requireScope(ctx, "read");
   const { principal } = ctx;
   const where = principal.noteId ? pinnedErrors(principal.workspaceId, principal.tokenId, principal.noteId) : eq(apiErrors.workspaceId, principal.workspaceId);
   const rows = ctx.deps.db.select().from(apiErrors).where(where).orderBy(desc(apiErrors.at), desc(apiErrors.id));
-  const { items, total } = paged(ctx.deps.db, { from: apiErrors, where, rows, page });
+  const { items, total } = await paged(ctx.deps.db, { from: apiErrors, where, rows, page });
   return {
     total,
     items: items.map((r) => ({
@@ -56,7 +58,8 @@ function pinnedErrors(workspaceId: string, tokenId: string, noteId: string): SQL
   )!;
 }
 
-export function pruneApiErrors(deps: Deps): void {
-  deps.db.delete(apiErrors).where(lt(apiErrors.at, deps.clock.now() - ERROR_LOG_RETENTION_MS)).run();
+export async function pruneApiErrors(deps: Deps): Promise<void> {
+  await deps.db.delete(apiErrors).where(lt(apiErrors.at, deps.clock.now() - ERROR_LOG_RETENTION_MS));
 }
+
 

@@ -32,8 +32,8 @@ export const exportRoutes = (auth: AnyAuth) =>
     })
     .get(
       "/export/:id/download",
-      ({ ctx, params }) => {
-        const file = exportFile({ ctx, id: params.id });
+      async ({ ctx, params }) => {
+        const file = await exportFile({ ctx, id: params.id });
         return new Response(Bun.file(file.path), {
           headers: { "content-type": "application/zip", "content-disposition": `attachment; filename="${file.name}"` },
         });

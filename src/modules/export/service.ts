@@ -48,14 +48,13 @@ export async function requestExport({ ctx, origin }: { ctx: Ctx; origin: string 
   requireScope(ctx, "read");
   requireUnpinned(ctx, "export the whole account");
   const { deps, principal } = ctx;
-  return commit(ctx, 202, () => {
+  return commit(ctx, 202, async () => {
     const now = deps.clock.now();
-    const recent = deps.db
+    const recent = await deps.db
       .select({ createdAt: exportsTable.createdAt })
       .from(exportsTable)
       .where(and(eq(exportsTable.accountId, principal.accountId), gt(exportsTable.createdAt, now - HOUR)))
-      .orderBy(exportsTable.createdAt)
-      .all();
+      .orderBy(exportsTable.createdAt);
     if (recent.length >= EXPORTS_PER_HOUR) {
       const retry = Math.max(1, Math.ceil((recent[0]!.createdAt + HOUR - now) / 1000));
       throw new AppError("rate_limited", `at most ${EXPORTS_PER_HOUR} exports an hour; the next one is possible in ${retry} s`, undefined, {
@@ -75,32 +74,31 @@ export async function requestExport({ ctx, origin }: { ctx: Ctx; origin: string 
       completedAt: null,
       expiresAt: null,
     };
-    deps.db.insert(exportsTable).values(row).run();
+    await deps.db.insert(exportsTable).values(row);
     exportQueue.enqueue(deps, { exportId: row.id, origin }, { maxAttempts: 3 });
     return toRecord(deps, row, origin);
   });
 }
 
 /** The workspace's latest exports, newest first, whatever their state. */
-export function recentExports(deps: Deps, workspaceId: string, limit: number): ExportRow[] {
-  return deps.db.select().from(exportsTable).where(eq(exportsTable.workspaceId, workspaceId)).orderBy(desc(exportsTable.createdAt)).limit(limit).all();
+export async function recentExports(deps: Deps, workspaceId: string, limit: number): Promise<ExportRow[]> {
+  return deps.db.select().from(exportsTable).where(eq(exportsTable.workspaceId, workspaceId)).orderBy(desc(exportsTable.createdAt)).limit(limit);
 }
 
 /** An export of the caller's workspace; any other id is the same 404 as a missing one. */
-function visibleExport(ctx: Ctx, id: string): ExportRow {
-  const row = ctx.deps.db
+async function visibleExport(ctx: Ctx, id: string): Promise<ExportRow> {
+  const [row] = await ctx.deps.db
     .select()
     .from(exportsTable)
-    .where(and(eq(exportsTable.id, id), eq(exportsTable.workspaceId, ctx.principal.workspaceId)))
-    .get();
+    .where(and(eq(exportsTable.id, id), eq(exportsTable.workspaceId, ctx.principal.workspaceId)));
   if (!row) throw new NotFound("export");
   return row;
 }
 
-export function getExport({ ctx, id, origin }: { ctx: Ctx; id: string; origin: string }) {
+export async function getExport({ ctx, id, origin }: { ctx: Ctx; id: string; origin: string }): Promise<ReturnType<typeof toRecord>> {
   requireScope(ctx, "read");
   requireUnpinned(ctx, "see account exports");
-  return toRecord(ctx.deps, visibleExport(ctx, id), origin);
+  return toRecord(ctx.deps, await visibleExport(ctx, id), origin);
 }
 
 /**
@@ -108,10 +106,10 @@ export function getExport({ ctx, id, origin }: { ctx: Ctx; id: string; origin: s
  * workspace, which for a team is any member's), until the link expires; afterwards the same 404
  * as for anyone else.
  */
-export function exportFile({ ctx, id }: { ctx: Ctx; id: string }): { path: string; name: string } {
+export async function exportFile({ ctx, id }: { ctx: Ctx; id: string }): Promise<{ path: string; name: string }> {
   requireScope(ctx, "read");
   requireUnpinned(ctx, "download account exports");
-  const row = visibleExport(ctx, id);
+  const row = await visibleExport(ctx, id);
   if (row.status !== "ready" || !row.filePath || row.expiresAt === null || row.expiresAt <= ctx.deps.clock.now()) {
     throw new NotFound("export");
   }
@@ -124,33 +122,33 @@ export type ExportJob = typeof ExportJob.static;
 
 export const exportQueue = defineQueue("export", ExportJob, {
   run: async (deps, { exportId, origin }) => {
-    const row = deps.db.select().from(exportsTable).where(eq(exportsTable.id, exportId)).get();
+    const [row] = await deps.db.select().from(exportsTable).where(eq(exportsTable.id, exportId));
     if (!row || row.status === "ready") return { ok: true };
-    await deps.writer.write(() => deps.db.update(exportsTable).set({ status: "building" }).where(eq(exportsTable.id, exportId)).run());
+    await deps.writer.write(async () => {
+      await deps.db.update(exportsTable).set({ status: "building" }).where(eq(exportsTable.id, exportId));
+    });
     const path = join(deps.config.dataDir, "exports", `${exportId}.zip`);
     // Everything committed so far is in the database file or its WAL; the export reads its own snapshot.
     const built = await writeExportZip(databasePath(deps.config.dataDir), row.workspaceId, path, iso(deps.clock.now()));
     return () => finishExport(deps, exportId, path, built, origin);
   },
-  onFailed: (deps, { exportId }, error) => {
-    deps.db.update(exportsTable).set({ status: "failed", error: error.slice(0, 500) }).where(eq(exportsTable.id, exportId)).run();
+  onFailed: async (deps, { exportId }, error) => {
+    await deps.db.update(exportsTable).set({ status: "failed", error: error.slice(0, 500) }).where(eq(exportsTable.id, exportId));
   },
 });
 
-function finishExport(deps: Deps, id: string, path: string, built: { sizeBytes: number; notes: number }, origin: string) {
+async function finishExport(deps: Deps, id: string, path: string, built: { sizeBytes: number; notes: number }, origin: string) {
   const now = deps.clock.now();
   const expiresAt = now + LINK_VALID_MS;
-  deps.db
+  await deps.db
     .update(exportsTable)
     .set({ status: "ready", filePath: path, sizeBytes: built.sizeBytes, notes: built.notes, completedAt: now, expiresAt, error: null })
-    .where(eq(exportsTable.id, id))
-    .run();
-  const row = deps.db
+    .where(eq(exportsTable.id, id));
+  const [row] = await deps.db
     .select({ email: accounts.email })
     .from(exportsTable)
     .innerJoin(accounts, eq(accounts.id, exportsTable.accountId))
-    .where(eq(exportsTable.id, id))
-    .get();
+    .where(eq(exportsTable.id, id));
   // The account was deleted while its export was being built: nobody to mail, nothing to keep.
   if (!row) {
     rmSync(path, { force: true });
@@ -165,15 +163,14 @@ function finishExport(deps: Deps, id: string, path: string, built: { sizeBytes: 
 }
 
 /** Links past their 24 hours: the file goes, the export says expired (a periodic task). */
-export function expireExports(deps: Deps): number {
-  const due = deps.db
+export async function expireExports(deps: Deps): Promise<number> {
+  const due = await deps.db
     .select({ id: exportsTable.id, filePath: exportsTable.filePath })
     .from(exportsTable)
-    .where(and(eq(exportsTable.status, "ready"), lte(exportsTable.expiresAt, deps.clock.now())))
-    .all();
+    .where(and(eq(exportsTable.status, "ready"), lte(exportsTable.expiresAt, deps.clock.now())));
   for (const e of due) {
     if (e.filePath) rmSync(e.filePath, { force: true });
-    deps.db.update(exportsTable).set({ status: "expired", filePath: null }).where(eq(exportsTable.id, e.id)).run();
+    await deps.db.update(exportsTable).set({ status: "expired", filePath: null }).where(eq(exportsTable.id, e.id));
   }
   return due.length;
 }

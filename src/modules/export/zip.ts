@@ -34,6 +34,10 @@ export function safeName(name: string, fallback: string): string {
  * manifest.json. Reads from its own read-only connection inside one read transaction, so the
  * export is one consistent snapshot while writes go on; a note at a time, chunk by chunk, with
  * the file flushed after each note, so an account is never held in memory.
+ *
+ * SQLite only: its own read-only connection to the database file (bun:sqlite, `BEGIN` for the
+ * snapshot, rows streamed with iterate()); the SQL itself is in the subset both databases share.
+ * PostgreSQL needs its own reader (a snapshot transaction on a connection of its own).
  */
 export async function writeExportZip(dbPath: string, workspaceId: string, outPath: string, exportedAt: string) {
   mkdirSync(dirname(outPath), { recursive: true });
@@ -45,7 +49,7 @@ export async function writeExportZip(dbPath: string, workspaceId: string, outPat
     if (err) failure = err;
     else {
       size += chunk.length;
-      sink.write(chunk);
+      void sink.write(chunk);
     }
   });
   const db = new Database(dbPath, { readonly: true });

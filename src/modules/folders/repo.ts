@@ -17,30 +17,28 @@ export function assertFolderIdWellFormed(folderId: string, field: string): void 
  * folder": deciding that here, not by each caller's truthiness test, is what keeps "" from
  * reaching the foreign key.
  */
-export function assertFolderInWorkspace(deps: Deps, workspaceId: string, folderId: string | null | undefined, field: string): void {
+export async function assertFolderInWorkspace(deps: Deps, workspaceId: string, folderId: string | null | undefined, field: string): Promise<void> {
   if (folderId === null || folderId === undefined) return;
   assertFolderIdWellFormed(folderId, field);
-  const found = deps.db
+  const [found] = await deps.db
     .select({ id: folders.id })
     .from(folders)
-    .where(and(eq(folders.id, folderId), eq(folders.workspaceId, workspaceId)))
-    .get();
+    .where(and(eq(folders.id, folderId), eq(folders.workspaceId, workspaceId)));
   if (!found) throw ValidationFailed.field(field, "not_found", `no folder ${folderId} in this workspace`);
 }
 
 /** The workspace's folders by name, each with how many notes outside the trash it holds. */
-export function foldersWithNoteCounts(deps: Deps, workspaceId: string): { id: string; name: string; n: number }[] {
+export async function foldersWithNoteCounts(deps: Deps, workspaceId: string): Promise<{ id: string; name: string; n: number }[]> {
   return deps.db
     .select({ id: folders.id, name: folders.name, n: count(notes.id) })
     .from(folders)
     .leftJoin(notes, and(eq(notes.folderId, folders.id), isNull(notes.trashedAt)))
     .where(eq(folders.workspaceId, workspaceId))
     .groupBy(folders.id)
-    .orderBy(asc(folders.nameKey))
-    .all();
+    .orderBy(asc(folders.nameKey));
 }
 
 /** The workspace's folders by name. */
-export function folderNames(deps: Deps, workspaceId: string): { id: string; name: string }[] {
-  return deps.db.select({ id: folders.id, name: folders.name }).from(folders).where(eq(folders.workspaceId, workspaceId)).orderBy(asc(folders.nameKey)).all();
+export async function folderNames(deps: Deps, workspaceId: string): Promise<{ id: string; name: string }[]> {
+  return deps.db.select({ id: folders.id, name: folders.name }).from(folders).where(eq(folders.workspaceId, workspaceId)).orderBy(asc(folders.nameKey));
 }

@@ -31,33 +31,34 @@ function nameKey(name: string): string {
   return name.toLocaleLowerCase("und");
 }
 
-function assertNameFree(ctx: Ctx, key: string, exceptId?: string): void {
+async function assertNameFree(ctx: Ctx, key: string, exceptId?: string): Promise<void> {
   const conds = [eq(folders.workspaceId, ctx.principal.workspaceId), eq(folders.nameKey, key)];
   if (exceptId) conds.push(ne(folders.id, exceptId));
-  if (ctx.deps.db.select({ id: folders.id }).from(folders).where(and(...conds)).get()) {
+  const [taken] = await ctx.deps.db.select({ id: folders.id }).from(folders).where(and(...conds)).limit(1);
+  if (taken) {
     throw new Conflict("a folder with that name already exists (names are compared without regard to case)");
   }
 }
 
-function noteCount(ctx: Ctx, folderId: string): number {
-  return ctx.deps.db.select({ n: count() }).from(notes).where(and(eq(notes.folderId, folderId), isNull(notes.trashedAt))).get()!.n;
+async function noteCount(ctx: Ctx, folderId: string): Promise<number> {
+  const [counted] = await ctx.deps.db.select({ n: count() }).from(notes).where(and(eq(notes.folderId, folderId), isNull(notes.trashedAt)));
+  return counted!.n;
 }
 
 function toRecord(row: FolderRow, noteCount: number): FolderRecord {
   return { id: row.id, name: row.name, note_count: noteCount, created_at: iso(row.createdAt), updated_at: iso(row.updatedAt) };
 }
 
-function visibleFolder(ctx: Ctx, id: string): FolderRow {
-  const row = ctx.deps.db
+async function visibleFolder(ctx: Ctx, id: string): Promise<FolderRow> {
+  const [row] = await ctx.deps.db
     .select()
     .from(folders)
-    .where(and(eq(folders.id, id), eq(folders.workspaceId, ctx.principal.workspaceId)))
-    .get();
+    .where(and(eq(folders.id, id), eq(folders.workspaceId, ctx.principal.workspaceId)));
   if (!row) throw new NotFound("folder");
   return row;
 }
 
-export function listFolders({ ctx, page }: { ctx: Ctx; page: Page }): { items: FolderRecord[]; total: number } {
+export async function listFolders({ ctx, page }: { ctx: Ctx; page: Page }): Promise<{ items: FolderRecord[]; total: number }> {
   requireScope(ctx, "read");
   // Folder names and note counts describe the whole workspace, which a pinned token does not see.
   requireUnpinned(ctx, "list folders");
@@ -70,7 +71,7 @@ export function listFolders({ ctx, page }: { ctx: Ctx; page: Page }): { items: F
     .where(where)
     .groupBy(folders.id)
     .orderBy(asc(folders.nameKey));
-  const { items, total } = paged(db, { from: folders, where, rows, page });
+  const { items, total } = await paged(db, { from: folders, where, rows, page });
   return { items: items.map((r) => toRecord(r.folder, r.notes)), total };
 }
 
@@ -79,19 +80,19 @@ export async function createFolder({ ctx, name: raw }: { ctx: Ctx; name: string 
   requireUnpinned(ctx, "manage folders");
   const name = cleanName(raw);
   const { deps } = ctx;
-  return commit(ctx, 201, () => {
+  return commit(ctx, 201, async () => {
     const ws = writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
     if (tier.folders !== null) {
-      const used = countFolders(deps, ws.id);
+      const used = await countFolders(deps, ws.id);
       if (used >= tier.folders) {
         throw new CapExceeded("folders", tier.folders, used, `a workspace may have ${tier.folders} folders; delete one first`);
       }
     }
-    assertNameFree(ctx, nameKey(name));
+    await assertNameFree(ctx, nameKey(name));
     const now = deps.clock.now();
     const row: FolderRow = { id: newId("fold"), workspaceId: ws.id, name, nameKey: nameKey(name), createdAt: now, updatedAt: now };
-    deps.db.insert(folders).values(row).run();
+    await deps.db.insert(folders).values(row);
     return toRecord(row, 0);
   });
 }
@@ -101,13 +102,13 @@ export async function renameFolder({ ctx, id, name: raw }: { ctx: Ctx; id: strin
   requireUnpinned(ctx, "manage folders");
   const name = cleanName(raw);
   const { deps } = ctx;
-  return commit(ctx, 200, () => {
-    const row = visibleFolder(ctx, id);
+  return commit(ctx, 200, async () => {
+    const row = await visibleFolder(ctx, id);
     writableWorkspace(ctx);
-    assertNameFree(ctx, nameKey(name), row.id);
+    await assertNameFree(ctx, nameKey(name), row.id);
     const now = deps.clock.now();
-    deps.db.update(folders).set({ name, nameKey: nameKey(name), updatedAt: now }).where(eq(folders.id, row.id)).run();
-    return toRecord({ ...row, name, nameKey: nameKey(name), updatedAt: now }, noteCount(ctx, row.id));
+    await deps.db.update(folders).set({ name, nameKey: nameKey(name), updatedAt: now }).where(eq(folders.id, row.id));
+    return toRecord({ ...row, name, nameKey: nameKey(name), updatedAt: now }, await noteCount(ctx, row.id));
   });
 }
 
@@ -116,10 +117,10 @@ export async function deleteFolder({ ctx, id }: { ctx: Ctx; id: string }): Promi
   requireScope(ctx, "write");
   requireUnpinned(ctx, "manage folders");
   const { deps } = ctx;
-  return commit(ctx, 200, () => {
-    const row = visibleFolder(ctx, id);
+  return commit(ctx, 200, async () => {
+    const row = await visibleFolder(ctx, id);
     writableWorkspace(ctx);
-    deps.db.delete(folders).where(eq(folders.id, row.id)).run();
+    await deps.db.delete(folders).where(eq(folders.id, row.id));
     return { id: row.id, deleted: true as const };
   });
 }

@@ -1,4 +1,6 @@
+import { count } from "drizzle-orm";
 import { Elysia } from "elysia";
+import { workspaces } from "../../db/schema";
 import type { Deps } from "../../deps";
 import { JOBS_BEAT } from "../../jobs/runner";
 import { SCHEDULER_BEAT, SCHEDULER_STALE_MS } from "../../jobs/scheduler";
@@ -11,9 +13,9 @@ export const healthRoutes = (deps: Deps) =>
     .get("/up", () => ({ ok: true }), { detail: { hide: true } })
     .get(
       "/up/deep",
-      ({ set }) => {
+      async ({ set }) => {
         const checks: Record<string, Check> = {
-          database: checkDatabase(deps),
+          database: await checkDatabase(deps),
           scheduler: checkBeat(deps, SCHEDULER_BEAT),
           jobs: checkBeat(deps, JOBS_BEAT),
         };
@@ -24,10 +26,11 @@ export const healthRoutes = (deps: Deps) =>
       { detail: { hide: true } },
     );
 
-function checkDatabase(deps: Deps): Check {
+async function checkDatabase(deps: Deps): Promise<Check> {
   const t = performance.now();
   try {
-    deps.db.$client.query("SELECT count(*) AS n FROM workspaces").get();
+    await deps.db.select({ n: count() }).from(workspaces);
+
     return { status: "ok", ms: Math.round((performance.now() - t) * 100) / 100 };
   } catch (e) {
     return { status: "fail", detail: String((e as Error).message) };

@@ -31,14 +31,14 @@ export type InboxPayload = typeof InboxPayload.static;
 export const inboxQueue = defineQueue("inbox", InboxPayload, {
   // All of it happens in the write that settles the job: the line, its webhook job, the bookkeeping.
   run: async (deps, { deliveryId }) => () => processDelivery(deps, deliveryId),
-  onFailed: (deps, { deliveryId }, error) => {
-    deps.db.update(inboxDeliveries).set({ status: "dead", lastError: error.slice(0, 1000) }).where(eq(inboxDeliveries.id, deliveryId)).run();
+  onFailed: async (deps, { deliveryId }, error) => {
+    await deps.db.update(inboxDeliveries).set({ status: "dead", lastError: error.slice(0, 1000) }).where(eq(inboxDeliveries.id, deliveryId));
   },
-  settled: (deps, { deliveryId }, _job, s) => {
+  settled: async (deps, { deliveryId }, _job, s) => {
     const counts = deps.metrics.inboxPayloads;
     if (s.status !== "failed") return (s.status === "done" ? counts.delivered : counts.retry).inc();
     counts.dead.inc();
-    const d = deps.db.select({ noteId: inboxDeliveries.noteId }).from(inboxDeliveries).where(eq(inboxDeliveries.id, deliveryId)).get();
+    const [d] = await deps.db.select({ noteId: inboxDeliveries.noteId }).from(inboxDeliveries).where(eq(inboxDeliveries.id, deliveryId));
     logEvent("warn", "inbox payload dead-lettered", { note_id: d?.noteId ?? null, delivery_id: deliveryId, reason: loggedReason(s.error) });
   },
 });
@@ -51,16 +51,16 @@ function loggedReason(error: string): string {
 }
 
 /** One attempt, in one write: summarise, append (with its own webhook job), mark delivered. */
-function processDelivery(deps: Deps, deliveryId: string): JobOutcome {
-  const d = deps.db.select().from(inboxDeliveries).where(eq(inboxDeliveries.id, deliveryId)).get();
+async function processDelivery(deps: Deps, deliveryId: string): Promise<JobOutcome> {
+  const [d] = await deps.db.select().from(inboxDeliveries).where(eq(inboxDeliveries.id, deliveryId));
   if (!d || d.status !== "pending") return { ok: true };
-  deps.db.update(inboxDeliveries).set({ attempts: d.attempts + 1 }).where(eq(inboxDeliveries.id, d.id)).run();
-  const note = deps.db.select().from(notes).where(eq(notes.id, d.noteId)).get();
+  await deps.db.update(inboxDeliveries).set({ attempts: d.attempts + 1 }).where(eq(inboxDeliveries.id, d.id));
+  const [note] = await deps.db.select().from(notes).where(eq(notes.id, d.noteId));
   if (!note || note.trashedAt !== null) return { fail: "the stream is gone (deleted, or in the trash: restore it, then replay)" };
   try {
     // Nested: a failure undoes the append's rows and the lines and counters it left in the
     // writer's overlay, and the attempt count above stands.
-    return deps.writer.nested(() => deliverLine(deps, d, note));
+    return await deps.writer.nested(() => deliverLine(deps, d, note));
   } catch (e) {
     // The cause that passes by itself (a full workspace) comes back as a retry; an exception
     // is a fault the same stored bytes would meet at every retry, for hours, while the inbox's
@@ -78,7 +78,7 @@ function permanentReason(e: AppError): string {
   return `${e.code}: ${e.message}`;
 }
 
-function deliverLine(deps: Deps, d: DeliveryRow, note: typeof notes.$inferSelect): JobOutcome {
+async function deliverLine(deps: Deps, d: DeliveryRow, note: typeof notes.$inferSelect): Promise<JobOutcome> {
   const line = inboxLine(iso(d.receivedAt), summarise(d.contentType, JSON.parse(d.headers), d.body)) + "\n";
   try {
     appendTo({ deps, principal: inboxPrincipal(note) }, note, line);
@@ -87,7 +87,7 @@ function deliverLine(deps: Deps, d: DeliveryRow, note: typeof notes.$inferSelect
     // A full workspace frees itself in time (stored bodies are pruned, the trash is purged):
     // retried, then dead-lettered.
     if (e instanceof CapExceeded && (e.details as { cap?: string }).cap === "storage") {
-      deps.db.update(inboxDeliveries).set({ lastError: e.message }).where(eq(inboxDeliveries.id, d.id)).run();
+      await deps.db.update(inboxDeliveries).set({ lastError: e.message }).where(eq(inboxDeliveries.id, d.id));
       return { retry: e.message };
     }
     // Anything else waits for the owner (a full stream under retention reject, a locked note, a
@@ -95,10 +95,9 @@ function deliverLine(deps: Deps, d: DeliveryRow, note: typeof notes.$inferSelect
     // at once, with the reason; a replay tries again once the cause is gone.
     return { fail: permanentReason(e) };
   }
-  deps.db
+  await deps.db
     .update(inboxDeliveries)
     .set({ status: "delivered", line: line.trimEnd(), deliveredAt: deps.clock.now(), lastError: null })
-    .where(eq(inboxDeliveries.id, d.id))
-    .run();
+    .where(eq(inboxDeliveries.id, d.id));
   return { ok: true };
 }

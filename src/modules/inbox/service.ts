@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNull, lt, or, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { inboxDeliveries, notes } from "../../db/schema";
 import { commit, type Reply } from "../../db/commit";
@@ -15,6 +15,7 @@ import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertStorage } from "../workspaces/caps";
 import { addStorage, getWorkspace, tierOf } from "../workspaces/repo";
 import { inboxQueue } from "./queue";
+import { storedBytes } from "./storage";
 
 export const INBOX_TOKEN_PREFIX = "inb_";
 /** Payloads a minute one inbox accepts. */
@@ -29,11 +30,11 @@ export async function rotateInbox({ ctx, noteId, baseUrl }: { ctx: Ctx; noteId: 
   requireScope(ctx, "write");
   requireUnpinned(ctx, "manage inboxes");
   const token = INBOX_TOKEN_PREFIX + randomBase62(32);
-  return commit(ctx, 201, () => {
+  return commit(ctx, 201, async () => {
     const note = visibleNote(ctx, noteId);
     if (note.kind !== "stream") throw ValidationFailed.field("id", "not_a_stream", "an inbox appends to a stream; this note is editable");
     writableWorkspace(ctx);
-    ctx.deps.db.update(notes).set({ inboxTokenHash: sha256Hex(token) }).where(eq(notes.id, note.id)).run();
+    await ctx.deps.db.update(notes).set({ inboxTokenHash: sha256Hex(token) }).where(eq(notes.id, note.id));
     return { inbox_url: `${baseUrl}/h/${token}`, token };
   });
 }
@@ -41,20 +42,21 @@ export async function rotateInbox({ ctx, noteId, baseUrl }: { ctx: Ctx; noteId: 
 export async function disableInbox({ ctx, noteId }: { ctx: Ctx; noteId: string }): Promise<Reply<{ id: string; inbox_enabled: false }>> {
   requireScope(ctx, "write");
   requireUnpinned(ctx, "manage inboxes");
-  return commit(ctx, 200, () => {
+  return commit(ctx, 200, async () => {
     const note = visibleNote(ctx, noteId);
-    ctx.deps.db.update(notes).set({ inboxTokenHash: null }).where(eq(notes.id, note.id)).run();
+    await ctx.deps.db.update(notes).set({ inboxTokenHash: null }).where(eq(notes.id, note.id));
     return { id: note.id, inbox_enabled: false as const };
   });
 }
 
 /** The live (not trashed) stream an inbox token opens, if any. */
-function inboxNote(deps: Deps, hash: string): { id: string; workspaceId: string } | undefined {
-  return deps.db
+async function inboxNote(deps: Deps, hash: string): Promise<{ id: string; workspaceId: string } | undefined> {
+  const [note] = await deps.db
     .select({ id: notes.id, workspaceId: notes.workspaceId })
     .from(notes)
     .where(and(eq(notes.inboxTokenHash, hash), isNull(notes.trashedAt)))
-    .get();
+    .limit(1);
+  return note;
 }
 
 /** Counts one payload against `key`; the 429 to answer when it is over `limit`, else null. */
@@ -77,7 +79,7 @@ export async function receive(deps: Deps, token: string, request: Request): Prom
   const inboxKey = `inbox:${hash}`;
   const perInbox = overRate(deps, inboxKey, INBOX_PER_MINUTE, `this inbox accepts ${INBOX_PER_MINUTE} payloads a minute`);
   if (perInbox) throw perInbox;
-  const target = inboxNote(deps, hash);
+  const target = await inboxNote(deps, hash);
   if (!target) throw new NotFound("inbox");
   const perWorkspace = overRate(
     deps,
@@ -96,24 +98,23 @@ export async function receive(deps: Deps, token: string, request: Request): Prom
     const v = request.headers.get(name);
     if (v !== null) headers[name] = v.slice(0, 500);
   }
-  return deps.writer.write(() => {
+  return deps.writer.write(async () => {
     // Again inside the write: the inbox may have been rotated or trashed while the body arrived.
-    const note = inboxNote(deps, hash);
+    const note = await inboxNote(deps, hash);
     if (!note) throw new NotFound("inbox");
     const ws = getWorkspace(deps, note.workspaceId);
     assertStorage(ws, tierOf(deps, ws), body.length);
     const id = newId("ibx");
-    deps.db
+    await deps.db
       .insert(inboxDeliveries)
-      .values({ id, noteId: note.id, receivedAt: deps.clock.now(), contentType: headers["content-type"] ?? null, headers: JSON.stringify(headers), body })
-      .run();
-    addStorage(deps, ws.id, body.length);
+      .values({ id, noteId: note.id, receivedAt: deps.clock.now(), contentType: headers["content-type"] ?? null, headers: JSON.stringify(headers), body });
+    await addStorage(deps, ws.id, body.length);
     inboxQueue.enqueue(deps, { deliveryId: id }, { serialKey: `inbox:${note.id}` });
     return { ok: true as const, id };
   });
 }
 
-export function listInboxDeliveries({
+export async function listInboxDeliveries({
   ctx,
   noteId,
   status,
@@ -130,7 +131,7 @@ export function listInboxDeliveries({
   if (status) conds.push(eq(inboxDeliveries.status, status));
   const where = and(...conds);
   const rows = ctx.deps.db.select().from(inboxDeliveries).where(where).orderBy(desc(inboxDeliveries.receivedAt), desc(inboxDeliveries.id));
-  const { items, total } = paged(ctx.deps.db, { from: inboxDeliveries, where, rows, page });
+  const { items, total } = await paged(ctx.deps.db, { from: inboxDeliveries, where, rows, page });
   return {
     total,
     items: items.map((r) => ({
@@ -151,30 +152,29 @@ export function listInboxDeliveries({
  * Delivered payloads are kept 7 days, dead letters 30 days, then their raw bodies go, and with
  * them the storage they were counted for.
  */
-export function pruneInboxDeliveries(deps: Deps): number {
+export async function pruneInboxDeliveries(deps: Deps): Promise<number> {
   const now = deps.clock.now();
-  const cutoffs: [number, number] = [now - 7 * 86_400_000, now - 30 * 86_400_000];
-  const expired =
-    "(inbox_deliveries.status = 'delivered' AND inbox_deliveries.delivered_at < ?1) OR (inbox_deliveries.status = 'dead' AND inbox_deliveries.received_at < ?2)";
-  const sqlite = deps.db.$client;
-  const freed = sqlite
-    .query<{ workspace_id: string; bytes: number }, [number, number]>(
-      `SELECT notes.workspace_id, sum(length(inbox_deliveries.body)) AS bytes
-       FROM inbox_deliveries JOIN notes ON notes.id = inbox_deliveries.note_id
-       WHERE ${expired} GROUP BY notes.workspace_id`,
-    )
-    .all(...cutoffs);
-  for (const f of freed) addStorage(deps, f.workspace_id, -f.bytes);
-  return sqlite.run(`DELETE FROM inbox_deliveries WHERE ${expired}`, cutoffs).changes;
+  const expired = or(
+    and(eq(inboxDeliveries.status, "delivered"), lt(inboxDeliveries.deliveredAt, now - 7 * 86_400_000)),
+    and(eq(inboxDeliveries.status, "dead"), lt(inboxDeliveries.receivedAt, now - 30 * 86_400_000)),
+  );
+  const freed = await deps.db
+    .select({ workspaceId: notes.workspaceId, bytes: storedBytes })
+    .from(inboxDeliveries)
+    .innerJoin(notes, eq(notes.id, inboxDeliveries.noteId))
+    .where(expired)
+    .groupBy(notes.workspaceId);
+  for (const f of freed) await addStorage(deps, f.workspaceId, -f.bytes);
+  const gone = await deps.db.delete(inboxDeliveries).where(expired).returning({ id: inboxDeliveries.id });
+  return gone.length;
 }
 
 /** A payload of a stream the caller sees (from visibleNote); another stream's is the same 404 as a missing one. */
-function visibleDelivery(ctx: Ctx, note: NoteRow, deliveryId: string): Pick<typeof inboxDeliveries.$inferSelect, "id" | "status"> {
-  const row = ctx.deps.db
+async function visibleDelivery(ctx: Ctx, note: NoteRow, deliveryId: string): Promise<Pick<typeof inboxDeliveries.$inferSelect, "id" | "status">> {
+  const [row] = await ctx.deps.db
     .select({ id: inboxDeliveries.id, status: inboxDeliveries.status })
     .from(inboxDeliveries)
-    .where(and(eq(inboxDeliveries.id, deliveryId), eq(inboxDeliveries.noteId, note.id)))
-    .get();
+    .where(and(eq(inboxDeliveries.id, deliveryId), eq(inboxDeliveries.noteId, note.id)));
   if (!row) throw new NotFound("inbox delivery");
   return row;
 }
@@ -182,11 +182,11 @@ function visibleDelivery(ctx: Ctx, note: NoteRow, deliveryId: string): Pick<type
 /** Re-queues a dead-lettered payload (one click in the dead-letter view). */
 export async function replayDelivery({ ctx, noteId, deliveryId }: { ctx: Ctx; noteId: string; deliveryId: string }) {
   requireScope(ctx, "write");
-  return commit(ctx, 200, () => {
+  return commit(ctx, 200, async () => {
     const note = visibleNote(ctx, noteId);
-    const d = visibleDelivery(ctx, note, deliveryId);
+    const d = await visibleDelivery(ctx, note, deliveryId);
     if (d.status !== "dead") throw new Conflict(`only dead deliveries are replayed; this one is ${d.status}`);
-    ctx.deps.db.update(inboxDeliveries).set({ status: "pending", attempts: 0, lastError: null }).where(eq(inboxDeliveries.id, d.id)).run();
+    await ctx.deps.db.update(inboxDeliveries).set({ status: "pending", attempts: 0, lastError: null }).where(eq(inboxDeliveries.id, d.id));
     inboxQueue.enqueue(ctx.deps, { deliveryId: d.id }, { serialKey: `inbox:${note.id}` });
     return { id: d.id, status: "pending" as const };
   });

@@ -94,26 +94,20 @@ export function toRecord(ctx: Ctx, row: NoteMeta, plainBody?: string): NoteRecor
 }
 
 /** A stream's text is its chunks in append order, concatenated exactly. */
-export function readBody(deps: Deps, row: NoteRow): string {
+export async function readBody(deps: Deps, row: NoteRow): Promise<string> {
   if (row.kind === "editable") return row.body ?? "";
-  const chunks = deps.db
-    .select({ text: noteChunks.text })
-    .from(noteChunks)
-    .where(eq(noteChunks.noteId, row.id))
-    .orderBy(asc(noteChunks.seq))
-    .all();
+  const chunks = await deps.db.select({ text: noteChunks.text }).from(noteChunks).where(eq(noteChunks.noteId, row.id)).orderBy(asc(noteChunks.seq));
   return chunks.map((c) => c.text).join("");
 }
 
 /** The workspace's most recently updated notes, for a note picker (a token is never pinned to a trashed one). */
-export function recentNotes(deps: Deps, workspaceId: string, limit: number) {
+export async function recentNotes(deps: Deps, workspaceId: string, limit: number) {
   return deps.db
     .select({ id: notes.id, title: notes.title, filename: notes.filename, kind: notes.kind })
     .from(notes)
     .where(and(eq(notes.workspaceId, workspaceId), isNull(notes.trashedAt)))
     .orderBy(desc(notes.updatedAt))
-    .limit(limit)
-    .all();
+    .limit(limit);
 }
 
 /**
@@ -163,6 +157,7 @@ export function noteListConds(ctx: Ctx, filter: NoteListFilter): SQL[] {
   if (filter.kind) conds.push(eq(notes.kind, filter.kind));
   if (filter.titleContains) {
     // Without ESCAPE, SQLite's LIKE takes the backslash literally and a typed % or _ as a wildcard.
+    // LIKE ignores ASCII case on SQLite and not on PostgreSQL.
     const pattern = `%${filter.titleContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     conds.push(sql`${notes.title} LIKE ${pattern} ESCAPE '\\'`);
   }
@@ -170,11 +165,11 @@ export function noteListConds(ctx: Ctx, filter: NoteListFilter): SQL[] {
 }
 
 /** One page of notes without bodies, newest change first; `where` narrows further (the board's filters). */
-export function listNoteRows(ctx: Ctx, filter: NoteListFilter & { where?: SQL }, page: Page): { rows: NoteMeta[]; total: number } {
+export async function listNoteRows(ctx: Ctx, filter: NoteListFilter & { where?: SQL }, page: Page): Promise<{ rows: NoteMeta[]; total: number }> {
   const conds = noteListConds(ctx, filter);
   if (filter.where) conds.push(filter.where);
   const where = and(...conds);
   const rows = ctx.deps.db.select(metaColumns).from(notes).where(where).orderBy(desc(notes.updatedAt), desc(notes.id));
-  const { items, total } = paged(ctx.deps.db, { from: notes, where, rows, page });
+  const { items, total } = await paged(ctx.deps.db, { from: notes, where, rows, page });
   return { rows: items, total };
 }

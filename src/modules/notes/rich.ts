@@ -84,15 +84,15 @@ export async function createRichNote({ ctx, title, html, folderId }: { ctx: Ctx;
   const plain = plainProjection(safe);
   const cleanedTitle = cleanTitle(title);
   const { deps } = ctx;
-  return commit(ctx, 201, () => {
+  return commit(ctx, 201, async () => {
     const ws = writableWorkspace(ctx);
-    assertFolderInWorkspace(deps, ws.id, folderId, "folder_id");
+    await assertFolderInWorkspace(deps, ws.id, folderId, "folder_id");
     const { tier, plainBytes } = checkSizes(ctx, safe, plain, 0);
     assertNoteSlots(deps, ws, tier, "rich");
     assertStorage(ws, tier, plainBytes);
     const row = newNoteRow({ workspaceId: ws.id, kind: "editable", format: "rich", title: cleanedTitle, body: plain, richHtml: safe, byteSize: plainBytes, folderId: folderId ?? null }, deps.clock.now());
-    deps.db.insert(notes).values(row).run();
-    addStorage(deps, ws.id, plainBytes);
+    await deps.db.insert(notes).values(row);
+    await addStorage(deps, ws.id, plainBytes);
     return toRecord(ctx, row, plain);
   });
 }
@@ -101,7 +101,7 @@ export async function updateRichNote({ ctx, id, title, html }: { ctx: Ctx; id: s
   requireScope(ctx, "write");
   const { deps } = ctx;
   const safe = html === undefined ? undefined : sanitizeRich(html);
-  return commit(ctx, 200, () => {
+  return commit(ctx, 200, async () => {
     const note = visibleNote(ctx, id);
     if (note.format !== "rich") throw new NoteLocked("this note is plain text; edit its plain_body instead");
     const next: NoteRow = { ...note };
@@ -116,12 +116,12 @@ export async function updateRichNote({ ctx, id, title, html }: { ctx: Ctx; id: s
     }
     const now = deps.clock.now();
     if (next.title !== note.title || next.richHtml !== note.richHtml) {
-      captureBeforeSave(deps, note, now);
+      await captureBeforeSave(deps, note, now);
       next.updatedAt = now;
       next.lastWriteAt = now;
       const { id: _id, ...columns } = next;
-      deps.db.update(notes).set(columns).where(eq(notes.id, note.id)).run();
-      addStorage(deps, note.workspaceId, delta);
+      await deps.db.update(notes).set(columns).where(eq(notes.id, note.id));
+      await addStorage(deps, note.workspaceId, delta);
     }
     return toRecord(ctx, next, next.body ?? "");
   });

@@ -51,17 +51,17 @@ export async function createNote({ ctx, input }: { ctx: Ctx; input: CreateNoteIn
   const { title, body, problems } = validateCreate(input);
   if (problems.length) throw new ValidationFailed(problems);
   const { deps } = ctx;
-  return commit(ctx, 201, () => {
+  return commit(ctx, 201, async () => {
     const ws = writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
-    assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
+    await assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
     const size = byteLength(body);
     assertNoteSlots(deps, ws, tier, "plain");
     assertNoteSize(tier, "plain", size, 0);
     assertStorage(ws, tier, size);
     const row = newEditableRow(ws.id, title, body, input.folder_id ?? null, deps.clock.now());
-    deps.db.insert(notes).values(row).run();
-    addStorage(deps, ws.id, size);
+    await deps.db.insert(notes).values(row);
+    await addStorage(deps, ws.id, size);
     return toRecord(ctx, row, body);
   });
 }
@@ -83,19 +83,19 @@ export async function bulkCreateNotes({ ctx, inputs }: { ctx: Ctx; inputs: Creat
   const problems = checked.flatMap((c) => c.problems);
   if (problems.length) throw new ValidationFailed(problems);
   const { deps } = ctx;
-  return commit(ctx, 201, () => {
+  return commit(ctx, 201, async () => {
     const ws = writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
     if (!tier.bulk) throw new AppError("plan_required", `bulk create is not available on the ${tier.name} plan`);
     const folderProblems: FieldProblem[] = [];
-    checked.forEach(({ input }, index) => {
+    for (const [index, { input }] of checked.entries()) {
       try {
-        assertFolderInWorkspace(deps, ws.id, input.folder_id, `notes.${index}.folder_id`);
+        await assertFolderInWorkspace(deps, ws.id, input.folder_id, `notes.${index}.folder_id`);
       } catch (e) {
         if (!(e instanceof ValidationFailed)) throw e;
         folderProblems.push(...(e.details as FieldProblem[]).map((p) => ({ ...p, index })));
       }
-    });
+    }
     if (folderProblems.length) throw new ValidationFailed(folderProblems);
     let total = 0;
     checked.forEach(({ body }) => {
@@ -106,12 +106,13 @@ export async function bulkCreateNotes({ ctx, inputs }: { ctx: Ctx; inputs: Creat
     assertNoteSlots(deps, ws, tier, "plain", checked.length);
     assertStorage(ws, tier, total);
     const now = deps.clock.now();
-    const records = checked.map(({ input, title, body }) => {
+    const records: NoteRecord[] = [];
+    for (const { input, title, body } of checked) {
       const row = newEditableRow(ws.id, title, body, input.folder_id ?? null, now);
-      deps.db.insert(notes).values(row).run();
-      return toRecord(ctx, row, body);
-    });
-    addStorage(deps, ws.id, total);
+      await deps.db.insert(notes).values(row);
+      records.push(toRecord(ctx, row, body));
+    }
+    await addStorage(deps, ws.id, total);
     return records;
   });
 }
@@ -120,19 +121,19 @@ function newEditableRow(workspaceId: string, title: string, body: string, folder
   return newNoteRow({ workspaceId, kind: "editable", title, body, folderId, byteSize: byteLength(body) }, now);
 }
 
-export function getNote({ ctx, id }: { ctx: Ctx; id: string }): NoteRecord {
+export async function getNote({ ctx, id }: { ctx: Ctx; id: string }): Promise<NoteRecord> {
   requireScope(ctx, "read");
   const row = visibleNote(ctx, id);
-  return toRecord(ctx, row, readBody(ctx.deps, row));
+  return toRecord(ctx, row, await readBody(ctx.deps, row));
 }
 
-export function getNoteByFilename({ ctx, filename }: { ctx: Ctx; filename: string }): NoteRecord {
+export async function getNoteByFilename({ ctx, filename }: { ctx: Ctx; filename: string }): Promise<NoteRecord> {
   requireScope(ctx, "read");
   const row = visibleStream(ctx, filename);
-  return toRecord(ctx, row, readBody(ctx.deps, row));
+  return toRecord(ctx, row, await readBody(ctx.deps, row));
 }
 
-export function listNotes({
+export async function listNotes({
   ctx,
   filter,
   page,
@@ -140,10 +141,10 @@ export function listNotes({
   ctx: Ctx;
   filter: { folderId?: string; kind?: "stream" | "editable" };
   page: Page;
-}): { items: NoteRecord[]; total: number } {
+}): Promise<{ items: NoteRecord[]; total: number }> {
   requireScope(ctx, "read");
   if (filter.folderId !== undefined) assertFolderIdWellFormed(filter.folderId, "folder_id");
-  const { rows, total } = listNoteRows(ctx, filter, page);
+  const { rows, total } = await listNoteRows(ctx, filter, page);
   return { items: rows.map((r) => toRecord(ctx, r)), total };
 }
 
@@ -155,7 +156,7 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
   if (input.plain_body !== undefined) checkText(input.plain_body, "note.plain_body", problems);
   if (problems.length) throw new ValidationFailed(problems);
   const { deps } = ctx;
-  return commit(ctx, 200, () => {
+  return commit(ctx, 200, async () => {
     const note = visibleNote(ctx, id);
     if (input.format !== undefined && input.format !== note.format) {
       throw ValidationFailed.field("note.format", "immutable", "format cannot change; delete the note and create it again");
@@ -169,13 +170,14 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
     }
     const ws = writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
-    assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
+    await assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
     const now = deps.clock.now();
     const next: NoteRow = { ...note };
     if (input.folder_id !== undefined) next.folderId = input.folder_id;
     if (title !== undefined) next.title = title;
     let delta = 0;
-    Object.assign(next, webhookChanges(deps, note, input), deadmanChanges(deps, tier, note, input), retentionChanges(note, input));
+    const webhook = await webhookChanges(deps, note, input);
+    Object.assign(next, webhook, deadmanChanges(deps, tier, note, input), retentionChanges(note, input));
     if (input.plain_body !== undefined) {
       const size = byteLength(input.plain_body);
       assertNoteSize(tier, "plain", size, note.byteSize);
@@ -187,26 +189,26 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
     const contentChanged = next.title !== note.title || next.body !== note.body;
     if (contentChanged) {
       // Streams never snapshot; editable notes keep what they were before this save.
-      if (note.kind === "editable") captureBeforeSave(deps, note, now);
+      if (note.kind === "editable") await captureBeforeSave(deps, note, now);
       next.lastWriteAt = now;
     }
     if (contentChanged || next.folderId !== note.folderId) next.updatedAt = now;
     const { id: _id, ...columns } = next;
-    deps.db.update(notes).set(columns).where(eq(notes.id, note.id)).run();
-    addStorage(deps, ws.id, delta);
-    return toRecord(ctx, next, readBody(deps, next));
+    await deps.db.update(notes).set(columns).where(eq(notes.id, note.id));
+    await addStorage(deps, ws.id, delta);
+    return toRecord(ctx, next, await readBody(deps, next));
   });
 }
 
 export async function deleteNote({ ctx, id }: { ctx: Ctx; id: string }): Promise<Reply<{ id: string; deleted: true }>> {
   requireScope(ctx, "write");
   const { deps } = ctx;
-  return commit(ctx, 200, () => {
+  return commit(ctx, 200, async () => {
     const note = visibleNote(ctx, id);
     writableWorkspace(ctx);
     // To the trash, with its inbox, webhook, alerts and pinned tokens, for a restore; its slot is
     // free at once, its bytes when the purge deletes it (trash.ts).
-    moveToTrash(deps, note.id, deps.clock.now());
+    await moveToTrash(deps, note.id, deps.clock.now());
     return { id: note.id, deleted: true as const };
   });
 }

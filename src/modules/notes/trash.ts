@@ -1,7 +1,7 @@
-import { and, desc, eq, getTableColumns, isNotNull } from "drizzle-orm";
+import { and, desc, eq, getTableColumns, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import { commit, type Reply } from "../../db/commit";
 import { paged } from "../../db/paged";
-import { notes } from "../../db/schema";
+import { notes, tokens } from "../../db/schema";
 import type { Ctx, Deps } from "../../deps";
 import { NotFound } from "../../http/errors";
 import { DAY_MS, iso } from "../../lib/clock";
@@ -29,10 +29,11 @@ const TRASH_MS = TRASH_DAYS * DAY_MS;
 const PURGE_BATCH = 200;
 
 /** Inside a write: nothing is deleted, so a restore finds it all; the filename is free for a new stream. */
-export function moveToTrash(deps: Deps, noteId: string, now: number): void {
-  deps.db.$client
-    .query("UPDATE notes SET trashed_at = ?, trashed_filename = filename, filename = NULL WHERE id = ? AND trashed_at IS NULL")
-    .run(now, noteId);
+export async function moveToTrash(deps: Deps, noteId: string, now: number): Promise<void> {
+  await deps.db
+    .update(notes)
+    .set({ trashedAt: now, trashedFilename: sql`${notes.filename}`, filename: null })
+    .where(and(eq(notes.id, noteId), isNull(notes.trashedAt)));
 }
 
 export type TrashedRow = Pick<NoteRow, "id" | "workspaceId" | "trashedFilename">;
@@ -42,17 +43,26 @@ export type TrashedRow = Pick<NoteRow, "id" | "workspaceId" | "trashedFilename">
  * (then it is reachable by id). An armed dead-man's switch counts from now: the silence of a
  * note nobody could write to is not the stream's.
  */
-export function takeOutOfTrash(deps: Deps, note: TrashedRow, now: number): void {
-  const sqlite = deps.db.$client;
+export async function takeOutOfTrash(deps: Deps, note: TrashedRow, now: number): Promise<void> {
   const name = note.trashedFilename;
-  const taken = name !== null && sqlite.query("SELECT 1 FROM notes WHERE workspace_id = ? AND filename = ?").get(note.workspaceId, name) !== null;
-  sqlite
-    .query(
-      `UPDATE notes SET trashed_at = NULL, filename = ?1, trashed_filename = NULL,
-         deadman_due_at = CASE WHEN deadman_status = 'ok' THEN ?2 + expected_interval_seconds * 1000 ELSE deadman_due_at END
-       WHERE id = ?3`,
-    )
-    .run(taken ? null : name, now, note.id);
+  const [holder] =
+    name === null
+      ? []
+      : await deps.db
+          .select({ id: notes.id })
+          .from(notes)
+          .where(and(eq(notes.workspaceId, note.workspaceId), eq(notes.filename, name)))
+          .limit(1);
+  await deps.db
+    .update(notes)
+    .set({
+      trashedAt: null,
+      filename: holder ? null : name,
+      trashedFilename: null,
+      // In 64 bits: PostgreSQL would multiply the integer column (seconds) in 32.
+      deadmanDueAt: sql`CASE WHEN ${notes.deadmanStatus} = 'ok' THEN CAST(${now} AS BIGINT) + CAST(${notes.expectedIntervalSeconds} AS BIGINT) * 1000 ELSE ${notes.deadmanDueAt} END`,
+    })
+    .where(eq(notes.id, note.id));
 }
 
 const { body: _body, richHtml: _richHtml, ...trashColumns } = getTableColumns(notes);
@@ -69,23 +79,22 @@ function trashRecord(ctx: Ctx, row: TrashRow): TrashedNote {
 }
 
 /** GET /trash: the workspace's trashed notes, most recently trashed first. */
-export function listTrash({ ctx, page }: { ctx: Ctx; page: Page }): { items: TrashedNote[]; total: number } {
+export async function listTrash({ ctx, page }: { ctx: Ctx; page: Page }): Promise<{ items: TrashedNote[]; total: number }> {
   requireScope(ctx, "read");
   requireUnpinned(ctx, "list the trash");
   const where = and(eq(notes.workspaceId, ctx.principal.workspaceId), isNotNull(notes.trashedAt));
   const rows = ctx.deps.db.select(trashColumns).from(notes).where(where).orderBy(desc(notes.trashedAt), desc(notes.id));
-  const { items, total } = paged(ctx.deps.db, { from: notes, where, rows, page });
+  const { items, total } = await paged(ctx.deps.db, { from: notes, where, rows, page });
   return { items: items.map((r) => trashRecord(ctx, r)), total };
 }
 
 /** A note of the caller's trash (a pinned token's own note only); anything else is the same 404. */
-function trashedNote(ctx: Ctx, id: string): Pick<NoteRow, "id" | "workspaceId" | "trashedFilename" | "format" | "byteSize"> {
+async function trashedNote(ctx: Ctx, id: string): Promise<Pick<NoteRow, "id" | "workspaceId" | "trashedFilename" | "format" | "byteSize">> {
   if (!seesNote(ctx.principal, id)) throw new NotFound("note in the trash");
-  const row = ctx.deps.db
+  const [row] = await ctx.deps.db
     .select({ id: notes.id, workspaceId: notes.workspaceId, trashedFilename: notes.trashedFilename, format: notes.format, byteSize: notes.byteSize })
     .from(notes)
-    .where(and(eq(notes.id, id), eq(notes.workspaceId, ctx.principal.workspaceId), isNotNull(notes.trashedAt)))
-    .get();
+    .where(and(eq(notes.id, id), eq(notes.workspaceId, ctx.principal.workspaceId), isNotNull(notes.trashedAt)));
   if (!row) throw new NotFound("note in the trash");
   return row;
 }
@@ -94,16 +103,16 @@ function trashedNote(ctx: Ctx, id: string): Pick<NoteRow, "id" | "workspaceId" |
 export async function restoreNote({ ctx, id }: { ctx: Ctx; id: string }): Promise<Reply<NoteRecord>> {
   requireScope(ctx, "write");
   const { deps } = ctx;
-  return commit(ctx, 200, () => {
-    const note = trashedNote(ctx, id);
+  return commit(ctx, 200, async () => {
+    const note = await trashedNote(ctx, id);
     const ws = assertWritable(getWorkspace(deps, note.workspaceId));
     const tier = tierOf(deps, ws);
     assertNoteSlots(deps, ws, tier, note.format);
     // Its bytes never left the storage count: there is room for them while the workspace is
     // within its cap (a plan with less room may have put it over).
-    const bytes = note.byteSize + inboxBodyBytes(deps, note.id);
+    const bytes = note.byteSize + (await inboxBodyBytes(deps, note.id));
     assertStorage(ws, tier, bytes, ws.storageUsed - bytes);
-    takeOutOfTrash(deps, note, deps.clock.now());
+    await takeOutOfTrash(deps, note, deps.clock.now());
     return toRecord(ctx, visibleNote(ctx, note.id));
   });
 }
@@ -114,19 +123,21 @@ export async function restoreNote({ ctx, id }: { ctx: Ctx; id: string }): Promis
  * their inbox bodies' leave the storage count, and tokens pinned to them are revoked (they would
  * see nothing again, yet hold a place under the plan's token cap).
  */
-export function purgeTrash(deps: Deps): number {
+export async function purgeTrash(deps: Deps): Promise<number> {
   const now = deps.clock.now();
-  const sqlite = deps.db.$client;
-  const due = sqlite
-    .query<{ id: string; workspaceId: string; byteSize: number }, [number, number]>(
-      "SELECT id, workspace_id AS workspaceId, byte_size AS byteSize FROM notes WHERE trashed_at <= ? LIMIT ?",
-    )
-    .all(now - TRASH_MS, PURGE_BATCH);
+  const due = await deps.db
+    .select({ id: notes.id, workspaceId: notes.workspaceId, byteSize: notes.byteSize })
+    .from(notes)
+    .where(lte(notes.trashedAt, now - TRASH_MS))
+    .limit(PURGE_BATCH);
   for (const n of due) {
-    const bytes = n.byteSize + inboxBodyBytes(deps, n.id);
-    sqlite.query("DELETE FROM notes WHERE id = ?").run(n.id);
-    addStorage(deps, n.workspaceId, -bytes);
-    sqlite.query("UPDATE tokens SET revoked_at = ? WHERE note_id = ? AND revoked_at IS NULL").run(now, n.id);
+    const bytes = n.byteSize + (await inboxBodyBytes(deps, n.id));
+    await deps.db.delete(notes).where(eq(notes.id, n.id));
+    await addStorage(deps, n.workspaceId, -bytes);
+    await deps.db
+      .update(tokens)
+      .set({ revokedAt: now })
+      .where(and(eq(tokens.noteId, n.id), isNull(tokens.revokedAt)));
   }
   if (due.length) deps.tokens.clear();
   return due.length;

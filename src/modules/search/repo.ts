@@ -27,6 +27,31 @@ export interface HitFilter {
   folderId: string | null;
 }
 
+/** Marks the index puts around a matched token: Unicode noncharacters, which no text is meant to hold. */
+export const OPEN = "\uFDD0";
+export const CLOSE = "\uFDD1";
+const WORDS = 16;
+
+/** The full-text index's queries: the one place that knows how the database indexes text. */
+export interface SearchIndex {
+  /**
+   * One page of matching notes and how many match in all; `match` is the expression for the
+   * chunks and for the notes' row of titles and bodies (terms.ts).
+   */
+  hits(deps: Deps, match: { chunks: string; notes: string }, filter: HitFilter, page: Page): Promise<{ rows: HitRow[]; total: number }>;
+  /** The best passage of one chunk, matches marked. */
+  chunkSnippet(deps: Deps, match: string, seq: number): Promise<string>;
+  /** The best passage of a note's body, and its title marked, from its row of titles and bodies. */
+  noteSnippets(deps: Deps, match: string, rowid: number): Promise<{ title: string; body: string }>;
+}
+
+/*
+ * SQLite only: everything below is FTS5 (the search_chunks and search_notes tables of
+ * migrations/0013_search.sql, MATCH, bm25(), snippet(), their rowids, a bare column beside min()),
+ * run as SQLite's own SQL on its connection. PostgreSQL gets its own SearchIndex (tsvector and
+ * GIN, docs/SCALING.md) beside this one.
+ */
+
 /**
  * Each note once, at its best match: bm25 over the chunks (a stream's lines) and over the row
  * of titles and bodies, the lowest (best) score of a note's rows kept with where it was (a
@@ -63,41 +88,35 @@ SELECT count(*) AS n FROM best CROSS JOIN notes n ON n.id = best.note_id WHERE $
 
 type Params = [string, string, string, string | null, string | null];
 
-/**
- * One page of matching notes and how many match in all. The total rides on the page's rows
- * (a window count), so the index is read once; only a page past the end counts separately.
- */
-export function searchHits(deps: Deps, match: { chunks: string; notes: string }, filter: HitFilter, page: Page): { rows: HitRow[]; total: number } {
-  const sqlite = deps.db.$client;
-  const params: Params = [match.chunks, match.notes, filter.workspaceId, filter.noteId, filter.folderId];
-  const rows = sqlite.query<HitRow, [...Params, number, number]>(PAGE_SQL).all(...params, page.limit, page.offset);
-  if (rows.length > 0) return { rows, total: rows[0]!.total };
-  const total = page.offset === 0 ? 0 : sqlite.query<{ n: number }, Params>(COUNT_SQL).get(...params)!.n;
-  return { rows, total };
-}
+/** SQLite only: FTS5's index (see above). */
+export const sqliteSearch: SearchIndex = {
+  // The total rides on the page's rows (a window count), so the index is read once; only a page
+  // past the end counts separately.
+  async hits(deps, match, filter, page) {
+    const sqlite = deps.db.$client;
+    const params: Params = [match.chunks, match.notes, filter.workspaceId, filter.noteId, filter.folderId];
+    const rows = sqlite.query<HitRow, [...Params, number, number]>(PAGE_SQL).all(...params, page.limit, page.offset);
+    if (rows.length > 0) return { rows, total: rows[0]!.total };
+    const total = page.offset === 0 ? 0 : sqlite.query<{ n: number }, Params>(COUNT_SQL).get(...params)!.n;
+    return { rows, total };
+  },
 
-/** Marks FTS5 puts around a matched token: Unicode noncharacters, which no text is meant to hold. */
-export const OPEN = "\uFDD0";
-export const CLOSE = "\uFDD1";
-const WORDS = 16;
+  async chunkSnippet(deps, match, seq) {
+    const row = deps.db.$client
+      .query<{ s: string | null }, [string, string, string, number]>(
+        `SELECT snippet(search_chunks, 0, ?1, ?2, '…', ${WORDS}) AS s FROM search_chunks WHERE search_chunks MATCH ?3 AND rowid = ?4`,
+      )
+      .get(OPEN, CLOSE, match, seq);
+    return row?.s ?? "";
+  },
 
-/** The best passage of one chunk, matches marked. */
-export function chunkSnippet(deps: Deps, match: string, seq: number): string {
-  const row = deps.db.$client
-    .query<{ s: string | null }, [string, string, string, number]>(
-      `SELECT snippet(search_chunks, 0, ?1, ?2, '…', ${WORDS}) AS s FROM search_chunks WHERE search_chunks MATCH ?3 AND rowid = ?4`,
-    )
-    .get(OPEN, CLOSE, match, seq);
-  return row?.s ?? "";
-}
-
-/** The best passage of a note's body, and its title marked, from its row of titles and bodies. */
-export function noteSnippets(deps: Deps, match: string, rowid: number): { title: string; body: string } {
-  const row = deps.db.$client
-    .query<{ title: string | null; body: string | null }, [string, string, string, number]>(
-      `SELECT snippet(search_notes, 0, ?1, ?2, '…', ${WORDS}) AS title, snippet(search_notes, 1, ?1, ?2, '…', ${WORDS}) AS body
-         FROM search_notes WHERE search_notes MATCH ?3 AND rowid = ?4`,
-    )
-    .get(OPEN, CLOSE, match, rowid);
-  return { title: row?.title ?? "", body: row?.body ?? "" };
-}
+  async noteSnippets(deps, match, rowid) {
+    const row = deps.db.$client
+      .query<{ title: string | null; body: string | null }, [string, string, string, number]>(
+        `SELECT snippet(search_notes, 0, ?1, ?2, '…', ${WORDS}) AS title, snippet(search_notes, 1, ?1, ?2, '…', ${WORDS}) AS body
+           FROM search_notes WHERE search_notes MATCH ?3 AND rowid = ?4`,
+      )
+      .get(OPEN, CLOSE, match, rowid);
+    return { title: row?.title ?? "", body: row?.body ?? "" };
+  },
+};

@@ -4,15 +4,28 @@ import type { Page } from "../../lib/pagination";
 import { assertFolderIdWellFormed } from "../folders/repo";
 import { requireScope } from "../tokens/service";
 import type { SearchHit, SnippetPart } from "./model";
-import { chunkSnippet, CLOSE, noteSnippets, OPEN, searchHits, Source, type HitRow } from "./repo";
+import { CLOSE, OPEN, Source, sqliteSearch, type HitRow } from "./repo";
 import { matchExpression, searchWords } from "./terms";
+
+/** The full-text index this process searches: SQLite's FTS5 (PostgreSQL's comes beside it). */
+const index = sqliteSearch;
 
 /**
  * Full-text search of the notes the caller sees (a pinned token: its note only), best match
  * first (bm25), each note once with the passage that matched best. The same verb serves
  * GET /search, the search page and MCP's list_notes with a query.
  */
-export function searchNotes({ ctx, q, folderId, page }: { ctx: Ctx; q: string | undefined; folderId?: string; page: Page }): { items: SearchHit[]; total: number } {
+export async function searchNotes({
+  ctx,
+  q,
+  folderId,
+  page,
+}: {
+  ctx: Ctx;
+  q: string | undefined;
+  folderId?: string;
+  page: Page;
+}): Promise<{ items: SearchHit[]; total: number }> {
   requireScope(ctx, "read");
   const words = searchWords(q);
   if (folderId !== undefined) assertFolderIdWellFormed(folderId, "folder_id");
@@ -21,16 +34,18 @@ export function searchNotes({ ctx, q, folderId, page }: { ctx: Ctx; q: string | 
     chunks: matchExpression(words, "text", workspaceId),
     notes: matchExpression(words, "{title body}", workspaceId),
   };
-  const { rows, total } = searchHits(ctx.deps, match, { workspaceId, noteId, folderId: folderId ?? null }, page);
-  return { items: rows.map((r) => toHit(r, snippetOf(ctx, r, match))), total };
+  const { rows, total } = await index.hits(ctx.deps, match, { workspaceId, noteId, folderId: folderId ?? null }, page);
+  const items: SearchHit[] = [];
+  for (const r of rows) items.push(toHit(r, await snippetOf(ctx, r, match)));
+  return { items, total };
 }
 
-function snippetOf(ctx: Ctx, r: HitRow, match: { chunks: string; notes: string }): string {
+async function snippetOf(ctx: Ctx, r: HitRow, match: { chunks: string; notes: string }): Promise<string> {
   if (r.src === Source.Chunk) {
-    const s = chunkSnippet(ctx.deps, match.chunks, r.rid);
+    const s = await index.chunkSnippet(ctx.deps, match.chunks, r.rid);
     if (s.includes(OPEN)) return s;
   } else {
-    const { title, body } = noteSnippets(ctx.deps, match.notes, r.rid);
+    const { title, body } = await index.noteSnippets(ctx.deps, match.notes, r.rid);
     // The body says more than the title, which the hit carries anyway.
     if (body.includes(OPEN)) return body;
     if (title.includes(OPEN)) return title;

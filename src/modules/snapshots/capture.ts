@@ -1,4 +1,4 @@
-import { and, desc, eq, notInArray, sql } from "drizzle-orm";
+import { and, desc, eq, notInArray } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { snapshots } from "../../db/schema";
 import { newId } from "../../lib/ids";
@@ -9,49 +9,61 @@ export const MAX_SNAPSHOTS = 5;
 export const SNAPSHOT_DEBOUNCE_MS = 10 * 60 * 1000;
 
 /**
+ * A note's snapshots, newest first. A note's snapshots have distinct times (captureNow), so the
+ * id only orders rows written before it made sure of that.
+ */
+export const newestFirst = [desc(snapshots.createdAt), desc(snapshots.id)];
+
+/** The note's newest snapshot. */
+function latestSnapshot(deps: Deps, noteId: string) {
+  return deps.db
+    .select({ id: snapshots.id, createdAt: snapshots.createdAt, lastSaveAt: snapshots.lastSaveAt })
+    .from(snapshots)
+    .where(eq(snapshots.noteId, noteId))
+    .orderBy(...newestFirst)
+    .limit(1);
+}
+
+/**
  * Called inside the write that saves an editable note, before the new content lands: keeps the
  * content as it was before this burst of saves. A save within ten minutes of the previous one
  * joins that snapshot instead of taking a new one.
  */
-export function captureBeforeSave(deps: Deps, note: NoteRow, now: number): void {
-  const latest = deps.db
-    .select({ id: snapshots.id, lastSaveAt: snapshots.lastSaveAt })
-    .from(snapshots)
-    .where(eq(snapshots.noteId, note.id))
-    .orderBy(desc(snapshots.createdAt), desc(sql`rowid`))
-    .get();
+export async function captureBeforeSave(deps: Deps, note: NoteRow, now: number): Promise<void> {
+  const [latest] = await latestSnapshot(deps, note.id);
   if (latest && now - latest.lastSaveAt < SNAPSHOT_DEBOUNCE_MS) {
-    deps.db.update(snapshots).set({ lastSaveAt: now }).where(eq(snapshots.id, latest.id)).run();
+    await deps.db.update(snapshots).set({ lastSaveAt: now }).where(eq(snapshots.id, latest.id));
     return;
   }
-  captureNow(deps, note, now);
+  await captureNow(deps, note, now);
 }
 
 /** Captures the note's current content as a fresh snapshot and evicts past the fifth. */
-export function captureNow(deps: Deps, note: NoteRow, now: number): string {
+export async function captureNow(deps: Deps, note: NoteRow, now: number): Promise<string> {
   const id = newId("snap");
-  deps.db
-    .insert(snapshots)
-    .values({
-      id,
-      noteId: note.id,
-      title: note.title,
-      body: note.body ?? "",
-      richHtml: note.richHtml,
-      byteSize: note.byteSize,
-      createdAt: now,
-      lastSaveAt: now,
-    })
-    .run();
-  const keep = deps.db
-    .select({ id: snapshots.id })
-    .from(snapshots)
-    .where(eq(snapshots.noteId, note.id))
-    .orderBy(desc(snapshots.createdAt), desc(sql`rowid`))
-    .limit(MAX_SNAPSHOTS)
-    .all()
-    .map((r) => r.id);
+  // A millisecond after the newest when it was taken in the same one (a restore right after a
+  // save): the newest is the one with the latest time, without relying on the order of insertion.
+  const [latest] = await latestSnapshot(deps, note.id);
+  const createdAt = latest && latest.createdAt >= now ? latest.createdAt + 1 : now;
+  await deps.db.insert(snapshots).values({
+    id,
+    noteId: note.id,
+    title: note.title,
+    body: note.body ?? "",
+    richHtml: note.richHtml,
+    byteSize: note.byteSize,
+    createdAt,
+    lastSaveAt: now,
+  });
+  const keep = (
+    await deps.db
+      .select({ id: snapshots.id })
+      .from(snapshots)
+      .where(eq(snapshots.noteId, note.id))
+      .orderBy(...newestFirst)
+      .limit(MAX_SNAPSHOTS)
+  ).map((r) => r.id);
   // The sixth and older are deleted permanently.
-  deps.db.delete(snapshots).where(and(eq(snapshots.noteId, note.id), notInArray(snapshots.id, keep))).run();
+  await deps.db.delete(snapshots).where(and(eq(snapshots.noteId, note.id), notInArray(snapshots.id, keep)));
   return id;
 }

@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { commit, type Reply } from "../../db/commit";
 import type { Ctx } from "../../deps";
 import { notes, snapshots } from "../../db/schema";
@@ -10,7 +10,7 @@ import { writableWorkspace } from "../notes/service";
 import { requireScope } from "../tokens/service";
 import { assertNoteSize, assertStorage } from "../workspaces/caps";
 import { addStorage, tierOf } from "../workspaces/repo";
-import { captureNow } from "./capture";
+import { captureNow, newestFirst } from "./capture";
 import type { SnapshotRecord } from "./model";
 
 type SnapshotRow = typeof snapshots.$inferSelect;
@@ -27,10 +27,10 @@ function toRecord(row: Omit<SnapshotRow, "body" | "richHtml">, body?: string): S
 }
 
 /** Newest first. Streams have none: they never snapshot. */
-export function listSnapshots({ ctx, noteId }: { ctx: Ctx; noteId: string }): SnapshotRecord[] {
+export async function listSnapshots({ ctx, noteId }: { ctx: Ctx; noteId: string }): Promise<SnapshotRecord[]> {
   requireScope(ctx, "read");
   const note = visibleNote(ctx, noteId);
-  return ctx.deps.db
+  const rows = await ctx.deps.db
     .select({
       id: snapshots.id,
       noteId: snapshots.noteId,
@@ -41,33 +41,39 @@ export function listSnapshots({ ctx, noteId }: { ctx: Ctx; noteId: string }): Sn
     })
     .from(snapshots)
     .where(eq(snapshots.noteId, note.id))
-    .orderBy(desc(snapshots.createdAt), desc(sql`rowid`))
-    .all()
-    .map((r) => toRecord(r));
+    .orderBy(...newestFirst);
+  return rows.map((r) => toRecord(r));
 }
 
 /** A snapshot of a note the caller sees (from visibleNote); another note's snapshot is the same 404 as a missing one. */
-function visibleSnapshot(ctx: Ctx, note: NoteRow, snapshotId: string): SnapshotRow {
-  const row = ctx.deps.db
+async function visibleSnapshot(ctx: Ctx, note: NoteRow, snapshotId: string): Promise<SnapshotRow> {
+  const [row] = await ctx.deps.db
     .select()
     .from(snapshots)
-    .where(and(eq(snapshots.id, snapshotId), eq(snapshots.noteId, note.id)))
-    .get();
+    .where(and(eq(snapshots.id, snapshotId), eq(snapshots.noteId, note.id)));
   if (!row) throw new NotFound("snapshot");
   return row;
 }
 
-export function getSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: string; snapshotId: string }): SnapshotRecord {
+export async function getSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: string; snapshotId: string }): Promise<SnapshotRecord> {
   requireScope(ctx, "read");
-  const row = visibleSnapshot(ctx, visibleNote(ctx, noteId), snapshotId);
+  const row = await visibleSnapshot(ctx, visibleNote(ctx, noteId), snapshotId);
   return toRecord(row, row.body);
 }
 
 /** One snapshot as the browser previews it: a rich note's version with its (sanitised) HTML too. */
-export function previewSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: string; snapshotId: string }): SnapshotRecord & { rich_html: string | null } {
+export async function previewSnapshot({
+  ctx,
+  noteId,
+  snapshotId,
+}: {
+  ctx: Ctx;
+  noteId: string;
+  snapshotId: string;
+}): Promise<SnapshotRecord & { rich_html: string | null }> {
   requireScope(ctx, "read");
   const note = visibleNote(ctx, noteId);
-  const row = visibleSnapshot(ctx, note, snapshotId);
+  const row = await visibleSnapshot(ctx, note, snapshotId);
   return { ...toRecord(row, row.body), rich_html: note.format === "rich" ? row.richHtml : null };
 }
 
@@ -75,9 +81,9 @@ export function previewSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId:
 export async function restoreSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: string; snapshotId: string }): Promise<Reply<NoteRecord>> {
   requireScope(ctx, "write");
   const { deps } = ctx;
-  return commit(ctx, 200, () => {
+  return commit(ctx, 200, async () => {
     const note = visibleNote(ctx, noteId);
-    const snap = visibleSnapshot(ctx, note, snapshotId);
+    const snap = await visibleSnapshot(ctx, note, snapshotId);
     // The API never writes rich notes; the browser (a session) may restore them.
     if (note.format === "rich" && ctx.principal.tokenId !== "session") throw new NoteLocked("rich-text notes are restored in the browser");
     const ws = writableWorkspace(ctx);
@@ -86,13 +92,12 @@ export async function restoreSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; n
     const delta = snap.byteSize - note.byteSize;
     assertStorage(ws, tier, delta);
     const now = deps.clock.now();
-    captureNow(deps, note, now);
-    deps.db
+    await captureNow(deps, note, now);
+    await deps.db
       .update(notes)
       .set({ title: snap.title, body: snap.body, richHtml: note.format === "rich" ? snap.richHtml : note.richHtml, byteSize: snap.byteSize, updatedAt: now, lastWriteAt: now })
-      .where(eq(notes.id, note.id))
-      .run();
-    addStorage(deps, ws.id, delta);
+      .where(eq(notes.id, note.id));
+    await addStorage(deps, ws.id, delta);
     const restored = { ...note, title: snap.title, body: snap.body, byteSize: snap.byteSize, updatedAt: now, lastWriteAt: now };
     return noteRecord(ctx, restored, snap.body);
   });

@@ -10,6 +10,51 @@ interface NoteCounters {
   armed: boolean;
 }
 
+/** A batch's lines to one stream, as one chunk row. */
+export interface OverlayChunk {
+  noteId: string;
+  text: string;
+  at: number;
+}
+
+/** A note's size and write time after the batch; `armed`: it has a dead-man interval (its deadline moves with every write). */
+export interface OverlayNote {
+  id: string;
+  byteSize: number;
+  at: number;
+  armed: boolean;
+}
+
+/** How a database writes a batch's overlay: each database's own statements (SQLite's prepared, PostgreSQL's over arrays). */
+export interface OverlayWrites {
+  apply(chunks: OverlayChunk[], notes: OverlayNote[], storage: [workspaceId: string, delta: number][]): void | Promise<void>;
+}
+
+function sqliteOverlayWrites(sqlite: Database): OverlayWrites {
+  // One row per stream and batch: an INSERT per append was a tenth of an append's time, and
+  // readers only ever concatenate chunks (or split them into lines).
+  const insert = sqlite.query("INSERT INTO note_chunks (note_id, text, at) VALUES (?, ?, ?)");
+  // An armed dead-man's switch gets its next deadline from the same write time. A note without
+  // one skips that column, which spares the deadline index a write per batch (about a tenth of a
+  // commit); should the note have been armed after all, the full form runs.
+  const plain = sqlite.query(
+    "UPDATE notes SET byte_size = ?1, updated_at = ?2, last_write_at = ?2 WHERE id = ?3 AND expected_interval_seconds IS NULL",
+  );
+  const armed = sqlite.query(
+    `UPDATE notes SET byte_size = ?1, updated_at = ?2, last_write_at = ?2,
+       deadman_due_at = CASE WHEN expected_interval_seconds IS NULL THEN deadman_due_at ELSE ?2 + expected_interval_seconds * 1000 END
+     WHERE id = ?3`,
+  );
+  const storage = sqlite.query("UPDATE workspaces SET storage_used = storage_used + ? WHERE id = ?");
+  return {
+    apply(chunks, notes, deltas) {
+      for (const c of chunks) insert.run(c.noteId, c.text, c.at);
+      for (const n of notes) if (n.armed || plain.run(n.byteSize, n.at, n.id).changes === 0) armed.run(n.byteSize, n.at, n.id);
+      for (const [id, delta] of deltas) storage.run(delta, id);
+    },
+  };
+}
+
 /** A workspace's row and its streams by filename, as appends of one batch found them. */
 export interface BatchRows {
   ws: WorkspaceRow;
@@ -45,7 +90,12 @@ export class AppendBatch implements BatchOverlay {
   readonly followers = new LineNotifier();
   private written: string[] = [];
 
-  constructor(private readonly sqlite: Database) {}
+  private readonly writes: OverlayWrites;
+
+  /** `db`: SQLite's database, or the writes of another database (PostgreSQL's, src/db/pg). */
+  constructor(db: Database | OverlayWrites) {
+    this.writes = "query" in db ? sqliteOverlayWrites(db) : db;
+  }
 
   noteSize(noteId: string): number | undefined {
     return this.notes.get(noteId)?.byteSize;
@@ -112,41 +162,26 @@ export class AppendBatch implements BatchOverlay {
   }
 
   /** Writes the lines and the counters to their rows (inside the batch's transaction). */
-  apply(): void {
+  apply(): void | Promise<void> {
+    const chunks: OverlayChunk[] = [];
     if (this.texts.size > 0) {
-      // One row per stream and batch: an INSERT per append was a tenth of an append's time, and
-      // readers only ever concatenate chunks (or split them into lines).
-      const insert = this.sqlite.query("INSERT INTO note_chunks (note_id, text, at) VALUES (?, ?, ?)");
       // The chunk's time is its note's write time in this batch (set by the same appends).
-      for (const [id, lines] of this.texts) {
-        if (lines.length > 0) insert.run(id, lines.length === 1 ? lines[0]! : lines.join(""), this.notes.get(id)?.at ?? Date.now());
-        if (lines.length > 0 && this.followers.size > 0 && this.followers.has(id)) this.written.push(id);
+      for (const [noteId, lines] of this.texts) {
+        if (lines.length === 0) continue;
+        chunks.push({ noteId, text: lines.length === 1 ? lines[0]! : lines.join(""), at: this.notes.get(noteId)?.at ?? Date.now() });
+        if (this.followers.size > 0 && this.followers.has(noteId)) this.written.push(noteId);
       }
       this.texts.clear();
     }
-    if (this.notes.size > 0) {
-      // An armed dead-man's switch gets its next deadline from the same write time. A note
-      // without one skips that column, which spares the deadline index a write per batch (about
-      // a tenth of a commit); should the note have been armed after all, the full form runs.
-      const plain = this.sqlite.query(
-        "UPDATE notes SET byte_size = ?1, updated_at = ?2, last_write_at = ?2 WHERE id = ?3 AND expected_interval_seconds IS NULL",
-      );
-      const armed = this.sqlite.query(
-        `UPDATE notes SET byte_size = ?1, updated_at = ?2, last_write_at = ?2,
-           deadman_due_at = CASE WHEN expected_interval_seconds IS NULL THEN deadman_due_at ELSE ?2 + expected_interval_seconds * 1000 END
-         WHERE id = ?3`,
-      );
-      for (const [id, n] of this.notes) {
-        if (n.armed || plain.run(n.byteSize, n.at, id).changes === 0) armed.run(n.byteSize, n.at, id);
-      }
-      this.notes.clear();
-    }
-    if (this.storage.size > 0) {
-      const update = this.sqlite.query("UPDATE workspaces SET storage_used = storage_used + ? WHERE id = ?");
-      for (const [id, delta] of this.storage) if (delta !== 0) update.run(delta, id);
-      this.storage.clear();
-    }
+    const notes: OverlayNote[] = [];
+    for (const [id, n] of this.notes) notes.push({ id, ...n });
+    this.notes.clear();
+    const storage: [string, number][] = [];
+    for (const [id, delta] of this.storage) if (delta !== 0) storage.push([id, delta]);
+    this.storage.clear();
     this.journal.length = 0;
+    if (chunks.length === 0 && notes.length === 0 && storage.length === 0) return;
+    return this.writes.apply(chunks, notes, storage);
   }
 
   committed(): void {

@@ -76,17 +76,18 @@ function filterWhere(show: BoardFilter, cap: number | null): SQL | undefined {
 export type BoardScope = Pick<NoteListFilter, "folderId" | "titleContains">;
 
 /** One page of the board, newest change first, as the notes list orders it. */
-export function boardRows(ctx: Ctx, scope: BoardScope & { show: BoardFilter }, cap: number | null, page: Page): { rows: NoteMeta[]; total: number } {
+export function boardRows(ctx: Ctx, scope: BoardScope & { show: BoardFilter }, cap: number | null, page: Page): Promise<{ rows: NoteMeta[]; total: number }> {
   return listNoteRows(ctx, { folderId: scope.folderId, titleContains: scope.titleContains, where: filterWhere(scope.show, cap) }, page);
 }
 
 /** How many notes each filter would show, in one pass over the workspace's notes. */
-export function boardCounts(ctx: Ctx, scope: BoardScope, cap: number | null): BoardCounts {
-  const n = (f: BoardFilter) => sql<number>`coalesce(sum(${filterWhere(f, cap)}), 0)`;
-  const r = ctx.deps.db
+export async function boardCounts(ctx: Ctx, scope: BoardScope, cap: number | null): Promise<BoardCounts> {
+  // A condition counted as CASE WHEN: PostgreSQL sums no booleans.
+  const n = (f: BoardFilter) => sql<number>`coalesce(sum(CASE WHEN ${filterWhere(f, cap)} THEN 1 ELSE 0 END), 0)`;
+  const [r] = await ctx.deps.db
     .select({ all: count(), attention: n("attention"), streams: n("streams"), plain: n("plain"), rich: n("rich") })
     .from(notes)
-    .where(and(...noteListConds(ctx, scope)))
-    .get()!;
-  return { all: r.all, attention: Number(r.attention), streams: Number(r.streams), plain: Number(r.plain), rich: Number(r.rich) };
+    .where(and(...noteListConds(ctx, scope)));
+  return { all: r!.all, attention: Number(r!.attention), streams: Number(r!.streams), plain: Number(r!.plain), rich: Number(r!.rich) };
+
 }

@@ -13,7 +13,7 @@ import { validateFilename } from "./service";
  * first append hold: the filename's, a writable workspace, a free note slot. A stream of that name
  * already there is returned as it is. Runs inside a write.
  */
-export function createStream(ctx: Ctx, filename: string): { note: NoteRow; created: boolean } {
+export async function createStream(ctx: Ctx, filename: string): Promise<{ note: NoteRow; created: boolean }> {
   requireScope(ctx, "append");
   requireUnpinned(ctx, "create streams");
   validateFilename(filename);
@@ -23,6 +23,7 @@ export function createStream(ctx: Ctx, filename: string): { note: NoteRow; creat
   const ws = writableWorkspace(ctx);
   assertNoteSlots(deps, ws, tierOf(deps, ws), "plain");
   const note = newNoteRow({ workspaceId: ws.id, kind: "stream", filename, title: filename }, deps.clock.now());
-  deps.db.insert(notes).values(note).run();
+  await deps.db.insert(notes).values(note);
+
   return { note, created: true };
 }

@@ -20,7 +20,7 @@ interface Follow {
 /**
  * The service's open follows (SSE): how many each token holds and in all, the wake-ups of the
  * notes they follow, and one timer that notices lines written by another process (the CLI) from
- * SQLite's data_version, which moves only for other connections' commits.
+ * SQLite's data_version, which moves only for other connections' commits (`sqliteDataVersion`).
  */
 export class Followers {
   /** A comment line this often keeps proxies from closing an idle stream. */
@@ -56,7 +56,7 @@ export class Followers {
     this.open.add(f);
     this.perKey.set(f.key, (this.perKey.get(f.key) ?? 0) + 1);
     if (!this.poll) {
-      this.dataVersion = this.readDataVersion();
+      this.dataVersion = this.sqliteDataVersion();
       this.poll = setInterval(() => this.lookForOtherWriters(), this.recheckMs);
     }
   }
@@ -78,12 +78,17 @@ export class Followers {
     for (const f of [...this.open]) f.close();
   }
 
-  private readDataVersion(): number {
+  /**
+   * SQLite only: PRAGMA data_version, a number that changes when another connection (another
+   * process: the CLI) commits, read on this process's connection. PostgreSQL has no such number;
+   * there, other writers would be heard of by LISTEN/NOTIFY instead.
+   */
+  private sqliteDataVersion(): number {
     return (this.deps.db.$client.query("PRAGMA data_version").get() as { data_version: number }).data_version;
   }
 
   private lookForOtherWriters(): void {
-    const v = this.readDataVersion();
+    const v = this.sqliteDataVersion();
     if (v === this.dataVersion) return;
     this.dataVersion = v;
     this.deps.appendBatch.followers.wakeAll();
@@ -103,13 +108,13 @@ export function followers(deps: Deps): Followers {
  * Where a follow starts: after Last-Event-ID (which wins: a reconnecting EventSource keeps its
  * first URL), after ?cursor=, or after the current last line; `?last=N` sends the newest N first.
  */
-function followStart(deps: Deps, noteId: string, query: LinesQuery, lastEventId: string | null): { from: Position; replay: StreamLine[] } {
+async function followStart(deps: Deps, noteId: string, query: LinesQuery, lastEventId: string | null): Promise<{ from: Position; replay: StreamLine[] }> {
   const read = linesRead(query);
   if (lastEventId !== null) return { from: positionOf(lastEventId, "Last-Event-ID"), replay: [] };
   if ("after" in read) return { from: read.after, replay: [] };
-  if (query.last === undefined) return { from: endOf(deps, noteId), replay: [] };
-  const { lines, next } = lastLines(deps, noteId, read.last);
-  return { from: next ?? endOf(deps, noteId), replay: lines };
+  if (query.last === undefined) return { from: await endOf(deps, noteId), replay: [] };
+  const { lines, next } = await lastLines(deps, noteId, read.last);
+  return { from: next ?? (await endOf(deps, noteId)), replay: lines };
 }
 
 const wantsEvents = (request: Request): boolean => (request.headers.get("accept") ?? "").includes("text/event-stream");
@@ -118,13 +123,26 @@ const wantsEvents = (request: Request): boolean => (request.headers.get("accept"
  * Follows a stream the caller may read, as the request asks (query, Last-Event-ID). `key` is
  * whose slot it takes; `stillAllowed` re-checks the caller at every heartbeat.
  */
-export function followStream(deps: Deps, o: { noteId: string; query: LinesQuery; request: Request; key: string; stillAllowed: () => void }): Response {
-  const start = followStart(deps, o.noteId, o.query, o.request.headers.get("last-event-id"));
+export async function followStream(
+  deps: Deps,
+  o: { noteId: string; query: LinesQuery; request: Request; key: string; stillAllowed: () => void | Promise<void> },
+): Promise<Response> {
+  const start = await followStart(deps, o.noteId, o.query, o.request.headers.get("last-event-id"));
   return followResponse(deps, { key: o.key, noteId: o.noteId, ...start, stillAllowed: o.stillAllowed, signal: o.request.signal });
 }
 
 /** GET /notes/{id}/lines and by filename: a page of lines, or with Accept: text/event-stream, the follow. */
-export function linesOrFollow({ ctx, by, query, request }: { ctx: Ctx; by: { id: string } | { filename: string }; query: LinesQuery; request: Request }): LinesPage | Response {
+export async function linesOrFollow({
+  ctx,
+  by,
+  query,
+  request,
+}: {
+  ctx: Ctx;
+  by: { id: string } | { filename: string };
+  query: LinesQuery;
+  request: Request;
+}): Promise<LinesPage | Response> {
   const note = readableStream(ctx, by);
   if (!wantsEvents(request)) return readLines(ctx.deps, note, linesRead(query));
   const { deps } = ctx;
@@ -135,7 +153,7 @@ export function linesOrFollow({ ctx, by, query, request }: { ctx: Ctx; by: { id:
     request,
     key: `token:${ctx.principal.tokenId}`,
     // A revoked or expired token, or a note deleted or out of reach, ends the follow.
-    stillAllowed: () => void readableStream({ deps, principal: authenticate(deps, authorization) }, { id: note.id }),
+    stillAllowed: async () => void readableStream({ deps, principal: await authenticate(deps, authorization) }, { id: note.id }),
   });
 }
 
@@ -151,8 +169,8 @@ interface FollowOptions {
   from: Position;
   /** Lines sent first (the newest N, with ?last=N). */
   replay: StreamLine[];
-  /** Asked at every heartbeat: throws once the caller may no longer read the note (revoked, deleted). */
-  stillAllowed: () => void;
+  /** Asked at every heartbeat: throws (or rejects) once the caller may no longer read the note (revoked, deleted). */
+  stillAllowed: () => void | Promise<void>;
   /** The request's signal: the follow ends when the client goes. */
   signal: AbortSignal;
 }
@@ -170,6 +188,9 @@ function followResponse(deps: Deps, o: FollowOptions): Response {
   let closed = false;
   let scheduled = false;
   let behind = false;
+  /** A pump is reading; a wake meanwhile sets `again`, and the pump reads once more before it stops. */
+  let pumping = false;
+  let again = false;
 
   const send = (text: string) => {
     try {
@@ -179,32 +200,54 @@ function followResponse(deps: Deps, o: FollowOptions): Response {
       close();
     }
   };
-  // Synchronous from query to enqueue: no write can slip in between, and none is missed after.
-  const pump = () => {
-    scheduled = false;
-    while (!closed) {
-      if ((controller.desiredSize ?? 1) <= 0) {
-        behind = true;
-        return;
-      }
-      const { lines, next } = linesAfter(deps, o.noteId, cursor, MAX_LINES);
-      if (next) cursor = next;
-      if (lines.length) send(lines.map(eventOf).join(""));
-      if (lines.length < MAX_LINES) return;
+  // One pump at a time, reading from the cursor on: a line committed while it reads wakes it
+  // again (`again`), so none is missed, and none is sent twice.
+  const pump = async (): Promise<void> => {
+    if (pumping) {
+      again = true;
+      return;
     }
+    pumping = true;
+    try {
+      do {
+        again = false;
+        while (!closed) {
+          if ((controller.desiredSize ?? 1) <= 0) {
+            behind = true;
+            return;
+          }
+          const { lines, next } = await linesAfter(deps, o.noteId, cursor, MAX_LINES);
+          if (closed) return;
+          if (next) cursor = next;
+          if (lines.length) send(lines.map(eventOf).join(""));
+          if (lines.length < MAX_LINES) break;
+        }
+      } while (again && !closed);
+    } finally {
+      pumping = false;
+    }
+  };
+  const pumpNow = () => {
+    pump().catch((e: unknown) => {
+      console.error(JSON.stringify({ level: "error", msg: "a stream follow could not read its lines", note: o.noteId, error: String((e as Error)?.stack ?? e) }));
+      close();
+    });
   };
   const wake = () => {
     if (scheduled || closed) return;
     scheduled = true;
-    queueMicrotask(pump);
+    queueMicrotask(() => {
+      scheduled = false;
+      pumpNow();
+    });
   };
-  const heartbeat = setInterval(() => {
+  const heartbeat = setInterval(async () => {
     try {
-      o.stillAllowed();
+      await o.stillAllowed();
     } catch {
       return close();
     }
-    send(": heartbeat\n\n");
+    if (!closed) send(": heartbeat\n\n");
   }, registry.heartbeatMs);
   const unwatch = deps.appendBatch.followers.watch(o.noteId, wake);
   const follow: Follow = { key: o.key, close: () => close() };
@@ -229,7 +272,7 @@ function followResponse(deps: Deps, o: FollowOptions): Response {
         controller = c;
         // The comment makes the answer start at once, so a client sees the follow is open.
         send(`: following\nretry: 2000\n\n${o.replay.map(eventOf).join("")}`);
-        pump();
+        pumpNow();
       },
       pull() {
         if (behind) {

@@ -1,4 +1,6 @@
+import { and, asc, eq, gt, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
+import { noteChunks, notes } from "../../db/schema";
 import { ValidationFailed } from "../../http/errors";
 import { logEvent } from "../../http/log";
 import { iso } from "../../lib/clock";
@@ -105,13 +107,12 @@ export function refusedFull(deps: Deps, note: NoteRow): void {
 }
 
 /** Marks the stream full and queues its one mail, unless a spell is on or its retention changed meanwhile. */
-function startFullSpell(deps: Deps, noteId: string, at: number): void {
-  const n = deps.db.$client
-    .query<{ workspaceId: string; title: string; filename: string | null; alertEmail: string | null }, [number, string]>(
-      `UPDATE notes SET full_since = ?1 WHERE id = ?2 AND full_since IS NULL AND retention = 'reject' AND trashed_at IS NULL
-       RETURNING workspace_id AS workspaceId, title, filename, alert_email AS alertEmail`,
-    )
-    .get(at, noteId);
+async function startFullSpell(deps: Deps, noteId: string, at: number): Promise<void> {
+  const [n] = await deps.db
+    .update(notes)
+    .set({ fullSince: at })
+    .where(and(eq(notes.id, noteId), isNull(notes.fullSince), eq(notes.retention, "reject"), isNull(notes.trashedAt)))
+    .returning({ workspaceId: notes.workspaceId, title: notes.title, filename: notes.filename, alertEmail: notes.alertEmail });
   if (!n) return;
   const ws = getWorkspace(deps, n.workspaceId);
   const to = recipient(deps, n);
@@ -146,35 +147,54 @@ export function endFullSpell(deps: Deps, note: NoteRow): void {
  * expired ones first and the first younger chunk ends the scan: the cost is what it removes.
  * A stream that shrinks is no longer full.
  */
-export function expireOldLines(deps: Deps): number {
+export async function expireOldLines(deps: Deps): Promise<number> {
   const now = deps.clock.now();
-  const sqlite = deps.db.$client;
-  const streams = sqlite
-    .query<{ id: string; workspaceId: string; days: number }, []>(
-      "SELECT id, workspace_id AS workspaceId, retention_days AS days FROM notes WHERE retention_days IS NOT NULL AND trashed_at IS NULL",
-    )
-    .all();
-  const scan = sqlite.query<{ seq: number; bytes: number | null }, [number, string]>(
-    // The size is read only for chunks that go: the first one that stays ends the scan unread.
-    "SELECT seq, CASE WHEN at < ?1 THEN length(CAST(text AS BLOB)) END AS bytes FROM note_chunks WHERE note_id = ?2 ORDER BY seq",
-  );
+  const streams = await deps.db
+    .select({ id: notes.id, workspaceId: notes.workspaceId, days: notes.retentionDays })
+    .from(notes)
+    .where(and(isNotNull(notes.retentionDays), isNull(notes.trashedAt)));
   let removed = 0;
   for (const n of streams) {
-    let bytes = 0;
-    let lastSeq = 0;
-    let count = 0;
-    for (const c of scan.iterate(now - n.days * DAY_MS, n.id)) {
-      if (c.bytes === null || removed + count >= SWEEP_CHUNKS) break;
-      bytes += c.bytes;
-      lastSeq = c.seq;
-      count++;
-    }
+    const { bytes, lastSeq, count } = await expiredChunks(deps, n.id, now - n.days! * DAY_MS, SWEEP_CHUNKS - removed);
     if (count === 0) continue;
-    sqlite.query("DELETE FROM note_chunks WHERE note_id = ? AND seq <= ?").run(n.id, lastSeq);
-    sqlite.query("UPDATE notes SET byte_size = byte_size - ?, full_since = NULL WHERE id = ?").run(bytes, n.id);
-    addStorage(deps, n.workspaceId, -bytes);
+    await deps.db.delete(noteChunks).where(and(eq(noteChunks.noteId, n.id), lte(noteChunks.seq, lastSeq)));
+    await deps.db
+      .update(notes)
+      .set({ byteSize: sql`${notes.byteSize} - ${bytes}`, fullSince: null })
+      .where(eq(notes.id, n.id));
+    await addStorage(deps, n.workspaceId, -bytes);
     removed += count;
     if (removed >= SWEEP_CHUNKS) break;
   }
   return removed;
 }
+
+/**
+ * The stream's oldest chunks written before `before`, at most `max`: read in seq order a page at
+ * a time (each twice the last), up to the first chunk that stays. A chunk's size is read only
+ * when it goes (octet_length: its UTF-8 bytes on both databases), so the one that stays ends the
+ * scan unread.
+ */
+async function expiredChunks(deps: Deps, noteId: string, before: number, max: number): Promise<{ bytes: number; lastSeq: number; count: number }> {
+  let bytes = 0;
+  let lastSeq = 0;
+  let count = 0;
+  for (let size = 8; count < max; size *= 2) {
+    const limit = Math.min(size, max - count);
+    const page = await deps.db
+      .select({ seq: noteChunks.seq, bytes: sql<number | null>`CASE WHEN ${noteChunks.at} < ${before} THEN octet_length(${noteChunks.text}) END` })
+      .from(noteChunks)
+      .where(and(eq(noteChunks.noteId, noteId), gt(noteChunks.seq, lastSeq)))
+      .orderBy(asc(noteChunks.seq))
+      .limit(limit);
+    for (const c of page) {
+      if (c.bytes === null || count >= max) return { bytes, lastSeq, count };
+      bytes += Number(c.bytes);
+      lastSeq = c.seq;
+      count++;
+    }
+    if (page.length < limit) break;
+  }
+  return { bytes, lastSeq, count };
+}
+

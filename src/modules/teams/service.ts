@@ -9,30 +9,29 @@ import { findAccountByEmail } from "../accounts/service";
 export const MAX_SEATS = 25;
 export const MIN_SEATS = 2;
 
-export function createTeam(deps: Deps, input: { ownerEmail: string; name: string }): { id: string } {
-  const owner = findAccountByEmail(deps, input.ownerEmail);
+export async function createTeam(deps: Deps, input: { ownerEmail: string; name: string }): Promise<{ id: string }> {
+  const owner = await findAccountByEmail(deps, input.ownerEmail);
   if (!owner) throw new AppError("not_found", `no account with e-mail ${input.ownerEmail}`);
   const name = input.name.trim();
   if (!name || name.length > 80) throw new AppError("bad_request", "team name must be 1 to 80 characters");
   const now = deps.clock.now();
   const id = newId("ws");
-  deps.db.insert(workspaces).values({ id, kind: "team", name, ownerId: owner.id, plan: "team", createdAt: now }).run();
-  deps.db.insert(workspaceMembers).values({ workspaceId: id, accountId: owner.id, role: "owner", createdAt: now }).run();
+  await deps.db.insert(workspaces).values({ id, kind: "team", name, ownerId: owner.id, plan: "team", createdAt: now });
+  await deps.db.insert(workspaceMembers).values({ workspaceId: id, accountId: owner.id, role: "owner", createdAt: now });
   return { id };
 }
 
-export function addTeamMember(deps: Deps, input: { teamId: string; email: string }): { seats: number } {
-  const team = deps.db.select().from(workspaces).where(eq(workspaces.id, input.teamId)).get();
+export async function addTeamMember(deps: Deps, input: { teamId: string; email: string }): Promise<{ seats: number }> {
+  const [team] = await deps.db.select().from(workspaces).where(eq(workspaces.id, input.teamId));
   if (!team || team.kind !== "team") throw new AppError("not_found", `no team with id ${input.teamId}`);
-  const account = findAccountByEmail(deps, input.email);
+  const account = await findAccountByEmail(deps, input.email);
   if (!account) throw new AppError("not_found", `no account with e-mail ${input.email}`);
-  if (isMember(deps, team.id, account.id)) throw new AppError("conflict", `${account.email} is already on team ${team.id}`);
-  const seats = seatCount(deps, team.id);
+  if (await isMember(deps, team.id, account.id)) throw new AppError("conflict", `${account.email} is already on team ${team.id}`);
+  const seats = await seatCount(deps, team.id);
   if (seats >= MAX_SEATS) throw new AppError("conflict", `team ${team.id} has all ${MAX_SEATS} seats taken`);
-  deps.db
+  await deps.db
     .insert(workspaceMembers)
-    .values({ workspaceId: team.id, accountId: account.id, role: "member", createdAt: deps.clock.now() })
-    .run();
+    .values({ workspaceId: team.id, accountId: account.id, role: "member", createdAt: deps.clock.now() });
   return { seats: seats + 1 };
 }
 
@@ -41,27 +40,25 @@ export function addTeamMember(deps: Deps, input: { teamId: string; email: string
  * the seat (they could otherwise go on writing to a team they left); their browser sessions fall
  * back to their personal workspace on the next request (web/session.ts checks membership).
  */
-export function removeTeamMember(deps: Deps, input: { teamId: string; email: string }): { seats: number } {
-  const team = deps.db.select().from(workspaces).where(eq(workspaces.id, input.teamId)).get();
+export async function removeTeamMember(deps: Deps, input: { teamId: string; email: string }): Promise<{ seats: number }> {
+  const [team] = await deps.db.select().from(workspaces).where(eq(workspaces.id, input.teamId));
   if (!team || team.kind !== "team") throw new AppError("not_found", `no team with id ${input.teamId}`);
-  const account = findAccountByEmail(deps, input.email);
-  if (!account || !isMember(deps, team.id, account.id)) throw new AppError("not_found", `${input.email} is not a member of team ${team.id}`);
+  const account = await findAccountByEmail(deps, input.email);
+  if (!account || !(await isMember(deps, team.id, account.id))) throw new AppError("not_found", `${input.email} is not a member of team ${team.id}`);
   if (team.ownerId === account.id) throw new AppError("conflict", `${account.email} owns team ${team.id} and stays on it`);
   const now = deps.clock.now();
-  deps.db.delete(workspaceMembers).where(and(eq(workspaceMembers.workspaceId, team.id), eq(workspaceMembers.accountId, account.id))).run();
-  deps.db
+  await deps.db.delete(workspaceMembers).where(and(eq(workspaceMembers.workspaceId, team.id), eq(workspaceMembers.accountId, account.id)));
+  await deps.db
     .update(tokens)
     .set({ revokedAt: now })
-    .where(and(eq(tokens.workspaceId, team.id), eq(tokens.accountId, account.id), isNull(tokens.revokedAt)))
-    .run();
-  deps.db
+    .where(and(eq(tokens.workspaceId, team.id), eq(tokens.accountId, account.id), isNull(tokens.revokedAt)));
+  await deps.db
     .update(oauthTokens)
     .set({ revokedAt: now })
-    .where(and(eq(oauthTokens.workspaceId, team.id), eq(oauthTokens.accountId, account.id), isNull(oauthTokens.revokedAt)))
-    .run();
+    .where(and(eq(oauthTokens.workspaceId, team.id), eq(oauthTokens.accountId, account.id), isNull(oauthTokens.revokedAt)));
   // Cached principals would keep answering until they expire.
   deps.tokens.clear();
-  return { seats: seatCount(deps, team.id) };
+  return { seats: await seatCount(deps, team.id) };
 }
 
 export interface WorkspaceChoice {
@@ -71,24 +68,24 @@ export interface WorkspaceChoice {
 }
 
 /** The workspaces an account may work in: its personal one first, then its teams by name. */
-export function workspacesOf(deps: Deps, accountId: string): WorkspaceChoice[] {
+export async function workspacesOf(deps: Deps, accountId: string): Promise<WorkspaceChoice[]> {
   return deps.db
     .select({ id: workspaces.id, kind: workspaces.kind, name: workspaces.name })
     .from(workspaceMembers)
     .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
     .where(eq(workspaceMembers.accountId, accountId))
-    .orderBy(asc(workspaces.kind), asc(workspaces.name))
-    .all();
+    .orderBy(asc(workspaces.kind), asc(workspaces.name));
 }
 
-export function isMember(deps: Deps, workspaceId: string, accountId: string): boolean {
-  return !!deps.db
+export async function isMember(deps: Deps, workspaceId: string, accountId: string): Promise<boolean> {
+  const [member] = await deps.db
     .select({ a: workspaceMembers.accountId })
     .from(workspaceMembers)
-    .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.accountId, accountId)))
-    .get();
+    .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.accountId, accountId)));
+  return !!member;
 }
 
-export function seatCount(deps: Deps, workspaceId: string): number {
-  return deps.db.select({ n: count() }).from(workspaceMembers).where(eq(workspaceMembers.workspaceId, workspaceId)).get()!.n;
+export async function seatCount(deps: Deps, workspaceId: string): Promise<number> {
+  const [seats] = await deps.db.select({ n: count() }).from(workspaceMembers).where(eq(workspaceMembers.workspaceId, workspaceId));
+  return seats!.n;
 }

@@ -56,6 +56,11 @@ export class TokenCache {
     return uses;
   }
 
+  /**
+   * SQLite only: PRAGMA data_version (a number that moves when another connection commits), read
+   * synchronously so a cache hit costs no await. PostgreSQL has no such number; its store will need
+   * its own way to hear of another process's token changes.
+   */
   private readVersion(): number {
     return this.versionQuery.get()!.data_version;
   }

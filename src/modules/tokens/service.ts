@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, isNull } from "drizzle-orm";
+import { and, count, desc, eq, gt, isNull, lt, or } from "drizzle-orm";
 import type { Ctx, Deps, Principal, Scope } from "../../deps";
 import { tokens, notes } from "../../db/schema";
 import { AppError, CapExceeded, InsufficientScope, unauthorized } from "../../http/errors";
@@ -31,7 +31,7 @@ export function parseScopes(raw: string): Scope[] {
 }
 
 /** Mints a token and returns its secret, which is never stored and never shown again. */
-export function mintToken(deps: Deps, input: MintInput): { id: string; token: string; expiresAt: number } {
+export async function mintToken(deps: Deps, input: MintInput): Promise<{ id: string; token: string; expiresAt: number }> {
   const days = input.expiresInDays ?? DEFAULT_EXPIRY_DAYS;
   if (!Number.isInteger(days) || days < 1 || days > MAX_EXPIRY_DAYS) {
     throw new AppError("bad_request", `expiry must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS}`);
@@ -39,11 +39,11 @@ export function mintToken(deps: Deps, input: MintInput): { id: string; token: st
   const ws = getWorkspace(deps, input.workspaceId);
   const tier = tierOf(deps, ws);
   if (input.noteId) {
-    const note = deps.db.select({ ws: notes.workspaceId, trashedAt: notes.trashedAt }).from(notes).where(eq(notes.id, input.noteId)).get();
+    const [note] = await deps.db.select({ ws: notes.workspaceId, trashedAt: notes.trashedAt }).from(notes).where(eq(notes.id, input.noteId));
     if (!note || note.ws !== ws.id || note.trashedAt !== null) throw new AppError("not_found", `note ${input.noteId} is not in this workspace`);
   }
   if (tier.tokens !== null) {
-    const used = countActiveTokens(deps, ws.id);
+    const used = await countActiveTokens(deps, ws.id);
     if (used >= tier.tokens) {
       throw new CapExceeded(
         "tokens",
@@ -70,20 +70,19 @@ export function mintToken(deps: Deps, input: MintInput): { id: string; token: st
  * The browser-extension token: one per subscriber, append-only, pinned to one stream, outside
  * the token cap. Minting a new one revokes the previous.
  */
-export function mintExtensionToken(deps: Deps, input: { accountId: string; workspaceId: string; noteId: string }) {
+export async function mintExtensionToken(deps: Deps, input: { accountId: string; workspaceId: string; noteId: string }): Promise<{ id: string; token: string; expiresAt: number }> {
   const ws = getWorkspace(deps, input.workspaceId);
   if (ws.plan === "free" || ws.state !== "active") {
     throw new AppError("plan_required", "the browser-extension token is for active subscribers");
   }
-  const note = deps.db.select().from(notes).where(eq(notes.id, input.noteId)).get();
+  const [note] = await deps.db.select().from(notes).where(eq(notes.id, input.noteId));
   if (!note || note.workspaceId !== ws.id || note.trashedAt !== null) throw new AppError("not_found", `note ${input.noteId} is not in this workspace`);
   if (note.kind !== "stream") throw new AppError("bad_request", "the browser-extension token appends to a stream; that note is editable");
   const now = deps.clock.now();
-  deps.db
+  await deps.db
     .update(tokens)
     .set({ revokedAt: now })
-    .where(and(eq(tokens.accountId, input.accountId), eq(tokens.kind, "extension"), isNull(tokens.revokedAt)))
-    .run();
+    .where(and(eq(tokens.accountId, input.accountId), eq(tokens.kind, "extension"), isNull(tokens.revokedAt)));
   deps.tokens.clear();
   return insertToken(deps, {
     workspaceId: ws.id,
@@ -97,33 +96,30 @@ export function mintExtensionToken(deps: Deps, input: { accountId: string; works
 }
 
 /** Stores a new token's hash and returns the secret, which is never stored and never shown again. */
-function insertToken(
+async function insertToken(
   deps: Deps,
   t: { workspaceId: string; accountId: string; name: string; scopes: string; noteId: string | null; kind: "api" | "extension"; expiresAt: number },
-): { id: string; token: string; expiresAt: number } {
+): Promise<{ id: string; token: string; expiresAt: number }> {
   const secret = newApiToken();
   const id = newId("tok");
-  deps.db
-    .insert(tokens)
-    .values({ id, ...t, tokenHash: sha256Hex(secret), createdAt: deps.clock.now() })
-    .run();
+  await deps.db.insert(tokens).values({ id, ...t, tokenHash: sha256Hex(secret), createdAt: deps.clock.now() });
   return { id, token: secret, expiresAt: t.expiresAt };
 }
 
-export function listTokens(deps: Deps, accountId: string) {
-  return deps.db.select().from(tokens).where(eq(tokens.accountId, accountId)).all();
+export async function listTokens(deps: Deps, accountId: string) {
+  return await deps.db.select().from(tokens).where(eq(tokens.accountId, accountId));
 }
 
 /** The workspace's tokens, newest first, revoked and expired ones included. */
-export function listWorkspaceTokens(deps: Deps, workspaceId: string) {
-  return deps.db.select().from(tokens).where(eq(tokens.workspaceId, workspaceId)).orderBy(desc(tokens.createdAt)).all();
+export async function listWorkspaceTokens(deps: Deps, workspaceId: string) {
+  return await deps.db.select().from(tokens).where(eq(tokens.workspaceId, workspaceId)).orderBy(desc(tokens.createdAt));
 }
 
 /** Revokes one of the workspace's tokens; another workspace's is the same 404 as a missing one. Inside the writer. */
-export function revokeWorkspaceToken(deps: Deps, workspaceId: string, tokenId: string): void {
-  const t = deps.db.select({ id: tokens.id }).from(tokens).where(and(eq(tokens.id, tokenId), eq(tokens.workspaceId, workspaceId))).get();
+export async function revokeWorkspaceToken(deps: Deps, workspaceId: string, tokenId: string): Promise<void> {
+  const [t] = await deps.db.select({ id: tokens.id }).from(tokens).where(and(eq(tokens.id, tokenId), eq(tokens.workspaceId, workspaceId)));
   if (!t) throw new AppError("not_found", "no such token");
-  revokeToken(deps, t.id);
+  await revokeToken(deps, t.id);
 }
 
 
@@ -149,17 +145,21 @@ export function cachedPrincipal(deps: Deps, secret: string): Principal | undefin
 }
 
 /** Writes the tokens' last use (a periodic task). */
-export function flushTokenUse(deps: Deps): number {
+export async function flushTokenUse(deps: Deps): Promise<number> {
   const uses = deps.tokens.takeUses();
-  const update = deps.db.$client.query("UPDATE tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)");
-  for (const [id, at] of uses) update.run(at, id, at);
+  for (const [id, at] of uses) {
+    await deps.db
+      .update(tokens)
+      .set({ lastUsedAt: at })
+      .where(and(eq(tokens.id, id), or(isNull(tokens.lastUsedAt), lt(tokens.lastUsedAt, at))));
+  }
   return uses.size;
 }
 
 /** Resolves a token secret to its principal from the database (and caches it), or throws 401/403. */
-export function lookupPrincipal(deps: Deps, secret: string): Principal {
+export async function lookupPrincipal(deps: Deps, secret: string): Promise<Principal> {
   const hash = sha256Hex(secret);
-  const row = deps.db.select().from(tokens).where(eq(tokens.tokenHash, hash)).get();
+  const [row] = await deps.db.select().from(tokens).where(eq(tokens.tokenHash, hash));
   // The index finds the row; the constant-time comparison keeps the final check free of timing leaks.
   if (!row || !digestsEqual(row.tokenHash, hash)) throw unauthorized("unknown token");
   if (row.revokedAt !== null) throw unauthorized("token revoked");
@@ -197,8 +197,11 @@ export function lookupPrincipal(deps: Deps, secret: string): Principal {
   return principal;
 }
 
-/** Resolves a Bearer header to its principal, or throws 401 (used where no rate limit applies). */
-export function authenticate(deps: Deps, authorization: string | null | undefined): Principal {
+/**
+ * Resolves a Bearer header to its principal, or throws 401 (used where no rate limit applies).
+ * A cached token is answered at once, without a promise; only a lookup is async.
+ */
+export function authenticate(deps: Deps, authorization: string | null | undefined): Principal | Promise<Principal> {
   const secret = bearerSecret(authorization);
   return cachedPrincipal(deps, secret) ?? lookupPrincipal(deps, secret);
 }
@@ -224,17 +227,18 @@ export function requireUnpinned(ctx: Ctx, action: string): void {
   if (ctx.principal.noteId) throw new InsufficientScope(`a token pinned to one note cannot ${action}`);
 }
 
-export function revokeToken(deps: Deps, tokenId: string): void {
-  deps.db.update(tokens).set({ revokedAt: deps.clock.now() }).where(eq(tokens.id, tokenId)).run();
+export async function revokeToken(deps: Deps, tokenId: string): Promise<void> {
+  await deps.db.update(tokens).set({ revokedAt: deps.clock.now() }).where(eq(tokens.id, tokenId));
   deps.tokens.clear();
 }
 
 /** Revokes every token an account minted, in any workspace, after a takeover; returns how many were live. */
-export function revokeAccountTokens(deps: Deps, accountId: string): number {
+export async function revokeAccountTokens(deps: Deps, accountId: string): Promise<number> {
   const now = deps.clock.now();
   const unrevoked = and(eq(tokens.accountId, accountId), isNull(tokens.revokedAt));
-  const live = deps.db.select({ n: count() }).from(tokens).where(and(unrevoked, gt(tokens.expiresAt, now))).get()!.n;
-  deps.db.update(tokens).set({ revokedAt: now }).where(unrevoked).run();
+  const [row] = await deps.db.select({ n: count() }).from(tokens).where(and(unrevoked, gt(tokens.expiresAt, now)));
+  const live = row!.n;
+  await deps.db.update(tokens).set({ revokedAt: now }).where(unrevoked);
   // Cached principals would keep answering until they expire.
   deps.tokens.clear();
   return live;

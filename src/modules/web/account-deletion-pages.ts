@@ -12,12 +12,13 @@ import { field, firstValue, formFields, formProblem, freshForm, refusedForm, ref
 import { limit } from "./limits";
 
 /** Step one offers the export; step two asks for the password and mails the link that deletes. */
-function deletionPage(deps: Deps, s: WebSession, url: URL, form: FormState = freshForm(), status = 200, headers: Record<string, string> = {}): Response {
+async function deletionPage(deps: Deps, s: WebSession, url: URL, form: FormState = freshForm(), status = 200, headers: Record<string, string> = {}): Promise<Response> {
   const personal = s.workspaces.find((w) => w.kind === "personal");
   const ws = personal ? getWorkspace(deps, personal.id) : null;
   // Only a subscription bought at the store bills on; a plan the operator set has nothing to cancel.
   const billed = ws !== null && ws.billingSubscriptionId !== null && ws.state !== "read_only";
-  const teams = sharedTeamsOwned(deps, s.account.id);
+  const teams = await sharedTeamsOwned(deps, s.account.id);
+  const exports = s.workspaceId === personal?.id ? await exportCard(deps, s) : html`<div class="card"><p class="small">Switch to your personal workspace to export its notes first.</p></div>`;
   return page(
     layout({
       title: "Delete your account",
@@ -27,7 +28,7 @@ function deletionPage(deps: Deps, s: WebSession, url: URL, form: FormState = fre
       body: html`<h1>Delete your account</h1>
 <p>Deleting <strong>${s.account.email}</strong> removes every note of your personal workspace with its folders, versions and trash, your API tokens and AI-client grants, webhooks, inboxes and exports, for good. Notes you wrote in teams stay with the team.</p>
 <h2>1. Take your notes with you</h2>
-${s.workspaceId === personal?.id ? exportCard(deps, s) : html`<div class="card"><p class="small">Switch to your personal workspace to export its notes first.</p></div>`}
+${exports}
 <h2>2. Delete the account</h2>
 <div class="card danger-zone">
   ${billed ? html`<p class="small">Your ${ws!.plan} plan is a subscription at the store: deleting the account does not cancel it there. Cancel it first.</p>` : ""}
@@ -45,8 +46,8 @@ ${s.workspaceId === personal?.id ? exportCard(deps, s) : html`<div class="card">
 }
 
 /** The mailed link's page, before sign-in too: what it deletes, and the button that does it. */
-function confirmPage(deps: Deps, request: Request, token: string): Response {
-  const email = pendingDeletion(deps, token)?.email ?? null;
+async function confirmPage(deps: Deps, request: Request, token: string): Promise<Response> {
+  const email = (await pendingDeletion(deps, token))?.email ?? null;
   const csrf = cookieValue(request, FORM_COOKIE) ?? randomBase62(32);
   const body: Html = email
     ? html`<div class="narrow card danger-zone"><h1>Delete ${email}?</h1>
@@ -55,7 +56,7 @@ function confirmPage(deps: Deps, request: Request, token: string): Response {
     <button class="danger" type="submit">Delete my account for good</button></form>
   <p class="small"><a href="/notes">Keep my account</a></p></div>`
     : html`<div class="narrow card"><h1>This link is not valid any more</h1><p>Links to delete an account work once, for one hour. <a href="/settings/delete">Ask for a new one</a>.</p></div>`;
-  return page(layout({ title: "Delete your account", session: loadSession(deps, request), body }), email ? 200 : 400, { "set-cookie": formCookie(deps, csrf) });
+  return page(layout({ title: "Delete your account", session: await loadSession(deps, request), body }), email ? 200 : 400, { "set-cookie": formCookie(deps, csrf) });
 }
 
 /** A refused request: the page again, the message beside the password (never kept) or on top. */

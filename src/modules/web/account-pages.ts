@@ -32,13 +32,21 @@ function meter(used: number, cap: number | null, label: string, format = (n: num
 type AccountForm = "profile" | "email" | "password";
 const ACCOUNT_FIELDS: Record<AccountForm, readonly string[]> = { profile: ["name", "bio"], email: ["email", "password"], password: ["current_password", "new_password"] };
 
-function accountPage(deps: Deps, s: WebSession, url: URL, shown: Partial<Record<AccountForm, FormState>> = {}, status = 200, headers: Record<string, string> = {}): Response {
+async function accountPage(
+  deps: Deps,
+  s: WebSession,
+  url: URL,
+  shown: Partial<Record<AccountForm, FormState>> = {},
+  status = 200,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const profile = shown.profile ?? freshForm({ name: s.account.name, bio: s.account.bio });
   const address = shown.email ?? freshForm();
   const password = shown.password ?? freshForm();
-  const a = describeAccount({ ctx: s.ctx });
+  const a = await describeAccount({ ctx: s.ctx });
   const ws = getWorkspace(deps, s.workspaceId);
-  const errors = listApiErrors({ ctx: s.ctx, page: pageFrom({ limit: 20 }) }).items;
+  const errors = (await listApiErrors({ ctx: s.ctx, page: pageFrom({ limit: 20 }) })).items;
+  const exports = await exportCard(deps, s);
   const canTrial = !ws.trialUsed && ws.state === "active" && !a.api_access;
   const stateText: Record<string, string> = {
     active: ws.plan === "free" ? "free" : "subscribed",
@@ -62,7 +70,7 @@ function accountPage(deps: Deps, s: WebSession, url: URL, shown: Partial<Record<
   ${planSection(deps, s)}
 </div>
 ${usageCard(s)}
-${exportCard(deps, s)}
+${exports}
 <div class="card" id="profile"><h2>Profile</h2><form method="post" action="/settings/profile">${csrfField(s)}${formProblem(profile)}
   ${field("profile", profile, { name: "name", label: "Name", attrs: 'maxlength="80" autocomplete="name"' })}
   ${field("profile", profile, { name: "bio", label: "Bio", type: "textarea", attrs: 'maxlength="500" class="bio"' })}
@@ -111,7 +119,7 @@ const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`
 
 /** A refused account form: the account page again, that form with what was typed (never a password) and its messages. */
 function accountRefused(deps: Deps, form: AccountForm) {
-  return (e: AppError, { s, request, body }: RefusalContext) => {
+  return async (e: AppError, { s, request, body }: RefusalContext) => {
     const status = refusedStatus(e);
     if (status === null || !s) return undefined;
     const { password: _p, current_password: _c, new_password: _n, _csrf, ...values } = typedValues(body);
@@ -183,7 +191,10 @@ export const accountPages = (deps: Deps) =>
     .post(
       "/settings/access/revoke",
       async ({ s }) => {
-        const [apiTokens, grants] = await deps.writer.write((): [number, number] => [revokeAccountTokens(deps, s.account.id), revokeAccountGrants(deps, s.account.id)]);
+        const [apiTokens, grants] = await deps.writer.write(async (): Promise<[number, number]> => [
+          await revokeAccountTokens(deps, s.account.id),
+          await revokeAccountGrants(deps, s.account.id),
+        ]);
         return back("/settings/access", "ok", `Revoked ${counted(apiTokens, "API token")} and ${counted(grants, "AI-client grant")}: they answer 401 from now on.`);
       },
       { session: "form", refused: "/settings/access" },

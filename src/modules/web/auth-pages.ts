@@ -183,7 +183,7 @@ function newPasswordPage(deps: Deps, request: Request, form: FormState, status =
 export const authPages = (deps: Deps) =>
   new Elysia()
     .use(pageMacros(deps))
-    .get("/", ({ request }) => redirect(loadSession(deps, request) ? "/notes" : "/signin"))
+    .get("/", async ({ request }) => redirect((await loadSession(deps, request)) ? "/notes" : "/signin"))
     .get("/signin", ({ request, query }) => signInPage(deps, request, freshForm({ next: query.next ?? "" })))
     .post(
       "/signin",
@@ -204,7 +204,7 @@ export const authPages = (deps: Deps) =>
     )
     .post("/signout", async ({ request, body }) => {
       // The token from the form field only: sign-out is a plain form, never the pages' script.
-      const s = loadSession(deps, request);
+      const s = await loadSession(deps, request);
       if (!s || !csrfMatches(s.csrf, textFields(body)._csrf) || !sameOrigin(deps, request)) throw new FormRefused();
       await destroySession(deps, request);
       return redirect("/signin?ok=" + encodeURIComponent("Signed out."), { "set-cookie": sessionCookie(deps, "", 0) });

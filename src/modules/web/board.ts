@@ -175,23 +175,24 @@ interface BoardData {
   total: number;
 }
 
-function boardData(deps: Deps, s: WebSession, v: BoardView): BoardData {
+async function boardData(deps: Deps, s: WebSession, v: BoardView): Promise<BoardData> {
   const cap = streamCap(deps, s);
   const scope = { folderId: v.folder ?? undefined, titleContains: v.q };
-  const { rows, total } = boardRows(s.ctx, { ...scope, show: v.show }, cap, { limit: BOARD_PAGE_SIZE, offset: (v.pageNo - 1) * BOARD_PAGE_SIZE });
-  return { rows: rows.map((n) => boardRow(n, cap)), counts: boardCounts(s.ctx, scope, cap), total };
+  const { rows, total } = await boardRows(s.ctx, { ...scope, show: v.show }, cap, { limit: BOARD_PAGE_SIZE, offset: (v.pageNo - 1) * BOARD_PAGE_SIZE });
+  return { rows: rows.map((n) => boardRow(n, cap)), counts: await boardCounts(s.ctx, scope, cap), total };
 }
 
 /** GET /notes/board.json: the rows the list's view shows now, with the filters' counts, for the page's script. */
-export function boardJson(deps: Deps, s: WebSession, url: URL): Response {
-  const { rows, counts } = boardData(deps, s, boardView(url));
+export async function boardJson(deps: Deps, s: WebSession, url: URL): Promise<Response> {
+  const { rows, counts } = await boardData(deps, s, boardView(url));
   return Response.json({ rows, counts }, { headers: { "cache-control": "no-store" } });
 }
 
 /** The h1, the filters and the rows, for the notes list page (which keeps the search and new-note forms). */
-export function board(deps: Deps, s: WebSession, v: BoardView): { heading: Html; filters: Html; list: Html; pager: Html | "" } {
-  const { rows, counts, total } = boardData(deps, s, v);
-  const folderName = v.folder ? folderNames(deps, s.workspaceId).find((f) => f.id === v.folder)?.name : undefined;
+export async function board(deps: Deps, s: WebSession, v: BoardView): Promise<{ heading: Html; filters: Html; list: Html; pager: Html | "" }> {
+  const { rows, counts, total } = await boardData(deps, s, v);
+  const folderName = v.folder ? (await folderNames(deps, s.workspaceId)).find((f) => f.id === v.folder)?.name : undefined;
+
   const pages = Math.max(1, Math.ceil(total / BOARD_PAGE_SIZE));
   const filters = html`<nav class="filters" aria-label="Show">${(Object.keys(FILTER_LABELS) as BoardFilter[]).map((f) => {
     const on = f === v.show;

@@ -20,8 +20,8 @@ function appCell(g: Grant): Html {
   }`;
 }
 
-function appsPage(deps: Deps, s: WebSession, url: URL): Response {
-  const grants = listGrants(deps, s.account.id);
+async function appsPage(deps: Deps, s: WebSession, url: URL): Promise<Response> {
+  const grants = await listGrants(deps, s.account.id);
   const teams = new Map(s.workspaces.filter((w) => w.kind === "team").map((w) => [w.id, w.name]));
   return page(
     layout({

@@ -13,8 +13,8 @@ const exportGone: RefusalPage = (_, { s }) =>
   page(layout({ title: "Not found", session: s, body: html`<div class="card"><h1>Not found</h1><p>This export does not exist or its link has expired. <a href="/settings">Request a new one</a>.</p></div>` }), 404);
 
 /** The account page's export card: the button, and the latest exports (cards on a phone), each ready one with its download. */
-export function exportCard(deps: Deps, s: WebSession): Html {
-  const rows = recentExports(deps, s.workspaceId, 5);
+export async function exportCard(deps: Deps, s: WebSession): Promise<Html> {
+  const rows = await recentExports(deps, s.workspaceId, 5);
   const now = deps.clock.now();
   const names = distinct(
     rows.map((e) => `Download the export requested ${iso(e.createdAt).replace("T", " ").slice(0, 16)} UTC`),
@@ -52,8 +52,8 @@ export const exportPages = (deps: Deps) =>
     )
     .get(
       "/exports/:id/download",
-      ({ s, params }) => {
-        const file = exportFile({ ctx: s.ctx, id: params.id });
+      async ({ s, params }) => {
+        const file = await exportFile({ ctx: s.ctx, id: params.id });
         return new Response(Bun.file(file.path), { headers: { "content-type": "application/zip", "content-disposition": `attachment; filename="${file.name}"` } });
       },
       { session: "page", refused: exportGone },

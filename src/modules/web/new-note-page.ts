@@ -27,7 +27,7 @@ const valuesOf = (fields: Record<string, string | undefined>): NewNote => ({
  * "Untitled" note behind, using one of the plan's note slots. A refusal shows the form again
  * with what was typed and the message beside the title (or above the form when it is not the title's).
  */
-function newNoteForm(deps: Deps, s: WebSession, v: NewNote, problem: { title?: string; other?: string } = {}, status = 200): Response {
+async function newNoteForm(deps: Deps, s: WebSession, v: NewNote, problem: { title?: string; other?: string } = {}, status = 200): Promise<Response> {
   const choice = (value: NewNote["format"], label: string, hint: string) =>
     html`<label class="check"><input type="radio" name="format" value="${value}" ${v.format === value ? raw("checked") : ""}> <span>${label} <span class="muted small">${hint}</span></span></label>`;
   return page(
@@ -36,7 +36,7 @@ function newNoteForm(deps: Deps, s: WebSession, v: NewNote, problem: { title?: s
       session: s,
       active: "notes",
       flash: { error: problem.other },
-      body: html`<div class="shell">${sidebar(deps, s, v.folderId)}<div><div class="card narrow-form">
+      body: html`<div class="shell">${await sidebar(deps, s, v.folderId)}<div><div class="card narrow-form">
   <h1>New note</h1>
   <form method="post" action="/notes/create" novalidate>${csrfField(s)}
     <label><span>Title</span><input type="text" id="new-title" name="title" value="${v.title}" maxlength="200" required autofocus ${
@@ -47,7 +47,7 @@ function newNoteForm(deps: Deps, s: WebSession, v: NewNote, problem: { title?: s
       ${choice("plain", "Plain text", "(readable and writable over the API)")}
       ${choice("rich", "Rich text", "(bold, lists, links; downloads as DOCX and PDF; the API reads its text)")}
     </fieldset>
-    <label><span>Folder</span><select name="folder_id">${folderOptions(deps, s, v.folderId)}</select></label>
+    <label><span>Folder</span><select name="folder_id">${await folderOptions(deps, s, v.folderId)}</select></label>
     <div class="row"><button class="primary">Create note</button><a href="${v.folderId ? `/notes?folder=${v.folderId}` : "/notes"}">Cancel</a></div>
   </form>
 </div></div></div>`,

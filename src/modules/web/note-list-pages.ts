@@ -14,17 +14,17 @@ import { sidebar } from "./note-parts";
 const PAGE_SIZE = 25;
 
 /** The notes list: a status board of the streams beside the editable notes (src/modules/web/board.ts). */
-function listPage(deps: Deps, s: WebSession, url: URL): Response {
+async function listPage(deps: Deps, s: WebSession, url: URL): Promise<Response> {
   const view = boardView(url);
   const { folder, q } = view;
-  const b = board(deps, s, view);
+  const b = await board(deps, s, view);
   return page(
     layout({
       title: "Notes",
       session: s,
       active: "notes",
       flash: flashFrom(url),
-      body: html`<div class="shell">${sidebar(deps, s, folder)}<div>
+      body: html`<div class="shell">${await sidebar(deps, s, folder)}<div>
   ${b.heading}
   <div class="row spread mb14">
     <form method="get" action="/search" class="row grow">${folder ? html`<input type="hidden" name="folder" value="${folder}">` : ""}<input type="search" name="q" value="${q}" placeholder="Search titles and text" aria-label="Search titles and text"><button>Search</button></form>
@@ -38,9 +38,9 @@ function listPage(deps: Deps, s: WebSession, url: URL): Response {
   );
 }
 
-function trashPage(deps: Deps, s: WebSession, url: URL): Response {
+async function trashPage(deps: Deps, s: WebSession, url: URL): Promise<Response> {
   const pageNo = pageNumber(url.searchParams.get("page"));
-  const { items, total } = listTrash({ ctx: s.ctx, page: { limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE } });
+  const { items, total } = await listTrash({ ctx: s.ctx, page: { limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE } });
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
   const link = (p: number) => `/trash?page=${p}`;
   return page(
@@ -49,7 +49,7 @@ function trashPage(deps: Deps, s: WebSession, url: URL): Response {
       session: s,
       active: "notes",
       flash: flashFrom(url),
-      body: html`<div class="shell">${sidebar(deps, s, "trash")}<div>
+      body: html`<div class="shell">${await sidebar(deps, s, "trash")}<div>
   <div class="card">
   <h1>Trash</h1>
   <p class="muted small">Deleted notes (and notes over the free plan's cap after a trial) stay here for ${TRASH_DAYS} days, still counted in your storage, then they are deleted for good. A restored stream keeps its inbox URL, webhook, alerts and the tokens pinned to it.</p>

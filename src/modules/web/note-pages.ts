@@ -51,23 +51,23 @@ function saveBodyProblems(checker: ReturnType<typeof saveBodyChecker>, body: unk
   return new ValidationFailed([...byField.values()]);
 }
 
-function notePage(deps: Deps, s: WebSession, note: NoteRow, url: URL): Response {
+async function notePage(deps: Deps, s: WebSession, note: NoteRow, url: URL): Promise<Response> {
   const actions = html`<div class="row">
-    <form method="post" action="/notes/${note.id}/move" class="row">${csrfField(s)}<select name="folder_id" aria-label="Folder">${folderOptions(deps, s, note.folderId)}</select><button>Move</button></form>
+    <form method="post" action="/notes/${note.id}/move" class="row">${csrfField(s)}<select name="folder_id" aria-label="Folder">${await folderOptions(deps, s, note.folderId)}</select><button>Move</button></form>
     <a class="button" href="/notes/${note.id}/download/txt">TXT</a>
     ${note.format === "rich" ? html`<a class="button" href="/notes/${note.id}/download/docx">DOCX</a><a class="button" href="/notes/${note.id}/download/pdf">PDF</a>` : ""}
     ${note.kind === "stream" ? html`<a class="button" href="/notes/${note.id}/settings">Webhook, inbox, alerts</a>` : ""}
     <form method="post" action="/notes/${note.id}/delete" data-confirm="Move this note to the trash? You can restore it from Trash for ${TRASH_DAYS} days.">${csrfField(s)}<button class="danger">Delete</button></form>
   </div>`;
-  const main = note.kind === "stream" ? streamView(deps, note) : note.format === "rich" ? richEditor(note) : plainEditor(s, note);
-  const history = note.kind === "editable" ? versionsCard(s, note, listSnapshots({ ctx: s.ctx, noteId: note.id })) : "";
+  const main = note.kind === "stream" ? await streamView(deps, note) : note.format === "rich" ? richEditor(note) : plainEditor(s, note);
+  const history = note.kind === "editable" ? versionsCard(s, note, await listSnapshots({ ctx: s.ctx, noteId: note.id })) : "";
   return page(
     layout({
       title: note.title,
       session: s,
       active: "notes",
       flash: flashFrom(url),
-      body: html`<div class="shell">${sidebar(deps, s, note.folderId)}<div>${actions}<div class="gap"></div>${main}${history}</div></div>`,
+      body: html`<div class="shell">${await sidebar(deps, s, note.folderId)}<div>${actions}<div class="gap"></div>${main}${history}</div></div>`,
     }),
   );
 }
@@ -107,8 +107,8 @@ export const notePages = (deps: Deps) => {
           query: { cursor: query.cursor },
           request,
           key: `browser:${s.account.id}`,
-          stillAllowed: () => {
-            const again = loadSession(deps, request);
+          stillAllowed: async () => {
+            const again = await loadSession(deps, request);
             if (!again) throw new AppError("unauthorized", "signed out");
             readableStream(again.ctx, { id: note.id });
           },
@@ -127,9 +127,9 @@ export const notePages = (deps: Deps) => {
       async ({ params, body, request }) => {
         // A session that ended is told apart from a refused form: the editor keeps the text and
         // offers to sign in (a bare 401); a form without the script goes to sign-in and back.
-        if (!loadSession(deps, request)) throw new SignInRequired(sentJson(request) ? null : `/notes/${params.id}`);
+        if (!(await loadSession(deps, request))) throw new SignInRequired(sentJson(request) ? null : `/notes/${params.id}`);
         // The token from the header or, for a page that is closing (a beacon sets no header), the body's _csrf.
-        const s = requireForm(deps, request, body);
+        const s = await requireForm(deps, request, body);
         const b = textFields(body) as { title?: string; plain_body?: string; html?: string };
         if (!saveBody.Check(b)) throw saveBodyProblems(saveBody, b);
         limit(deps, "savesPerAccount", s.account.id);
@@ -165,7 +165,7 @@ export const notePages = (deps: Deps) => {
         limit(deps, "downloadsPerAccount", s.account.id);
         const name = (note.filename ?? note.title).replace(/[^\w.\- ]+/g, "_").slice(0, 80) || "note";
         const disposition = (ext: string) => `attachment; filename="${name.replace(/\.txt$/, "")}.${ext}"`;
-        const text = readBody(deps, note);
+        const text = await readBody(deps, note);
         if (params.ext === "txt") return new Response(text, { headers: { "content-type": "text/plain; charset=utf-8", "content-disposition": disposition("txt") } });
         if (note.format !== "rich") return noteNotFound(s);
         // The DOCX and PDF libraries load on the first such download.

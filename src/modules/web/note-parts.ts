@@ -9,8 +9,8 @@ import type { NoteRow } from "../notes/repo";
  * What the note list, a note's page and the trash show: the folder sidebar (`activeFolder`:
  * null for all notes, "trash" for the trash), and a note's badges.
  */
-export function sidebar(deps: Deps, s: WebSession, activeFolder: string | null): Html {
-  const rows = foldersWithNoteCounts(deps, s.workspaceId);
+export async function sidebar(deps: Deps, s: WebSession, activeFolder: string | null): Promise<Html> {
+  const rows = await foldersWithNoteCounts(deps, s.workspaceId);
   return html`<aside class="side">
   <h3>Folders</h3>
   <ul>
@@ -41,8 +41,8 @@ export function fullBadge(n: Pick<NoteRow, "fullSince">): Html | "" {
 }
 
 /** A folder picker's options: no folder, then the workspace's folders, `selected` chosen. */
-export function folderOptions(deps: Deps, s: WebSession, selected: string | null): Html {
-  const rows = folderNames(deps, s.workspaceId);
+export async function folderOptions(deps: Deps, s: WebSession, selected: string | null): Promise<Html> {
+  const rows = await folderNames(deps, s.workspaceId);
   return html`<option value="">No folder</option>${rows.map((f) => html`<option value="${f.id}" ${f.id === selected ? raw("selected") : ""}>${f.name}</option>`)}`;
 }
 

@@ -76,8 +76,9 @@ export function richEditor(note: NoteRow): Html {
 /** A line's time travels with it (data-at); the script shows it, in the browser's time zone, when asked. */
 const line = (l: { text: string; at: string }) => html`<span class="ln" data-at="${l.at}">${l.text}\n</span>`;
 
-export function streamView(deps: Deps, note: NoteRow): Html {
-  const tail = newestLines(deps, note.id, TAIL_BYTES);
+export async function streamView(deps: Deps, note: NoteRow): Promise<Html> {
+  const tail = await newestLines(deps, note.id, TAIL_BYTES);
+  const last = tail.lines.at(-1)?.cursor ?? cursorOf(await endOf(deps, note.id));
   // The follow starts after the last line shown, so a line appended meanwhile still arrives.
   return html`<div class="card">
       <div class="row spread"><h1>${note.title}</h1>${kindBadge(note)}</div>
@@ -85,7 +86,7 @@ export function streamView(deps: Deps, note: NoteRow): Html {
         tail.truncated ? html` · showing the newest ${bytes(TAIL_BYTES)}, <a href="/notes/${note.id}/download/txt">download it all</a>` : ""
       }</p>
       <div class="row spread small mb10"><span class="live" id="live-state" role="status" hidden>Connecting…</span><label class="check" id="times-toggle" hidden><input type="checkbox" id="show-times"> Show times</label></div>
-      <pre class="stream" data-tail="/notes/${note.id}/events" data-cursor="${tail.lines.at(-1)?.cursor ?? cursorOf(endOf(deps, note.id))}">${tail.lines.map(line)}</pre>
+      <pre class="stream" data-tail="/notes/${note.id}/events" data-cursor="${last}">${tail.lines.map(line)}</pre>
       <p class="status">New lines appear here as they arrive.</p>
     </div>`;
 }

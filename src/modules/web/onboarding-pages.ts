@@ -67,7 +67,7 @@ function snippet(id: string, label: string, text: string, hint?: Html): Html {
 
 const line = (l: { text: string; at: string }) => html`<span class="ln" data-at="${l.at}">${l.text}\n</span>`;
 
-function codePage(deps: Deps, s: WebSession, request: Request): Response {
+async function codePage(deps: Deps, s: WebSession, request: Request): Promise<Response> {
   const url = new URL(request.url);
   const noteId = url.searchParams.get("stream") ?? "";
   let note;
@@ -83,7 +83,8 @@ function codePage(deps: Deps, s: WebSession, request: Request): Response {
   const origin = publicOrigin(deps, request);
   const ws = getWorkspace(deps, s.workspaceId);
   const tier = tierOf(deps, ws);
-  const tail = newestLines(deps, note.id, 16 * 1024);
+  const tail = await newestLines(deps, note.id, 16 * 1024);
+  const end = tail.lines.at(-1)?.cursor ?? cursorOf(await endOf(deps, note.id));
   const filename = note.filename;
   const mcp = JSON.stringify(
     { mcpServers: { notestream: { command: "notestream", args: ["mcp"], env: { NOTESTREAM_URL: origin, NOTESTREAM_TOKEN: shownToken } } } },
@@ -113,7 +114,7 @@ ${snippet(
 </div>
 <div class="card first-line"><h2>Your stream</h2>
 <div class="row spread small mb10"><span class="live" id="live-state" role="status" hidden>Connecting…</span><a href="/notes/${note.id}">Open <code>${filename}</code></a></div>
-<pre class="stream" data-tail="/notes/${note.id}/events" data-cursor="${tail.lines.at(-1)?.cursor ?? cursorOf(endOf(deps, note.id))}" aria-live="polite">${tail.lines.map(line)}</pre>
+<pre class="stream" data-tail="/notes/${note.id}/events" data-cursor="${end}" aria-live="polite">${tail.lines.map(line)}</pre>
 <p class="waiting status">Waiting for your first line: run one of the commands above, it shows up here.</p>
 <p class="arrived" role="status">It arrived. <a href="/notes/${note.id}">Open the stream</a> or <a href="/notes">go to your notes</a>.</p>
 </div></div>`,

@@ -39,10 +39,10 @@ function searchForm(q: string, folder: { id: string; name: string } | null, prob
 </form>`;
 }
 
-function results(s: WebSession, q: string, folder: string | null, folders: Map<string, string>, pageNo: number): { body: Html; problem: string | null } {
+async function results(s: WebSession, q: string, folder: string | null, folders: Map<string, string>, pageNo: number): Promise<{ body: Html; problem: string | null }> {
   let found: { items: SearchHit[]; total: number };
   try {
-    found = searchNotes({ ctx: s.ctx, q, folderId: folder ?? undefined, page: { limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE } });
+    found = await searchNotes({ ctx: s.ctx, q, folderId: folder ?? undefined, page: { limit: PAGE_SIZE, offset: (pageNo - 1) * PAGE_SIZE } });
   } catch (e) {
     // What was typed is refused (too long, no word in it): the form says why, beside the field.
     if (e instanceof AppError && e.status === 400) {
@@ -68,21 +68,21 @@ function results(s: WebSession, q: string, folder: string | null, folders: Map<s
   return { body, problem: null };
 }
 
-function searchPage(deps: Deps, s: WebSession, url: URL): Response {
+async function searchPage(deps: Deps, s: WebSession, url: URL): Promise<Response> {
   const q = url.searchParams.get("q") ?? "";
   const asked = url.searchParams.has("q");
-  const folders = new Map(folderNames(deps, s.workspaceId).map((f) => [f.id, f.name]));
+  const folders = new Map((await folderNames(deps, s.workspaceId)).map((f) => [f.id, f.name]));
   // The notes list's box sends its folder along; one that is not this workspace's is no filter.
   const folderId = url.searchParams.get("folder");
   const folder = folderId && folders.has(folderId) ? { id: folderId, name: folders.get(folderId)! } : null;
-  const { body, problem } = asked ? results(s, q, folder?.id ?? null, folders, pageNumber(url.searchParams.get("page"))) : { body: html``, problem: null };
+  const { body, problem } = asked ? await results(s, q, folder?.id ?? null, folders, pageNumber(url.searchParams.get("page"))) : { body: html``, problem: null };
   return page(
     layout({
       title: q.trim() ? `Search: ${q.trim()}` : "Search",
       session: s,
       active: "notes",
       flash: flashFrom(url),
-      body: html`<div class="shell">${sidebar(deps, s, folder?.id ?? "search")}<div>
+      body: html`<div class="shell">${await sidebar(deps, s, folder?.id ?? "search")}<div>
   <div class="card">
   <h1>Search</h1>
   ${searchForm(q, folder, problem)}

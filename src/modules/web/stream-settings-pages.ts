@@ -49,7 +49,7 @@ interface View {
 
 const settingsPath = (id: string) => `/notes/${id}/settings`;
 
-function streamSettingsPage(deps: Deps, s: WebSession, noteId: string, view: View, status = 200, headers: Record<string, string> = {}): Response {
+async function streamSettingsPage(deps: Deps, s: WebSession, noteId: string, view: View, status = 200, headers: Record<string, string> = {}): Promise<Response> {
   const note = visibleNote(s.ctx, noteId);
   if (note.kind !== "stream") return redirect(`/notes/${note.id}`);
   const inboxUrl = view.flash.secret?.kind === "inbox-url" ? view.flash.secret.value : null;
@@ -62,8 +62,8 @@ function streamSettingsPage(deps: Deps, s: WebSession, noteId: string, view: Vie
       body: html`<p><a href="/notes/${note.id}">← ${note.title}</a></p><h1>Webhook, inbox and alerts</h1>${
         inboxUrl ? secretCard("inbox-url", "Inbox URL", inboxUrl, "Give this URL to the sender. It is shown only this once; anyone with it can add lines.") : ""
       }
-${webhookCard(s, note, view.form)}
-${inboxCard(s, note, view.form)}
+${await webhookCard(s, note, view.form)}
+${await inboxCard(s, note, view.form)}
 ${retentionCard(s, note, view.form)}
 ${deadmanCard(deps, s, note, view.form)}`,
     }),
@@ -72,8 +72,8 @@ ${deadmanCard(deps, s, note, view.form)}`,
   );
 }
 
-function webhookCard(s: WebSession, note: NoteRow, state: FormState | undefined): Html {
-  const attempts = listWebhookAttempts({ ctx: s.ctx, noteId: note.id, page: pageFrom({ limit: 10 }) }).items;
+async function webhookCard(s: WebSession, note: NoteRow, state: FormState | undefined): Promise<Html> {
+  const attempts = (await listWebhookAttempts({ ctx: s.ctx, noteId: note.id, page: pageFrom({ limit: 10 }) })).items;
   const format = typed(state, "webhook", "webhook_format", note.webhookFormat);
   return html`<div class="card"><h2>Outbound webhook ${note.webhookStatus === "enabled" ? html`<span class="badge ok">on</span>` : note.webhookStatus === "disabled" ? html`<span class="badge disabled">disabled</span>` : ""}</h2>
   ${note.webhookStatus === "disabled" ? html`<div class="flash error">Deliveries kept failing, so the webhook was turned off. Fix the receiver (a test delivery tells whether it answers now), then save here to turn it back on.</div>` : ""}
@@ -94,7 +94,7 @@ function webhookCard(s: WebSession, note: NoteRow, state: FormState | undefined)
 </div>`;
 }
 
-type Attempt = ReturnType<typeof listWebhookAttempts>["items"][number];
+type Attempt = Awaited<ReturnType<typeof listWebhookAttempts>>["items"][number];
 
 /** Each attempt in words; the status and time only when the receiver answered. */
 function deliveriesTable(attempts: Attempt[]): Html {
@@ -106,9 +106,9 @@ function deliveriesTable(attempts: Attempt[]): Html {
   })}</tbody></table>`;
 }
 
-function inboxCard(s: WebSession, note: NoteRow, state: FormState | undefined): Html {
-  const dead = listInboxDeliveries({ ctx: s.ctx, noteId: note.id, status: "dead", page: pageFrom({ limit: 20 }) }).items;
-  const recent = listInboxDeliveries({ ctx: s.ctx, noteId: note.id, page: pageFrom({ limit: 5 }) }).items;
+async function inboxCard(s: WebSession, note: NoteRow, state: FormState | undefined): Promise<Html> {
+  const dead = (await listInboxDeliveries({ ctx: s.ctx, noteId: note.id, status: "dead", page: pageFrom({ limit: 20 }) })).items;
+  const recent = (await listInboxDeliveries({ ctx: s.ctx, noteId: note.id, page: pageFrom({ limit: 5 }) })).items;
   const replayNames = distinct(
     dead.map((d) => `Replay the payload received ${d.received_at.replace("T", " ").slice(0, 16)} UTC`),
     dead.map((d) => d.id),
@@ -255,11 +255,12 @@ function explain(deps: Deps, form: string, e: AppError): Record<string, string> 
 /** A refused form of the page: the page again, the form as it was posted, its problems in place. */
 const refusedOn =
   (deps: Deps, form: string): RefusalPage =>
-  (e, { s, params, body }) => {
+  async (e, { s, params, body }) => {
     if (!s) return undefined;
     const state = formState(form, body, explain(deps, form, e));
     try {
-      return streamSettingsPage(deps, s, params.id ?? "", { flash: {}, form: state }, refusedStatus(state, e), e.headers);
+      return await streamSettingsPage(deps, s, params.id ?? "", { flash: {}, form: state }, refusedStatus(state, e), e.headers);
+
     } catch {
       // The stream itself is gone (or never was this account's): the same 404 as its page.
       return noteNotFound(s);

@@ -43,12 +43,14 @@ interface View {
   form?: FormState;
 }
 
-function noteOptions(deps: Deps, s: WebSession, streamsOnly: boolean, selected: string): Html {
-  const rows = recentNotes(deps, s.workspaceId, 200).filter((n) => !streamsOnly || n.kind === "stream");
+type RecentNote = Awaited<ReturnType<typeof recentNotes>>[number];
+
+function noteOptions(recent: RecentNote[], streamsOnly: boolean, selected: string): Html {
+  const rows = recent.filter((n) => !streamsOnly || n.kind === "stream");
   return html`${rows.map((n) => html`<option value="${n.id}" ${n.id === selected ? raw("selected") : ""}>${n.filename ?? n.title}</option>`)}`;
 }
 
-function newTokenForm(deps: Deps, s: WebSession, state: FormState | undefined): Html {
+function newTokenForm(s: WebSession, recent: RecentNote[], state: FormState | undefined): Html {
   const f = "token";
   return html`${formProblem(state, f)}<form method="post" action="${TOKENS}">${csrfField(s)}
   <label><span>Name</span><input type="text" name="name" maxlength="${NAME_MAX}" placeholder="e.g. deploy pipeline" value="${typed(state, f, "name", "")}"${invalid(state, f, "name")}>${fieldProblem(state, f, "name")}</label>
@@ -57,16 +59,16 @@ function newTokenForm(deps: Deps, s: WebSession, state: FormState | undefined): 
       html`<label class="check"><input type="checkbox" name="scope" value="${sc}" ${chosen(state, f, "scope", sc, sc === "append") ? raw("checked") : ""}${state?.form === f && state.errors.scope ? raw(' aria-invalid="true"') : ""}> ${sc}</label>`,
   )}</div>${fieldProblem(state, f, "scope")}
   <p class="muted small">read: list and read notes · write: create, edit, delete, move and append · append: append only</p></fieldset>
-  <label><span>Only this note (optional)</span><select name="note_id"${invalid(state, f, "note_id")}><option value="">Every note</option>${noteOptions(deps, s, false, typed(state, f, "note_id", ""))}</select>${fieldProblem(state, f, "note_id")}</label>
+  <label><span>Only this note (optional)</span><select name="note_id"${invalid(state, f, "note_id")}><option value="">Every note</option>${noteOptions(recent, false, typed(state, f, "note_id", ""))}</select>${fieldProblem(state, f, "note_id")}</label>
   <label><span>Expires in (days, at most ${MAX_EXPIRY_DAYS})</span><input type="number" name="expires_in_days" min="1" max="${MAX_EXPIRY_DAYS}" value="${typed(state, f, "expires_in_days", String(DEFAULT_EXPIRY_DAYS))}"${invalid(state, f, "expires_in_days")}>${fieldProblem(state, f, "expires_in_days")}</label>
   <button class="primary">Create token</button></form>`;
 }
 
-function tokensTable(deps: Deps, s: WebSession): Html {
-  const rows = listWorkspaceTokens(deps, s.workspaceId);
+async function tokensTable(deps: Deps, s: WebSession): Promise<Html> {
+  const rows = await listWorkspaceTokens(deps, s.workspaceId);
   if (rows.length === 0) return html`<p class="muted">None yet.</p>`;
   const now = deps.clock.now();
-  const noteNames = new Map(recentNotes(deps, s.workspaceId, 500).map((n) => [n.id, n.filename ?? n.title]));
+  const noteNames = new Map((await recentNotes(deps, s.workspaceId, 500)).map((n) => [n.id, n.filename ?? n.title]));
   const names = distinct(
     rows.map((t) => t.name || (t.kind === "extension" ? "browser extension" : "unnamed token")),
     rows.map((t) => t.id),
@@ -83,12 +85,15 @@ function tokensTable(deps: Deps, s: WebSession): Html {
   })}</tbody></table>`;
 }
 
-function tokensPage(deps: Deps, s: WebSession, view: View, status = 200, headers: Record<string, string> = {}): Response {
+async function tokensPage(deps: Deps, s: WebSession, view: View, status = 200, headers: Record<string, string> = {}): Promise<Response> {
   const ws = getWorkspace(deps, s.workspaceId);
-  const account = describeAccount({ ctx: s.ctx });
+  const account = await describeAccount({ ctx: s.ctx });
   const subscriber = ws.plan !== "free" && ws.state === "active";
   const shown = view.flash.secret ? SECRETS[view.flash.secret.kind] : undefined;
   const state = view.form;
+  // The notes the forms offer, read only when a form is shown.
+  const recent = account.api_access || subscriber ? await recentNotes(deps, s.workspaceId, 200) : [];
+  const table = await tokensTable(deps, s);
   return page(
     layout({
       title: "API tokens",
@@ -98,14 +103,14 @@ function tokensPage(deps: Deps, s: WebSession, view: View, status = 200, headers
       body: html`<h1>API tokens</h1>${shown ? secretCard(shown.id, shown.label, view.flash.secret!.value, shown.note) : ""}
 <div class="card"><h2>New token</h2>${
         account.api_access
-          ? newTokenForm(deps, s, state)
+          ? newTokenForm(s, recent, state)
           : html`<p>The ${account.plan} plan has no API access. Start the API trial on the <a href="/settings">account page</a>, or move to Dev or Team.</p>`
       }</div>
-<div class="card"><h2>Your tokens</h2>${formProblem(state, "revoke")}${tokensTable(deps, s)}</div>
+<div class="card"><h2>Your tokens</h2>${formProblem(state, "revoke")}${table}</div>
 <div class="card"><h2>Browser-extension token</h2>${
         subscriber
           ? html`<p class="small">One append-only token for the browser extension, bound to one stream (60 appends a minute, outside the token cap). A new one replaces the old.</p>
-  ${formProblem(state, "extension")}<form method="post" action="/settings/extension-token" class="row">${csrfField(s)}<label class="grow"><span>Stream</span><select name="note_id" required${invalid(state, "extension", "note_id")}>${noteOptions(deps, s, true, typed(state, "extension", "note_id", ""))}</select>${fieldProblem(state, "extension", "note_id")}</label><button>Create extension token</button></form>`
+  ${formProblem(state, "extension")}<form method="post" action="/settings/extension-token" class="row">${csrfField(s)}<label class="grow"><span>Stream</span><select name="note_id" required${invalid(state, "extension", "note_id")}>${noteOptions(recent, true, typed(state, "extension", "note_id", ""))}</select>${fieldProblem(state, "extension", "note_id")}</label><button>Create extension token</button></form>`
           : html`<p class="muted small">For subscribers: available on paid plans.</p>`
       }</div>`,
     }),

@@ -20,16 +20,16 @@ export const versionPages = (deps: Deps) =>
     .use(pageMacros(deps))
     .get(
       "/notes/:id/snapshots/:sid",
-      ({ s, params, request }) => {
+      async ({ s, params, request }) => {
         const note = visibleNote(s.ctx, params.id);
-        const v = previewSnapshot({ ctx: s.ctx, noteId: note.id, snapshotId: params.sid });
+        const v = await previewSnapshot({ ctx: s.ctx, noteId: note.id, snapshotId: params.sid });
         return page(
           layout({
             title: `Earlier version of ${note.title}`,
             session: s,
             active: "notes",
             flash: flashFrom(new URL(request.url)),
-            body: html`<div class="shell">${sidebar(deps, s, note.folderId)}<div>${versionView(s, note, v)}</div></div>`,
+            body: html`<div class="shell">${await sidebar(deps, s, note.folderId)}<div>${versionView(s, note, v)}</div></div>`,
           }),
         );
       },

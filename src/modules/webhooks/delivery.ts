@@ -1,10 +1,10 @@
-import { eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { t } from "elysia";
 import type { Deps } from "../../deps";
-import { notes, webhookAttempts } from "../../db/schema";
+import { accounts, notes, webhookAttempts, workspaces } from "../../db/schema";
 import { defineQueue } from "../../jobs/define-queue";
 import type { JobRow } from "../../jobs/queue";
-import type { JobOutcome, Settled } from "../../jobs/runner";
+import type { InWriteOutcome, JobOutcome, Settled } from "../../jobs/runner";
 import { logEvent } from "../../http/log";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -51,8 +51,8 @@ export function enqueueAlertDelivery(deps: Deps, note: Pick<NoteRow, "id" | "web
 }
 
 /** One attempt: shape, sign, check the target, POST, then record it and count failures. */
-async function deliver(deps: Deps, p: WebhookDelivery, job: { attempts: number }): Promise<JobOutcome | (() => JobOutcome)> {
-  const note = deps.db.select().from(notes).where(eq(notes.id, p.noteId)).get();
+async function deliver(deps: Deps, p: WebhookDelivery, job: { attempts: number }): Promise<JobOutcome | InWriteOutcome> {
+  const [note] = await deps.db.select().from(notes).where(eq(notes.id, p.noteId));
   // A test may go to a disabled webhook: it is how a fixed receiver is checked before re-arming.
   const usable = note?.webhookStatus === "enabled" || (p.event === "webhook.test" && note?.webhookStatus === "disabled");
   if (!note || note.trashedAt !== null || !note.webhookUrl || !note.webhookSecret || !usable) {
@@ -87,15 +87,15 @@ async function deliver(deps: Deps, p: WebhookDelivery, job: { attempts: number }
   return () => recordAttempt(deps, note.id, p.deliveryId, job.attempts, note.webhookUrl!, result, p.event === "webhook.test");
 }
 
-function recordAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: number, url: string, r: PostResult, test = false): JobOutcome {
+async function recordAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: number, url: string, r: PostResult, test = false): Promise<JobOutcome> {
   if (test) return recordTestAttempt(deps, noteId, deliveryId, attempt, url, r);
-  const current = deps.db.select({ failures: notes.webhookFailures, status: notes.webhookStatus }).from(notes).where(eq(notes.id, noteId)).get();
+  const [current] = await deps.db.select({ failures: notes.webhookFailures, status: notes.webhookStatus }).from(notes).where(eq(notes.id, noteId));
   const ok = r.status !== null && r.status >= 200 && r.status < 300;
   const gone = r.status === 410;
   const failures = ok ? 0 : (current?.failures ?? 0) + 1;
   const disable = !ok && (gone || failures >= DISABLE_AFTER);
   const error = ok ? null : attemptError(r);
-  deps.db
+  await deps.db
     .insert(webhookAttempts)
     .values({
       noteId,
@@ -108,19 +108,17 @@ function recordAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: 
       error: disable ? `${error}; webhook disabled ${gone ? "(410 Gone)" : `after ${failures} consecutive failures`}` : error,
       response: r.body || null,
       disabled: disable,
-    })
-    .run();
+    });
   if (current) {
-    deps.db
+    await deps.db
       .update(notes)
       .set({ webhookFailures: failures, ...(disable ? { webhookStatus: "disabled" as const } : {}) })
-      .where(eq(notes.id, noteId))
-      .run();
+      .where(eq(notes.id, noteId));
   }
   if (ok) return { ok: true };
   if (disable) {
-    webhookDelivery.cancelSerial(deps, noteId, "webhook disabled");
-    mailOwnerAboutDisable(deps, noteId, url, gone ? "the receiver answered 410 Gone" : `${failures} deliveries in a row failed (last: ${error})`);
+    await webhookDelivery.cancelSerial(deps, noteId, "webhook disabled");
+    await mailOwnerAboutDisable(deps, noteId, url, gone ? "the receiver answered 410 Gone" : `${failures} deliveries in a row failed (last: ${error})`);
     return { fail: error! };
   }
   return { retry: error!, delayMs: retryAfterMs(r) };
@@ -130,22 +128,22 @@ function recordAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: 
  * A test shows its result in the deliveries list and nowhere else: it is tried once, and neither
  * counts towards disabling the webhook nor re-arms it (only saving the webhook does).
  */
-function recordTestAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: number, url: string, r: PostResult): JobOutcome {
+async function recordTestAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: number, url: string, r: PostResult): Promise<JobOutcome> {
   const ok = r.status !== null && r.status >= 200 && r.status < 300;
   const error = ok ? null : attemptError(r);
-  deps.db
+  await deps.db
     .insert(webhookAttempts)
-    .values({ noteId, deliveryId, attempt, at: deps.clock.now(), url, statusCode: r.status, durationMs: r.durationMs, error, response: r.body || null, disabled: false })
-    .run();
+    .values({ noteId, deliveryId, attempt, at: deps.clock.now(), url, statusCode: r.status, durationMs: r.durationMs, error, response: r.body || null, disabled: false });
   return ok ? { ok: true } : { fail: error! };
 }
 
-function mailOwnerAboutDisable(deps: Deps, noteId: string, url: string, reason: string): void {
-  const n = deps.db.$client
-    .query<{ title: string; filename: string | null; email: string }, [string]>(
-      "SELECT n.title, n.filename, a.email FROM notes n JOIN workspaces w ON w.id = n.workspace_id JOIN accounts a ON a.id = w.owner_id WHERE n.id = ?",
-    )
-    .get(noteId);
+async function mailOwnerAboutDisable(deps: Deps, noteId: string, url: string, reason: string): Promise<void> {
+  const [n] = await deps.db
+    .select({ title: notes.title, filename: notes.filename, email: accounts.email })
+    .from(notes)
+    .innerJoin(workspaces, eq(workspaces.id, notes.workspaceId))
+    .innerJoin(accounts, eq(accounts.id, workspaces.ownerId))
+    .where(eq(notes.id, noteId));
   if (n) enqueueMail(deps, webhookDisabled({ to: n.email, noteTitle: n.title, filename: n.filename, url, reason }));
 }
 
@@ -154,16 +152,17 @@ function mailOwnerAboutDisable(deps: Deps, noteId: string, url: string, reason: 
  * names the note, the delivery and the receiver's host only: a webhook URL may carry a secret
  * in its path or query (Slack's do), and the signing secret never leaves the note.
  */
-function afterAttempt(deps: Deps, p: WebhookDelivery, job: JobRow, s: Settled): void {
+async function afterAttempt(deps: Deps, p: WebhookDelivery, job: JobRow, s: Settled): Promise<void> {
   const counts = deps.metrics.webhookDeliveries;
   if (s.status === "done") return counts.delivered.inc();
   (s.status === "retry" ? counts.retry : counts.failed).inc();
   // The attempt just recorded (none when the webhook was gone before it was tried).
-  const last = deps.db.$client
-    .query<{ url: string; disabled: number }, [string, string, number]>(
-      "SELECT url, disabled FROM webhook_attempts WHERE note_id = ?1 AND delivery_id = ?2 AND attempt = ?3 ORDER BY id DESC LIMIT 1",
-    )
-    .get(p.noteId, p.deliveryId, job.attempts);
+  const [last] = await deps.db
+    .select({ url: webhookAttempts.url, disabled: webhookAttempts.disabled })
+    .from(webhookAttempts)
+    .where(and(eq(webhookAttempts.noteId, p.noteId), eq(webhookAttempts.deliveryId, p.deliveryId), eq(webhookAttempts.attempt, job.attempts)))
+    .orderBy(desc(webhookAttempts.id))
+    .limit(1);
   const host = last && URL.canParse(last.url) ? new URL(last.url).host : null;
   const fields = { note_id: p.noteId, delivery_id: p.deliveryId, attempt: job.attempts, host, error: withoutUrl(s.error, last?.url, host) };
   if (s.status === "retry") logEvent("warn", "webhook delivery failed, will retry", { ...fields, next_attempt_at: iso(s.runAt) });

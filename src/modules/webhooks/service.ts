@@ -16,11 +16,11 @@ import { urlProblem } from "./target";
  * The webhook part of a PATCH, inside its write: a URL is checked and gets a secret the first
  * time; null removes the webhook; any save re-arms a disabled webhook.
  */
-export function webhookChanges(
+export async function webhookChanges(
   deps: Deps,
   note: NoteRow,
   input: { webhook_url?: string | null; webhook_format?: WebhookFormat },
-): Partial<NoteRow> {
+): Promise<Partial<NoteRow>> {
   const touches = input.webhook_url !== undefined || input.webhook_format !== undefined;
   if (touches && note.kind !== "stream") {
     throw ValidationFailed.field("note.webhook_url", "not_a_stream", "outbound webhooks belong to streams (append-only notes)");
@@ -30,7 +30,7 @@ export function webhookChanges(
   if (input.webhook_format !== undefined) changes.webhookFormat = input.webhook_format;
   if (input.webhook_url === null) {
     Object.assign(changes, { webhookUrl: null, webhookStatus: "none", webhookFailures: 0 });
-    webhookDelivery.cancelSerial(deps, note.id, "webhook removed");
+    await webhookDelivery.cancelSerial(deps, note.id, "webhook removed");
   } else if (input.webhook_url !== undefined) {
     const url = input.webhook_url.trim();
     const problem = urlProblem(deps, url);
@@ -43,12 +43,12 @@ export function webhookChanges(
   return changes;
 }
 
-export function listWebhookAttempts({ ctx, noteId, page }: { ctx: Ctx; noteId: string; page: Page }) {
+export async function listWebhookAttempts({ ctx, noteId, page }: { ctx: Ctx; noteId: string; page: Page }) {
   requireScope(ctx, "read");
   const note = visibleNote(ctx, noteId);
   const where = eq(webhookAttempts.noteId, note.id);
   const rows = ctx.deps.db.select().from(webhookAttempts).where(where).orderBy(desc(webhookAttempts.id));
-  const { items, total } = paged(ctx.deps.db, { from: webhookAttempts, where, rows, page });
+  const { items, total } = await paged(ctx.deps.db, { from: webhookAttempts, where, rows, page });
   return {
     total,
     webhookStatus: note.webhookStatus,

@@ -1,4 +1,4 @@
-import { and, count, eq, gt, isNull } from "drizzle-orm";
+import { and, count, eq, gt, isNull, sql } from "drizzle-orm";
 import { selectList } from "../../db/rows";
 import type { Deps } from "../../deps";
 import { folders, notes, tokens, workspaces } from "../../db/schema";
@@ -42,19 +42,23 @@ export function readableUntil(ws: WorkspaceRow, tier: Tier): number | null {
   return from.getTime();
 }
 
-/** Active notes: trashed ones count against no cap. */
+/**
+ * Active notes: trashed ones count against no cap. Synchronous (SQLite's driver): an append's
+ * checks count a new stream's slot with it (caps.ts assertNoteSlots), and they stay synchronous.
+ */
 export function countNotes(deps: Deps, workspaceId: string, format?: "plain" | "rich"): number {
   const active = and(eq(notes.workspaceId, workspaceId), isNull(notes.trashedAt));
   const where = format ? and(active, eq(notes.format, format)) : active;
   return deps.db.select({ n: count() }).from(notes).where(where).get()!.n;
 }
 
-export function countFolders(deps: Deps, workspaceId: string): number {
-  return deps.db.select({ n: count() }).from(folders).where(eq(folders.workspaceId, workspaceId)).get()!.n;
+export async function countFolders(deps: Deps, workspaceId: string): Promise<number> {
+  const [r] = await deps.db.select({ n: count() }).from(folders).where(eq(folders.workspaceId, workspaceId));
+  return r!.n;
 }
 
-export function countActiveTokens(deps: Deps, workspaceId: string): number {
-  return deps.db
+export async function countActiveTokens(deps: Deps, workspaceId: string): Promise<number> {
+  const [r] = await deps.db
     .select({ n: count() })
     .from(tokens)
     .where(
@@ -64,11 +68,15 @@ export function countActiveTokens(deps: Deps, workspaceId: string): number {
         isNull(tokens.revokedAt),
         gt(tokens.expiresAt, deps.clock.now()),
       ),
-    )
-    .get()!.n;
+    );
+  return r!.n;
 }
 
-export function addStorage(deps: Deps, workspaceId: string, delta: number): void {
+export async function addStorage(deps: Deps, workspaceId: string, delta: number): Promise<void> {
   if (delta === 0) return;
-  deps.db.$client.query("UPDATE workspaces SET storage_used = storage_used + ? WHERE id = ?").run(delta, workspaceId);
+  await deps.db
+    .update(workspaces)
+    .set({ storageUsed: sql`${workspaces.storageUsed} + ${delta}` })
+    .where(eq(workspaces.id, workspaceId));
 }
+
