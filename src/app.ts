@@ -101,7 +101,7 @@ export function buildHandler(deps: Deps) {
       cached: (secret) => cachedPrincipal(deps, secret),
       lookup: (secret) => lookupPrincipal(deps, secret),
     },
-    assertReplayable: (principal) => void assertWritable(getWorkspace(deps, principal.workspaceId)),
+    assertReplayable: async (principal) => void assertWritable(await getWorkspace(deps, principal.workspaceId)),
     cors: {
       covers: (path) => CORS_PATHS.has(path),
       get origins() {

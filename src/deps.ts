@@ -9,6 +9,7 @@ import type { RateLimits } from "./limits/plans";
 import type { IdempotentWrite } from "./http/idempotency";
 import type { AppendBatch } from "./modules/streams/batch";
 import type { TokenCache } from "./modules/tokens/cache";
+import type { OtherWriters } from "./db/other-writers";
 
 /** Everything with a side effect enters through here, so tests can swap the clock or the data dir. */
 export interface Deps {
@@ -20,6 +21,10 @@ export interface Deps {
   clock: Clock;
   limiter: RateLimiter;
   tokens: TokenCache;
+  /** Commits of other processes (the CLI beside SQLite, other instances on PostgreSQL). */
+  otherWriters: OtherWriters;
+  /** Closes the database (after the writer is idle). */
+  close: () => Promise<void>;
   /** Last time each background loop showed a sign of life (ms), for /up/deep. */
   heartbeats: Map<string, number>;
   /** The job runner, woken when a write enqueues a job; a no-op until one starts. */

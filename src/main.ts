@@ -15,12 +15,13 @@ import {
   isUserError, teamAdd, teamCreate, teamRemove, tokenCreate, type Output } from "./cli/commands";
 import { UsageError } from "./cli/args";
 import { backup, restore } from "./cli/backup";
-import { createDeps } from "./runtime";
+import { createDeps, openDeps } from "./runtime";
+import type { Deps } from "./deps";
+import { PostgresUnavailableError } from "./db/pg/client";
 import { runStdio } from "./mcp/stdio";
 import { appendCommand, catCommand, ClientError, lsCommand, runCommand, tailCommand } from "./cli/client";
 import { serve, StartupError } from "./server";
 import { SchemaTooNewError } from "./db/migrate";
-import { PostgresNotServedError } from "./db/pg/not-served";
 import pkg from "../package.json";
 import { PLAN_NAMES } from "./limits/plans";
 
@@ -62,7 +63,7 @@ Configuration is read from NOTESTREAM_* environment variables (see README).`;
 
 const io: Output = { out: (l) => console.log(l), info: (l) => console.error(l) };
 
-const COMMANDS: Record<string, (deps: ReturnType<typeof createDeps>, argv: string[], io: Output) => Promise<void>> = {
+const COMMANDS: Record<string, (deps: Deps, argv: string[], io: Output) => Promise<void>> = {
   "account create": accountCreate,
   "account trial": accountTrial,
   "account set-plan": accountSetPlan,
@@ -112,36 +113,35 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === "run") return runCommand(argv.slice(1), io.info);
   const config = loadConfig();
-  if (config.postgres) {
-    if (command !== "migrate") throw new PostgresNotServedError();
-    // Loaded only here: the SQLite path's start-up pays nothing for the PostgreSQL driver.
+  if (config.postgres && command === "migrate") {
     const { migratePostgresCommand } = await import("./cli/pg-migrate");
     await migratePostgresCommand(config.postgres, io);
     return 0;
   }
   if (command === "serve") {
     if (argv.length > 1) throw new UsageError(`serve takes no arguments; configure it with NOTESTREAM_* variables`);
-    await serve(createDeps(config));
+    await serve(await openDeps(config));
     return -1; // keeps running
   }
   if (command === "backup" || command === "restore") {
+    if (config.postgres) throw new UsageError(`${command} copies the SQLite database; on PostgreSQL use pg_dump and pg_restore (docs/SCALING.md)`);
     // No createDeps: a restore must not open (and migrate) the database it replaces.
     await (command === "backup" ? backup : restore)(config, argv.slice(1), io);
     return 0;
   }
   if (command === "migrate") {
-    const deps = createDeps(config);
-    deps.db.$client.close();
+    await createDeps(config).close();
     io.info(`database at ${config.dataDir} is up to date`);
     return 0;
   }
   const run = COMMANDS[`${command} ${sub ?? ""}`];
   if (!run) throw new UsageError(`unknown command "${[command, sub].filter(Boolean).join(" ")}"`);
-  const deps = createDeps(config);
+  const deps = await openDeps(config);
   try {
     await run(deps, argv.slice(2), io);
+    await deps.writer.idle();
   } finally {
-    deps.db.$client.close();
+    await deps.close();
   }
   return 0;
 }
@@ -156,8 +156,7 @@ main(process.argv.slice(2)).then(
       process.exit(2);
     }
     if (
-      isUserError(e) || e instanceof ClientError || e instanceof SchemaTooNewError || e instanceof StartupError ||
-      e instanceof PostgresNotServedError || (e instanceof Error && e.name === "PostgresMigrateError")
+      isUserError(e) || e instanceof ClientError || e instanceof SchemaTooNewError || e instanceof StartupError || e instanceof PostgresUnavailableError
     ) {
       console.error(`notestream: ${(e as Error).message}`);
       process.exit(1);

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { count, inArray, min } from "drizzle-orm";
-import { jobs } from "./db/schema";
+import { jobs } from "./db/tables";
 import { databasePath } from "./db/client";
 import type { Deps } from "./deps";
 import type { AnswerObserver } from "./http/boundary";

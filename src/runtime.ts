@@ -1,18 +1,25 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { lookup } from "node:dns/promises";
 import { join } from "node:path";
 import { loadConfig, type Config } from "./config";
 import { OutboxMailer, SmtpMailer, type Mailer } from "./mail/mailer";
-import { databasePath, openDatabase } from "./db/client";
+import { databasePath, openDatabase, type Db } from "./db/client";
 import { WalSync } from "./db/wal-sync";
-import { migrate } from "./db/migrate";
+import { migrate, SchemaTooNewError } from "./db/migrate";
 import { Writer } from "./db/writer";
+import { sqliteOtherWriters } from "./db/other-writers";
+import { pgClient, pgDrizzle, PostgresUnavailableError, whyPostgresFailed, type PgDb } from "./db/pg/client";
+import { migratePostgres } from "./db/pg/migrate";
+import { pgOtherWriters } from "./db/pg/other-writers";
+import { pgTransactions, routedDb } from "./db/pg/transactions";
+import { assertTablesOf } from "./db/tables";
 import type { Deps } from "./deps";
 import { Metrics } from "./metrics/metrics";
 import { RateLimiter } from "./http/rate-limit";
 import { systemClock, type Clock } from "./lib/clock";
 import { AppendBatch } from "./modules/streams/batch";
+import { pgOverlayWrites } from "./modules/streams/overlay-pg";
 import { TokenCache } from "./modules/tokens/cache";
-import { lookup } from "node:dns/promises";
-import { PostgresNotServedError } from "./db/pg/not-served";
 
 function mailerFor(config: Config): Mailer {
   return config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new OutboxMailer(join(config.dataDir, "outbox"), config.mailFrom);
@@ -22,12 +29,68 @@ async function resolveHost(host: string): Promise<{ address: string; family: 4 |
   return (await lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family as 4 | 6 }));
 }
 
-/** Opens the database (creating and migrating it as needed) and wires the dependencies. */
+/** What every database shares: the clock, limits, mail, metrics. */
+function common(config: Config, clock: Clock) {
+  return { config, clock, limiter: new RateLimiter(clock), heartbeats: new Map(), jobs: { wake: () => {} }, resolve: resolveHost, mailer: mailerFor(config), metrics: new Metrics() };
+}
+
+/**
+ * Opens the SQLite database under the data dir (creating and migrating it as needed) and wires the
+ * dependencies. Synchronous: the embedded default needs no round trip to start.
+ */
 export function createDeps(config: Config = loadConfig(), clock: Clock = systemClock): Deps {
-  if (config.postgres) throw new PostgresNotServedError();
+  if (config.postgres) throw new Error("createDeps opens SQLite; use openDeps for NOTESTREAM_DATABASE_URL");
+  assertTablesOf("sqlite");
   const db = openDatabase(config);
   migrate(db);
   const durable = config.synchronous === "FULL" ? new WalSync(`${databasePath(config.dataDir)}-wal`) : null;
   const appendBatch = new AppendBatch(db.$client);
-  return { config, db, writer: new Writer(db.$client, durable, appendBatch), appendBatch, clock, limiter: new RateLimiter(clock), tokens: new TokenCache(db.$client), heartbeats: new Map(), jobs: { wake: () => {} }, resolve: resolveHost, mailer: mailerFor(config), metrics: new Metrics() };
+  const otherWriters = sqliteOtherWriters(db.$client);
+  return {
+    ...common(config, clock),
+    db,
+    writer: new Writer(db.$client, durable, appendBatch),
+    appendBatch,
+    tokens: new TokenCache(otherWriters),
+    otherWriters,
+    close: async () => db.$client.close(),
+  };
+}
+
+/**
+ * Opens PostgreSQL (NOTESTREAM_DATABASE_URL: a pool of NOTESTREAM_DATABASE_POOL connections, one
+ * of them the writer's), migrates it once across instances, and wires the same services over it
+ * (docs/SCALING.md). Without the URL, SQLite as createDeps.
+ */
+export async function openDeps(config: Config = loadConfig(), clock: Clock = systemClock): Promise<Deps> {
+  if (!config.postgres) return createDeps(config, clock);
+  const pool = pgClient(config.postgres);
+  try {
+    await migratePostgres(pool);
+    assertTablesOf("postgres");
+    const current = new AsyncLocalStorage<PgDb>();
+    const conn = await pool.reserve();
+    const db = routedDb(pgDrizzle(pool), current) as unknown as Db;
+    let writer: Writer | null = null;
+    const otherWriters = await pgOtherWriters(pool, (fn) => writer!.afterCommit(fn));
+    const appendBatch = new AppendBatch(pgOverlayWrites(conn, otherWriters.id));
+    writer = new Writer(pgTransactions(conn, current), null, appendBatch);
+    return {
+      ...common(config, clock),
+      db,
+      writer,
+      appendBatch,
+      tokens: new TokenCache(otherWriters),
+      otherWriters,
+      close: async () => {
+        await otherWriters.stop().catch(() => {});
+        void conn.release();
+        await pool.close();
+      },
+    };
+  } catch (e) {
+    await pool.close();
+    if (e instanceof SchemaTooNewError) throw e;
+    throw new PostgresUnavailableError(`cannot open PostgreSQL database ${config.postgres.display}: ${whyPostgresFailed(e, config.postgres)}`);
+  }
 }

@@ -42,7 +42,7 @@ export async function serve(deps: Deps): Promise<void> {
     // Deliveries in flight finish (each is bounded by its timeouts); unstarted ones wait in the queue.
     await runner.stop();
     await deps.writer.idle();
-    deps.db.$client.close();
+    await deps.close();
     unmark();
     flushLog();
     log({ msg: "stopped" });

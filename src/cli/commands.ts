@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { tokens } from "../db/schema";
+import { tokens } from "../db/tables";
 import type { Deps } from "../deps";
 import { AppError } from "../http/errors";
 import { isPlanName, PLAN_NAMES, tierFor } from "../limits/plans";
@@ -107,7 +107,7 @@ export async function billingBind(deps: Deps, argv: string[], io: Output): Promi
 export async function accountShow(deps: Deps, argv: string[], io: Output): Promise<void> {
   const f = flags(argv, { email: { type: "string" }, team: { type: "string" } }, ["email"]);
   const { workspaceId } = await targetWorkspace(deps, f.email!, f.team);
-  const ws = getWorkspace(deps, workspaceId);
+  const ws = await getWorkspace(deps, workspaceId);
   const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
   io.out(
     JSON.stringify({

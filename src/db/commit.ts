@@ -16,14 +16,10 @@ export function commit<T>(
   run: () => T | Promise<T>,
   opts: { coalesce?: boolean } = {},
 ): Promise<Reply<T>> {
-  const reply = (body: T): Reply<T> => {
-    const r = { status: typeof status === "function" ? status(body) : status, body };
-    if (ctx.idempotency) ctx.idempotency.store(r.status, JSON.stringify(body));
-    return r;
-  };
-  // A synchronous write (an append) stays synchronous: the writer runs a batch of those without a pause.
-  return ctx.deps.writer.write(() => {
-    const body = run();
-    return body instanceof Promise ? body.then(reply) : reply(body);
+  return ctx.deps.writer.write(async () => {
+    const body = await run();
+    const reply = { status: typeof status === "function" ? status(body) : status, body };
+    if (ctx.idempotency) await ctx.idempotency.store(reply.status, JSON.stringify(body));
+    return reply;
   }, opts);
 }

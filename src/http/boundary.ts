@@ -20,7 +20,7 @@ export interface BoundaryParts {
   fastRoutes: FastRoute[];
   tokens: TokenResolver;
   /** Throws when a stored Idempotency-Key answer may not be replayed any more (a read-only account). */
-  assertReplayable: (principal: Principal) => void;
+  assertReplayable: (principal: Principal) => Promise<void>;
   /** The Bearer-only endpoints browser-based clients may call from other origins. */
   cors: CorsPolicy;
   /** A 4xx answered to a token, for its error log (GET /api/v1/errors). */

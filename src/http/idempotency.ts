@@ -1,5 +1,5 @@
 import { and, eq, lt } from "drizzle-orm";
-import { idempotencyKeys } from "../db/schema";
+import { idempotencyKeys } from "../db/tables";
 import type { Deps, Principal } from "../deps";
 import { sha256Hex } from "../lib/secrets";
 import { AppError } from "./errors";
@@ -9,7 +9,7 @@ export const MAX_KEY_LENGTH = 255;
 
 /** What a write sees of its request's Idempotency-Key: storing its answer in its own transaction. */
 export interface IdempotentWrite {
-  store(status: number, body: string): void;
+  store(status: number, body: string): Promise<void>;
 }
 
 /**
@@ -38,12 +38,8 @@ class Claim implements IdempotentWrite {
     readonly bodyHash: string,
   ) {}
 
-  /**
-   * Synchronous on purpose: it runs inside the write it answers, on the append's synchronous path
-   * too (the writer batches those without pauses), so it cannot await. Its SQL is in the shared
-   * subset (INSERT … ON CONFLICT DO UPDATE); only the synchronous call is SQLite's.
-   */
-  store(status: number, body: string): void {
+  /** Inside the write it answers, so the answer commits with the write. */
+  async store(status: number, body: string): Promise<void> {
     const now = this.deps.clock.now();
     const row = {
       tokenId: this.tokenId,
@@ -57,11 +53,10 @@ class Claim implements IdempotentWrite {
       createdAt: now,
       expiresAt: now + IDEMPOTENCY_WINDOW_MS,
     };
-    this.deps.db
+    await this.deps.db
       .insert(idempotencyKeys)
       .values(row)
-      .onConflictDoUpdate({ target: [idempotencyKeys.tokenId, idempotencyKeys.key], set: row })
-      .run();
+      .onConflictDoUpdate({ target: [idempotencyKeys.tokenId, idempotencyKeys.key], set: row });
     this.saved = true;
   }
 }
@@ -72,7 +67,7 @@ class Claim implements IdempotentWrite {
  * (the account's state); the same token sent the stored request, so its scope and pin were
  * checked then.
  */
-export function idempotency(deps: Deps, assertReplayable: (principal: Principal) => void) {
+export function idempotency(deps: Deps, assertReplayable: (principal: Principal) => Promise<void>) {
   const running = new Set<string>();
 
   /**
@@ -102,8 +97,8 @@ export function idempotency(deps: Deps, assertReplayable: (principal: Principal)
         .where(and(eq(idempotencyKeys.tokenId, principal.tokenId), eq(idempotencyKeys.key, key)));
       return row && row.expiresAt > deps.clock.now() ? row : undefined;
     };
-    const replay = (stored: typeof idempotencyKeys.$inferSelect): Response => {
-      assertReplayable(principal);
+    const replay = async (stored: typeof idempotencyKeys.$inferSelect): Promise<Response> => {
+      await assertReplayable(principal);
       if (stored.method !== method || stored.path !== path || stored.bodyHash !== bodyHash) {
         throw new AppError(
           "idempotency_key_reused",

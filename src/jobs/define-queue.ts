@@ -20,7 +20,7 @@ export type Decoded<P> = { ok: true; payload: P } | { ok: false; error: string }
 export interface Queue<P> extends JobHandler {
   readonly name: string;
   /** Adds a job inside the caller's write (see `enqueue` in queue.ts). */
-  enqueue: (deps: Deps, payload: P, opts?: EnqueueOptions) => number;
+  enqueue: (deps: Deps, payload: P, opts?: EnqueueOptions) => Promise<number>;
   /** Fails this queue's unfinished jobs of one serial key (inside the caller's write). */
   cancelSerial: (deps: Deps, serialKey: string, reason: string) => Promise<number>;
   /** Reads a stored payload; a row written by another version or by hand may not decode. */

@@ -1,6 +1,7 @@
 import { aliasedTable, and, eq, inArray, isNull, lt, lte, min, notExists, or, sql } from "drizzle-orm";
 import type { Deps } from "../deps";
-import { jobs } from "../db/schema";
+import { jobs } from "../db/tables";
+import { sqlRows } from "../db/sql";
 
 export type JobRow = typeof jobs.$inferSelect;
 
@@ -25,15 +26,16 @@ export interface EnqueueOptions {
  * at all), and wakes the runner, whose claim queues behind this transaction's commit. Features
  * enqueue through their typed queue (define-queue.ts), which calls this.
  */
-export function enqueue(deps: Deps, queue: string, payload: unknown, opts: EnqueueOptions = {}): number {
+export async function enqueue(deps: Deps, queue: string, payload: unknown, opts: EnqueueOptions = {}): Promise<number> {
   const now = deps.clock.now();
-  const row = deps.db.$client
-    .query<{ id: number }, [string, string, string | null, number, number, number]>(
-      "INSERT INTO jobs (queue, payload, serial_key, run_at, max_attempts, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .get(queue, JSON.stringify(payload), opts.serialKey ?? null, opts.runAt ?? now, opts.maxAttempts ?? BACKOFF_MS.length + 1, now)!;
+  // A statement kept compiled (it runs in every append to a stream with a webhook).
+  const [row] = await sqlRows<{ id: number | string }>(
+    deps.db,
+    "INSERT INTO jobs (queue, payload, serial_key, run_at, max_attempts, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+    [queue, JSON.stringify(payload), opts.serialKey ?? null, opts.runAt ?? now, opts.maxAttempts ?? BACKOFF_MS.length + 1, now],
+  );
   deps.jobs.wake();
-  return row.id;
+  return Number(row!.id);
 }
 
 /** No earlier job of its serial key is unfinished (a condition on the `jobs` row in the outer query). */

@@ -34,6 +34,6 @@ export function withoutAddresses(text: string): string {
 }
 
 /** Queues a mail inside the caller's write: it is sent (and retried) only if the write commits. */
-export function enqueueMail(deps: Deps, message: MailMessage): void {
-  mailQueue.enqueue(deps, message);
+export async function enqueueMail(deps: Deps, message: MailMessage): Promise<void> {
+  await mailQueue.enqueue(deps, message);
 }

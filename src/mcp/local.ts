@@ -27,7 +27,7 @@ export class LocalBackend implements NotesBackend {
     const { deps, principal } = this.ctx;
     const d = deps.limiter.consume(tokenRateKey(principal.tokenId, bucket), rateFor(principal, bucket), bucket);
     if (!d.allowed) throw new ToolFailure("rate_limited", `rate limit of ${d.limit} ${bucket} per minute reached; retry in a minute`);
-    if (bucket !== "reads" && deps.config.limitProfile !== "unlimited" && getWorkspace(deps, principal.workspaceId).plan === "free") {
+    if (bucket !== "reads" && deps.config.limitProfile !== "unlimited" && (await getWorkspace(deps, principal.workspaceId)).plan === "free") {
       throw new ToolFailure("plan_required", "agent writes need a paid plan; reading works on every plan");
     }
     try {

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Ctx, Deps, Principal } from "../deps";
-import { accounts, sessions } from "../db/schema";
+import { accounts, sessions } from "../db/tables";
 import { AppError } from "../http/errors";
 import { randomBase62 } from "../lib/random";
 import { digestsEqual, sha256Hex } from "../lib/secrets";

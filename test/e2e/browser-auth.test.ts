@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import type { Page } from "playwright-core";
-import { accounts } from "../../src/db/schema";
+import { accounts } from "../../src/db/tables";
 import { hasChromium, PASSWORD, startWebApp, type WebApp } from "../helpers/browser";
 
 /** The page's globals, inside functions that run in the browser (the project's types have no DOM). */

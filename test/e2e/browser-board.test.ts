@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import type { Page } from "playwright-core";
-import { notes } from "../../src/db/schema";
+import { notes } from "../../src/db/tables";
 import { runTask } from "../../src/schedule";
 import { hasChromium, startWebApp, type SignedIn, type WebApp } from "../helpers/browser";
 

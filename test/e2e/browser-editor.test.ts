@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { count, eq, sql } from "drizzle-orm";
 import type { Page } from "playwright-core";
-import { notes, sessions, snapshots } from "../../src/db/schema";
+import { notes, sessions, snapshots } from "../../src/db/tables";
 import { createRichNote } from "../../src/modules/notes/rich";
 import { webPrincipal } from "../../src/web/session";
 import { hasChromium, PASSWORD, startWebApp, type SignedIn, type WebApp } from "../helpers/browser";

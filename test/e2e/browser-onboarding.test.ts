@@ -78,7 +78,7 @@ describe.skipIf(!hasChromium)("the onboarding in Chromium", () => {
     await page.click('button.choice:has-text("Sending from code")');
     await page.waitForURL(/\/onboarding\/code\?stream=note_/);
 
-    const ws = getWorkspace(web.deps, workspaceId);
+    const ws = await getWorkspace(web.deps, workspaceId);
     expect([ws.state, ws.trialUsed]).toEqual(["trial", true]);
     expect(ws.trialEndsAt! - Date.now()).toBeGreaterThan(13 * 86_400_000);
     const token = await page.inputValue("#new-token");
@@ -146,7 +146,7 @@ describe.skipIf(!hasChromium)("the onboarding in Chromium", () => {
     await page.click('button.choice:has-text("Writing notes in the browser")');
     await page.waitForURL(`${web.base}/notes`);
     expect(await page.textContent("aside")).toContain("Inbox");
-    expect(getWorkspace(web.deps, workspaceId).state).toBe("active");
+    expect((await getWorkspace(web.deps, workspaceId)).state).toBe("active");
     await page.goto(`${web.base}/settings`);
     expect(await page.textContent("#getting-started")).toContain("mostly for writing in the browser");
     expect(web.violations).toEqual([]);
@@ -158,7 +158,7 @@ describe.skipIf(!hasChromium)("the onboarding in Chromium", () => {
     await page.waitForURL(`${web.base}/onboarding`);
     await page.click('a:has-text("Skip for now")');
     await page.waitForURL(`${web.base}/notes`);
-    expect(getWorkspace(web.deps, workspaceId)).toMatchObject({ state: "active", trialUsed: false });
+    expect(await getWorkspace(web.deps, workspaceId)).toMatchObject({ state: "active", trialUsed: false });
     await page.goto(`${web.base}/settings`);
     await page.click('#getting-started a[href="/onboarding"]');
     await page.waitForURL(`${web.base}/onboarding`);

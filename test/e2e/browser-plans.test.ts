@@ -83,7 +83,7 @@ describe.skipIf(!hasChromium)("plans and billing in Chromium", () => {
     const event = subscriptionCreated(checkout, "8181");
     const delivered = await fetch(`${web.base}/webhooks/lemonsqueezy`, { method: "POST", headers: { "content-type": "application/json", "x-signature": event.signature }, body: event.body });
     expect(await delivered.json()).toMatchObject({ ok: true, applied: true, event: "subscription_created" });
-    expect(getWorkspace(web.deps, account.workspaceId)).toMatchObject({ plan: "dev", state: "active" });
+    expect(await getWorkspace(web.deps, account.workspaceId)).toMatchObject({ plan: "dev", state: "active" });
 
     await openAccount(page);
     expect(await page.textContent("#plan tr.current td:first-child")).toBe("Devyour plan");

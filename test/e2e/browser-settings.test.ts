@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, count, eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import type { Page } from "playwright-core";
-import { notes, tokens } from "../../src/db/schema";
+import { notes, tokens } from "../../src/db/tables";
 import { parseCidr } from "../../src/lib/ip";
 import { appendByFilename } from "../../src/modules/streams/service";
 import { webPrincipal } from "../../src/web/session";

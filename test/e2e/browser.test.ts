@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { buildHandler } from "../../src/app";
-import { inboxDeliveries } from "../../src/db/schema";
+import { inboxDeliveries } from "../../src/db/tables";
 import { loadConfig } from "../../src/config";
 import type { Deps } from "../../src/deps";
 import { jobHandlers } from "../../src/queues";

@@ -1,6 +1,6 @@
 // The compiled binary with NOTESTREAM_DATABASE_URL: `notestream migrate` migrates PostgreSQL from
 // the migrations embedded in it (two at once: once), names the database without its password;
-// every other command that would open the database refuses in one line.
+// a command that cannot reach the database says so in one line.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -61,15 +61,19 @@ describe.skipIf(!hasPostgres)("notestream migrate on PostgreSQL (compiled binary
     expect(existsSync(join(again.cwd, "data"))).toBe(false);
   });
 
-  test("serve and the database commands refuse in one line; the SQLite data dir is never created", () => {
+  test("serve and the database commands on an unreachable server: one line without the password, no SQLite data dir; backup points to pg_dump", () => {
     const dataDir = `${tempDir("data")}/never`;
-    for (const args of [["serve"], ["account", "show", "--email", "a@example.com"], ["backup", "x.db"]]) {
-      const r = cli(args, { NOTESTREAM_DATABASE_URL: withPassword("postgres://app@127.0.0.1:1/notes"), NOTESTREAM_DATA_DIR: dataDir });
+    const env = { NOTESTREAM_DATABASE_URL: withPassword("postgres://app@127.0.0.1:1/notes"), NOTESTREAM_DATA_DIR: dataDir };
+    for (const args of [["serve"], ["account", "show", "--email", "a@example.com"]]) {
+      const r = cli(args, env);
       expect({ args, code: r.code }).toEqual({ args, code: 1 });
       expect(r.stderr.trim().split("\n")).toEqual([
-        "notestream: PostgreSQL serving is not available in this release yet: with NOTESTREAM_DATABASE_URL set only `notestream migrate` runs (unset it to use SQLite under the data dir; see docs/SCALING.md)",
+        "notestream: cannot open PostgreSQL database app@127.0.0.1:1/notes: cannot connect (no server answers at that host and port, or the host name does not resolve)",
       ]);
     }
+    const backup = cli(["backup", "x.db"], env);
+    expect(backup.code).toBe(2);
+    expect(backup.stderr).toContain("backup copies the SQLite database; on PostgreSQL use pg_dump and pg_restore");
     expect(existsSync(dataDir)).toBe(false);
   });
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { count, eq, sql, type SQL } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { accounts, exportsTable, noteChunks, notes, oauthClients, oauthTokens, sessions, tokens, workspaceMembers, workspaces } from "../../src/db/schema";
+import { accounts, exportsTable, noteChunks, notes, oauthClients, oauthTokens, sessions, tokens, workspaceMembers, workspaces } from "../../src/db/tables";
 import { sqlRun } from "../../src/db/sql";
 import { issueTokens } from "../../src/mcp/oauth/tokens";
 import { hashPassword } from "../../src/modules/accounts/password";

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { count, inArray } from "drizzle-orm";
-import { idempotencyKeys, notes } from "../../src/db/schema";
+import { idempotencyKeys, notes } from "../../src/db/tables";
 import { harness, type Harness } from "../helpers/harness";
 
 let h: Harness;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { accounts, tokens, workspaces } from "../../src/db/schema";
+import { accounts, tokens, workspaces } from "../../src/db/tables";
 import { revokeToken } from "../../src/modules/tokens/service";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { jobs, workspaces } from "../../src/db/schema";
+import { jobs, workspaces } from "../../src/db/tables";
 import { flushLog } from "../../src/http/log";
 import { lapse, startTrial, subscribe } from "../../src/modules/accounts/lifecycle";
 import { runTask } from "../../src/schedule";

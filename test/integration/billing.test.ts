@@ -4,7 +4,7 @@ import { asc, count, eq } from "drizzle-orm";
 import { UsageError } from "../../src/cli/args";
 import { billingBind, billingCheckout } from "../../src/cli/commands";
 import { ConfigError, loadConfig } from "../../src/config";
-import { billingCheckouts, billingEvents, billingSubscriptions, workspaces } from "../../src/db/schema";
+import { billingCheckouts, billingEvents, billingSubscriptions, workspaces } from "../../src/db/tables";
 import type { PlanName } from "../../src/limits/plans";
 import { subscribe } from "../../src/modules/accounts/lifecycle";
 import { AppError } from "../../src/http/errors";

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { notes } from "../../src/db/schema";
+import { notes } from "../../src/db/tables";
 import { findAccountByEmail } from "../../src/modules/accounts/service";
 import { needsAttention } from "../../src/modules/streams/board";
 import { runTask } from "../../src/schedule";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { count } from "drizzle-orm";
-import { notes } from "../../src/db/schema";
+import { notes } from "../../src/db/tables";
 import { newNoteRow } from "../../src/modules/notes/repo";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { notes, workspaces } from "../../src/db/schema";
+import { notes, workspaces } from "../../src/db/tables";
 import { runTask } from "../../src/schedule";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
 

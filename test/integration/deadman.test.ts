@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { jobs } from "../../src/db/schema";
+import { jobs } from "../../src/db/tables";
 import { runAllTasks, runTask } from "../../src/schedule";
 import { errorOf, FakeClock, harness, type Harness } from "../helpers/harness";
 import { smtpServer } from "../helpers/mail";

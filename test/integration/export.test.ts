@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { unzipSync } from "fflate";
-import { exportsTable, notes } from "../../src/db/schema";
+import { exportsTable, notes } from "../../src/db/tables";
 import { runAllTasks } from "../../src/schedule";
 import type { MailMessage } from "../../src/mail/mailer";
 import { lapse } from "../../src/modules/accounts/lifecycle";

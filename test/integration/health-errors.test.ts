@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { asc } from "drizzle-orm";
-import { apiErrors, tokens } from "../../src/db/schema";
+import { apiErrors, tokens } from "../../src/db/tables";
 import { SCHEDULER_STALE_MS } from "../../src/jobs/scheduler";
 import { runAllTasks } from "../../src/schedule";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";

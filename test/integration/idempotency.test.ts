@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { count, eq, inArray, sql } from "drizzle-orm";
-import { idempotencyKeys, notes, workspaces } from "../../src/db/schema";
+import { idempotencyKeys, notes, workspaces } from "../../src/db/tables";
 import { sqlRun } from "../../src/db/sql";
 import { runAllTasks } from "../../src/schedule";
 import { errorOf, harness, type Harness } from "../helpers/harness";

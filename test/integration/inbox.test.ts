@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { count, eq, sql } from "drizzle-orm";
-import { inboxDeliveries, jobs, notes, workspaces } from "../../src/db/schema";
+import { inboxDeliveries, jobs, notes, workspaces } from "../../src/db/tables";
 import { runAllTasks, runTask } from "../../src/schedule";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 

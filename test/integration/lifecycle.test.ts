@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { and, asc, count, eq, isNotNull, isNull, type SQL } from "drizzle-orm";
-import { notes as notesTable, tokens, workspaces } from "../../src/db/schema";
+import { notes as notesTable, tokens, workspaces } from "../../src/db/tables";
 import { runAllTasks, runTask } from "../../src/schedule";
 import { MB, TRIAL_NOTES, TRIAL_STORAGE } from "../../src/limits/plans";
 import { AppError } from "../../src/http/errors";

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq, min } from "drizzle-orm";
 import { join } from "node:path";
-import { noteChunks } from "../../src/db/schema";
+import { noteChunks } from "../../src/db/tables";
 import { mintExtensionToken } from "../../src/modules/tokens/service";
 import { followers } from "../../src/modules/streams/follow";
 import { errorOf, harness, type Harness } from "../helpers/harness";

@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { count, eq } from "drizzle-orm";
 import { buildHandler } from "../../src/app";
-import { folders, notes, workspaces } from "../../src/db/schema";
+import { folders, notes, workspaces } from "../../src/db/tables";
 import { harness, type Harness } from "../helpers/harness";
 import { exerciseAllTools, tool, toolError } from "../helpers/mcp";
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { loadConfig } from "../../src/config";
-import { workspaces } from "../../src/db/schema";
+import { workspaces } from "../../src/db/tables";
 import { errorOf, FakeClock, harness, type Harness } from "../helpers/harness";
 import { parsePrometheusText, valueOf, type Family } from "../helpers/prom-text";
 import { receiver } from "../helpers/receiver";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { notes } from "../../src/db/schema";
+import { notes } from "../../src/db/tables";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 
 let h: Harness;

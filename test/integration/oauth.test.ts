@@ -15,7 +15,7 @@ import { InvalidClientMetadataError, InvalidGrantError } from "@modelcontextprot
 import type { AuthorizationServerMetadata, OAuthClientInformationFull, OAuthMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { count, eq } from "drizzle-orm";
 import { buildHandler } from "../../src/app";
-import { accounts, notes, oauthClients, oauthCodes, oauthTokens } from "../../src/db/schema";
+import { accounts, notes, oauthClients, oauthCodes, oauthTokens } from "../../src/db/tables";
 import { runTask } from "../../src/schedule";
 import { MAX_CLIENTS, REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_TTL_MS } from "../../src/mcp/oauth/clients";
 import { REFRESH_GRACE_MS } from "../../src/mcp/oauth/tokens";

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { accounts, notes, tokens, workspaces } from "../../src/db/schema";
+import { accounts, notes, tokens, workspaces } from "../../src/db/tables";
 import type { PlanName } from "../../src/limits/plans";
 import { FIRST_STREAM } from "../../src/modules/accounts/onboarding";
 import { hashPassword } from "../../src/modules/accounts/password";
@@ -84,7 +84,7 @@ describe("code mode", () => {
     expect(stream!.filename).toBe(FIRST_STREAM);
     expect(chosen.location).toBe(`/onboarding/code?stream=${stream!.id}`);
 
-    const ws = getWorkspace(h.deps, a.workspaceId);
+    const ws = await getWorkspace(h.deps, a.workspaceId);
     expect(ws.state).toBe("trial");
     expect(ws.trialUsed).toBe(true);
     const [usage] = await h.deps.db.select({ mode: accounts.usageMode }).from(accounts).where(eq(accounts.id, a.accountId));
@@ -118,7 +118,7 @@ describe("code mode", () => {
     }
     expect((await streamsOf(a.workspaceId)).length).toBe(1);
     expect((await activeTokens(a.workspaceId)).length).toBe(2);
-    expect(getWorkspace(h.deps, a.workspaceId).state).toBe("trial");
+    expect((await getWorkspace(h.deps, a.workspaceId)).state).toBe("trial");
   });
 
   test("on a plan with the API no trial is started", async () => {
@@ -126,7 +126,7 @@ describe("code mode", () => {
     const { b } = await signIn(a.email);
     const csrf = b.csrfOf((await b.get("/onboarding")).text);
     expect((await b.post("/onboarding", { _csrf: csrf, mode: "code" })).status).toBe(303);
-    const ws = getWorkspace(h.deps, a.workspaceId);
+    const ws = await getWorkspace(h.deps, a.workspaceId);
     expect([ws.state, ws.trialUsed]).toEqual(["active", false]);
     expect((await streamsOf(a.workspaceId)).length).toBe(1);
   });
@@ -156,7 +156,7 @@ describe("code mode", () => {
     const csrf = b.csrfOf((await b.get("/onboarding")).text);
     const r = await b.post("/onboarding", { _csrf: csrf, mode: "code" });
     expect(decodeURIComponent(r.location)).toContain("allows 3 active API tokens");
-    const ws = getWorkspace(h.deps, a.workspaceId);
+    const ws = await getWorkspace(h.deps, a.workspaceId);
     expect([ws.state, ws.trialUsed]).toEqual(["active", false]);
     expect(await streamsOf(a.workspaceId)).toEqual([]);
   });
@@ -178,7 +178,7 @@ describe("browser mode", () => {
     const csrf = b.csrfOf((await b.get("/onboarding")).text);
     const r = await b.post("/onboarding", { _csrf: csrf, mode: "browser" });
     expect(r.location).toBe("/notes");
-    expect(getWorkspace(h.deps, a.workspaceId).state).toBe("active");
+    expect((await getWorkspace(h.deps, a.workspaceId)).state).toBe("active");
     const settings = (await b.get("/settings")).text;
     expect(settings).toContain("mostly for writing in the browser");
     expect(settings).toContain('href="/onboarding"');

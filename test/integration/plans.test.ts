@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { accountSetPlan, billingCheckout } from "../../src/cli/commands";
 import { ConfigError, loadConfig } from "../../src/config";
-import { notes, workspaces } from "../../src/db/schema";
+import { notes, workspaces } from "../../src/db/tables";
 import type { PlanName } from "../../src/limits/plans";
 import { findAccountByEmail } from "../../src/modules/accounts/service";
 import { createProviderCheckout, customerPortalUrl } from "../../src/modules/billing/provider";
@@ -109,7 +109,7 @@ describe("plans with billing on (against a stand-in for Lemon Squeezy's API)", (
     const event = subscriptionCreated(sent!, "5151");
     const delivered = await h.request("POST", "/webhooks/lemonsqueezy", { body: event.body, headers: { "x-signature": event.signature, "content-type": "application/json" } });
     expect(await delivered.json()).toMatchObject({ applied: true, event: "subscription_created" });
-    expect(getWorkspace(h.deps, a.workspaceId)).toMatchObject({ plan: "dev", state: "active", billingSubscriptionId: "5151" });
+    expect(await getWorkspace(h.deps, a.workspaceId)).toMatchObject({ plan: "dev", state: "active", billingSubscriptionId: "5151" });
 
     const after = await planSectionOf(a.b);
     expect(after).toContain('Dev<span class="badge ok">your plan</span>');
@@ -159,7 +159,7 @@ describe("plans with billing on (against a stand-in for Lemon Squeezy's API)", (
     expect(errorIn(r.location)).toStartWith("The payment provider answered without the link it should have.");
     r = await post(a.b, "/settings/plan/checkout", { plan: "gold" });
     expect(errorIn(r.location)).toBe("The gold plan is not on sale here.");
-    expect(getWorkspace(h.deps, a.workspaceId).plan).toBe("free");
+    expect((await getWorkspace(h.deps, a.workspaceId)).plan).toBe("free");
   });
 
   test("a provider that does not answer in time, or sends a link that is not http(s), is refused", async () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { and, count, desc, eq, sql } from "drizzle-orm";
-import { accounts, jobs as jobsTable, noteChunks, notes } from "../../src/db/schema";
+import { accounts, jobs as jobsTable, noteChunks, notes } from "../../src/db/tables";
 import { runTask } from "../../src/schedule";
 import { createSession } from "../../src/web/session";
 import { errorOf, harness, type Harness } from "../helpers/harness";

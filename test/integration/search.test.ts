@@ -11,7 +11,7 @@ import { count, eq } from "drizzle-orm";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildHandler } from "../../src/app";
-import { noteChunks, notes, workspaces } from "../../src/db/schema";
+import { noteChunks, notes, workspaces } from "../../src/db/tables";
 import { RestBackend } from "../../src/mcp/rest";
 import { AppError } from "../../src/http/errors";
 import { createRichNote } from "../../src/modules/notes/rich";

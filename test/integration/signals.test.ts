@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { workspaces } from "../../src/db/schema";
+import { workspaces } from "../../src/db/tables";
 import { runTask } from "../../src/schedule";
 import { FakeClock, harness, type Harness } from "../helpers/harness";
 import { smtpServer } from "../helpers/mail";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { count, eq } from "drizzle-orm";
-import { snapshots as snapshotsTable } from "../../src/db/schema";
+import { snapshots as snapshotsTable } from "../../src/db/tables";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 
 let h: Harness;

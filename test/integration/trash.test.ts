@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { count, eq } from "drizzle-orm";
 import { unzipSync } from "fflate";
 import { buildHandler } from "../../src/app";
-import { accounts, inboxDeliveries, noteChunks, notes, webhookAttempts, workspaces } from "../../src/db/schema";
+import { accounts, inboxDeliveries, noteChunks, notes, webhookAttempts, workspaces } from "../../src/db/tables";
 import { MB } from "../../src/limits/plans";
 import type { MailMessage } from "../../src/mail/mailer";
 import { startTrial, subscribe } from "../../src/modules/accounts/lifecycle";

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { count, eq } from "drizzle-orm";
-import { notes, sessions } from "../../src/db/schema";
+import { notes, sessions } from "../../src/db/tables";
 import { ORIGIN, sessionBrowser } from "../helpers/form-browser";
 import { harness, type Harness } from "../helpers/harness";
 

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema";
+import { accounts } from "../../src/db/tables";
 import { sha256Hex } from "../../src/lib/secrets";
 import type { PlanName } from "../../src/limits/plans";
 import { createSession } from "../../src/web/session";

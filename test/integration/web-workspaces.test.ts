@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { sessions } from "../../src/db/schema";
+import { sessions } from "../../src/db/tables";
 import { sha256Hex } from "../../src/lib/secrets";
 import { teamRemove } from "../../src/cli/commands";
 import { removeTeamMember, seatCount } from "../../src/modules/teams/service";

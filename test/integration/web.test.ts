@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { buildHandler } from "../../src/app";
 import { and, count, eq, sql } from "drizzle-orm";
-import { accounts, notes, oauthClients, workspaces } from "../../src/db/schema";
+import { accounts, notes, oauthClients, workspaces } from "../../src/db/tables";
 import { sqlRun } from "../../src/db/sql";
 import { issueTokens } from "../../src/mcp/oauth/tokens";
 import { PASSWORD_RULE } from "../../src/modules/accounts/password";

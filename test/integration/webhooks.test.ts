@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { count, eq } from "drizzle-orm";
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { jobs, notes } from "../../src/db/schema";
+import { jobs, notes } from "../../src/db/tables";
 import { errorOf, FakeClock, harness, type Harness } from "../helpers/harness";
 import { receiver } from "../helpers/receiver";
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
 import { eq } from "drizzle-orm";
-import { jobs } from "../../src/db/schema";
+import { jobs } from "../../src/db/tables";
 import { defineQueue, queueRegistry } from "../../src/jobs/define-queue";
 import { enqueue } from "../../src/jobs/queue";
 import { JobRunner } from "../../src/jobs/runner";

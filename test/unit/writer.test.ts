@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { notes } from "../../src/db/schema";
+import { notes } from "../../src/db/tables";
 import { Writer } from "../../src/db/writer";
 import { overlayDb } from "../helpers/overlay-db";
 import { enqueue } from "../../src/jobs/queue";
@@ -252,8 +252,8 @@ describe("the overlay around other writes", () => {
     const usedBefore = h.deps.db.$client.query("SELECT storage_used AS used FROM workspaces WHERE id = ?").get(a.workspaceId);
     const runner = new JobRunner(h.deps, {
       halfDone: {
-        run: async () => () => {
-          appendTo({ deps: h.deps, principal: { tokenId: "t", accountId: a.accountId, workspaceId: a.workspaceId, scopes: new Set(["append"]), noteId: id, kind: "api", rate: null, validUntil: Infinity } }, noteRow(), "two\n");
+        run: async () => async () => {
+          await appendTo({ deps: h.deps, principal: { tokenId: "t", accountId: a.accountId, workspaceId: a.workspaceId, scopes: new Set(["append"]), noteId: id, kind: "api", rate: null, validUntil: Infinity } }, noteRow(), "two\n");
           throw new Error("failed after the append");
         },
       },

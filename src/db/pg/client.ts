@@ -17,3 +17,19 @@ export function pgClient(config: PostgresConfig, max = config.pool): SQL {
 export function pgDrizzle(client: SQL): PgDb {
   return drizzle({ client, schema }) as PgDb;
 }
+
+/** A failure talking to PostgreSQL, in one line, naming the database without its password. */
+export class PostgresUnavailableError extends Error {
+  override name = "PostgresUnavailableError";
+}
+
+/** Why a connection or statement failed, in one line without the password. */
+export function whyPostgresFailed(e: unknown, config: PostgresConfig): string {
+  // Bun says only "Failed to connect" for a refused port and an unknown host name alike.
+  if ((e as { code?: unknown }).code === "ERR_POSTGRES_CONNECTION_REFUSED") {
+    return "cannot connect (no server answers at that host and port, or the host name does not resolve)";
+  }
+  const password = decodeURIComponent(new URL(config.url).password);
+  const oneLine = ((e as Error)?.message ?? String(e)).replace(/\s+/g, " ").trim();
+  return password ? oneLine.split(password).join("***") : oneLine;
+}

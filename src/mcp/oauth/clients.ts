@@ -1,6 +1,6 @@
 import { and, count, eq, gt, lte, min, notInArray } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { oauthClients, oauthCodes, oauthTokens } from "../../db/schema";
+import { oauthClients, oauthCodes, oauthTokens } from "../../db/tables";
 
 /**
  * Dynamic registration is open to anyone, so what it stores is bounded: a rate per address, a cap

@@ -1,5 +1,5 @@
 import { aliasedTable, and, desc, eq, gt, isNull, max, min, sql } from "drizzle-orm";
-import { oauthClients, oauthTokens } from "../../db/schema";
+import { oauthClients, oauthTokens } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { AppError } from "../../http/errors";
 import { revokeFamily } from "./tokens";

@@ -2,7 +2,7 @@
 // (clients.ts) and the tokens themselves (tokens.ts) keep their queries beside their rules.
 import { eq } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { oauthClients, oauthCodes } from "../../db/schema";
+import { oauthClients, oauthCodes } from "../../db/tables";
 
 export type OAuthClient = typeof oauthClients.$inferSelect;
 export type OAuthCode = typeof oauthCodes.$inferSelect;

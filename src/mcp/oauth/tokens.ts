@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import { and, eq, gt, isNull } from "drizzle-orm";
 import type { Deps, Principal, Scope } from "../../deps";
-import { oauthTokens } from "../../db/schema";
+import { oauthTokens } from "../../db/tables";
 import { AppError } from "../../http/errors";
 import { agentRate } from "../../limits/plans";
 import { randomBase62 } from "../../lib/random";
@@ -139,7 +139,7 @@ export async function oauthPrincipal(deps: Deps, secret: string): Promise<Princi
       })
       .catch(() => {});
   }
-  const tier = tierOf(deps, getWorkspace(deps, row.workspaceId));
+  const tier = tierOf(deps, await getWorkspace(deps, row.workspaceId));
   return {
     tokenId: `oauth_${row.family}`,
     accountId: row.accountId,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { and, asc, count, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import { t } from "elysia";
 import type { Deps } from "../../deps";
-import { accountLinks, accounts, exportsTable, notes, oauthCodes, sessions, workspaceMembers, workspaces } from "../../db/schema";
+import { accountLinks, accounts, exportsTable, notes, oauthCodes, sessions, workspaceMembers, workspaces } from "../../db/tables";
 import { AppError } from "../../http/errors";
 import { logEvent } from "../../http/log";
 import { mailOrigin } from "../../http/origin";
@@ -58,7 +58,7 @@ export async function requestAccountDeletion(deps: Deps, account: AccountRow, pa
   await assertNoSharedTeams(deps, account.id);
   await deps.writer.write(async () => {
     const token = await newLink(deps, account.id, "delete_account");
-    enqueueMail(deps, {
+    await enqueueMail(deps, {
       to: account.email,
       subject: "[notestream] confirm deleting your account",
       text: `Someone (hopefully you) asked to delete the notestream account ${account.email} and every note in it.\n\nTo delete it, open this link and confirm:\n\n  ${mailOrigin(deps)}/settings/delete/confirm?token=${token}\n\nThe link works for one hour. If it wasn't you, ignore this mail, and change your password: whoever asked knew it.`,
@@ -91,7 +91,7 @@ export async function deleteAccountByLink(deps: Deps, token: string): Promise<st
     await deps.db.delete(oauthCodes).where(eq(oauthCodes.accountId, account.id));
     await deps.db.update(accounts).set({ passwordHash: null, updatedAt: deps.clock.now() }).where(eq(accounts.id, account.id));
     await deps.db.delete(accountLinks).where(and(eq(accountLinks.accountId, account.id), isNull(accountLinks.usedAt)));
-    accountDeletionQueue.enqueue(deps, { accountId: account.id }, { serialKey: account.id });
+    await accountDeletionQueue.enqueue(deps, { accountId: account.id }, { serialKey: account.id });
     return account.email;
   });
 }
@@ -125,7 +125,7 @@ async function finishDeletion(deps: Deps, accountId: string): Promise<JobOutcome
   ).map((e) => e.path ?? join(exportDir, `${e.id}.zip`));
   await deps.db.delete(accounts).where(eq(accounts.id, accountId));
   deps.tokens.clear();
-  enqueueMail(deps, {
+  await enqueueMail(deps, {
     to: account.email,
     subject: "[notestream] your account is deleted",
     text: `Your notestream account ${account.email} is deleted, with every note, folder, version, token and export it had.\n\nThank you for using notestream.`,

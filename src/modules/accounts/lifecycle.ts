@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { notes, tokens, workspaces } from "../../db/schema";
+import { notes, tokens, workspaces } from "../../db/tables";
 import { AppError } from "../../http/errors";
 import { logEvent } from "../../http/log";
 import { DAY_MS } from "../../lib/clock";
@@ -28,7 +28,7 @@ async function update(deps: Deps, id: string, set: Partial<WorkspaceRow>): Promi
 
 /** Once per workspace, from a plan without API access: 14 days of the REST API, 100 notes, 300 MB. */
 export async function startTrial(deps: Deps, workspaceId: string): Promise<WorkspaceRow> {
-  const ws = getWorkspace(deps, workspaceId);
+  const ws = await getWorkspace(deps, workspaceId);
   if (ws.trialUsed) throw new AppError("conflict", "this account has already had its API trial");
   if (ws.state !== "active") throw new AppError("conflict", `a trial cannot start while the account is ${ws.state}`);
   if (tierFor(deps.config.limitProfile, ws.plan as PlanName).api) {
@@ -46,7 +46,7 @@ export async function startTrial(deps: Deps, workspaceId: string): Promise<Works
  * tokens; a plan without a subscription (free) loses its browser-extension token.
  */
 export async function subscribe(deps: Deps, workspaceId: string, plan: PlanName, opts: { paidAt?: number } = {}): Promise<WorkspaceRow> {
-  const ws = getWorkspace(deps, workspaceId);
+  const ws = await getWorkspace(deps, workspaceId);
   const set: Partial<WorkspaceRow> = {
     plan,
     state: "active",
@@ -66,14 +66,14 @@ export async function subscribe(deps: Deps, workspaceId: string, plan: PlanName,
 
 /** A payment arrived: it dates the read-only window and brings a lapsed account back. */
 export async function recordPayment(deps: Deps, workspaceId: string, paidAt: number): Promise<void> {
-  const ws = getWorkspace(deps, workspaceId);
+  const ws = await getWorkspace(deps, workspaceId);
   if (ws.state === "read_only") await subscribe(deps, ws.id, ws.plan as PlanName, { paidAt });
   else await update(deps, ws.id, { lastPaymentAt: paidAt });
 }
 
 /** The subscription lapsed: read-only, the browser-extension token revoked. */
 export async function lapse(deps: Deps, workspaceId: string): Promise<WorkspaceRow> {
-  const ws = getWorkspace(deps, workspaceId);
+  const ws = await getWorkspace(deps, workspaceId);
   if (ws.state === "read_only") return ws;
   if (ws.plan === "free") throw new AppError("conflict", "a free account has no subscription to lapse");
   await update(deps, ws.id, { state: "read_only", lapsedAt: deps.clock.now() });

@@ -1,6 +1,6 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
-import { accounts } from "../../db/schema";
+import { accounts } from "../../db/tables";
 import { AppError } from "../../http/errors";
 import { createStream } from "../streams/create";
 import { mintToken } from "../tokens/service";
@@ -49,7 +49,7 @@ export interface CodeModeStart {
 export async function startCodeMode(ctx: Ctx): Promise<CodeModeStart> {
   const { deps, principal } = ctx;
   return deps.writer.write(async () => {
-    const ws = getWorkspace(deps, principal.workspaceId);
+    const ws = await getWorkspace(deps, principal.workspaceId);
     let trialStarted = false;
     if (!tierOf(deps, ws).api) {
       if (ws.trialUsed) {

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
-import { accounts, folders, workspaceMembers, workspaces } from "../../db/schema";
+import { accounts, folders, workspaceMembers, workspaces } from "../../db/tables";
 import { AppError } from "../../http/errors";
 import { newId } from "../../lib/ids";
 import { bodyCapFor, noteCapFor, tierFor, type PlanName } from "../../limits/plans";
@@ -84,7 +84,7 @@ export async function describeAccount({ ctx }: { ctx: Ctx }) {
   const { deps, principal } = ctx;
   const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, principal.accountId));
   if (!account) throw new AppError("unauthorized", "the token's account no longer exists");
-  const ws = getWorkspace(deps, principal.workspaceId);
+  const ws = await getWorkspace(deps, principal.workspaceId);
   const tier = tierOf(deps, ws);
   const plainCap = noteCapFor(tier, "plain");
   const richCap = noteCapFor(tier, "rich");
@@ -99,9 +99,9 @@ export async function describeAccount({ ctx }: { ctx: Ctx }) {
     trial_ends_at: iso(ws.trialEndsAt),
     api_access: tier.api || ws.state === "trial",
     usage: {
-      notes: countNotes(deps, ws.id),
-      plain_notes: countNotes(deps, ws.id, "plain"),
-      rich_notes: countNotes(deps, ws.id, "rich"),
+      notes: await countNotes(deps, ws.id),
+      plain_notes: await countNotes(deps, ws.id, "plain"),
+      rich_notes: await countNotes(deps, ws.id, "rich"),
       storage_bytes: ws.storageUsed,
       folders: await countFolders(deps, ws.id),
       active_tokens: await countActiveTokens(deps, ws.id),

@@ -1,7 +1,7 @@
 import { and, eq, isNull, ne } from "drizzle-orm";
 import { mailOrigin } from "../../http/origin";
 import type { Deps } from "../../deps";
-import { accountLinks, accounts, sessions } from "../../db/schema";
+import { accountLinks, accounts, sessions } from "../../db/tables";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { randomBase62 } from "../../lib/random";
 import { sha256Hex } from "../../lib/secrets";
@@ -119,8 +119,8 @@ export async function signUp(deps: Deps, input: SignUpInput, plan: "free" = "fre
  * No link with a token: if the account was never confirmed, someone else may have made it with a
  * password they know, so the way in is a reset (which sets a new password and confirms).
  */
-function sendSignUpAttemptNotice(deps: Deps, account: AccountRow): void {
-  enqueueMail(deps, {
+async function sendSignUpAttemptNotice(deps: Deps, account: AccountRow): Promise<void> {
+  await enqueueMail(deps, {
     to: account.email,
     subject: "[notestream] someone tried to sign up with your address",
     text: `Someone (hopefully you) tried to create a notestream account with this address, which has one already. Nothing was changed.\n\nIf it was you, sign in:\n\n  ${mailOrigin(deps)}/signin\n\nor, if you don't know the password (or never confirmed the address), choose a new one:\n\n  ${mailOrigin(deps)}/reset\n\nIf it wasn't you, ignore this mail.`,
@@ -130,7 +130,7 @@ function sendSignUpAttemptNotice(deps: Deps, account: AccountRow): void {
 
 export async function sendConfirmation(deps: Deps, account: AccountRow): Promise<void> {
   const token = await newLink(deps, account.id, "confirm");
-  enqueueMail(deps, {
+  await enqueueMail(deps, {
     to: account.email,
     subject: "[notestream] confirm your e-mail address",
     text: `Welcome to notestream.\n\nConfirm your address to sign in:\n\n  ${mailOrigin(deps)}/confirm?token=${token}\n\nThe link works for 3 days.`,
@@ -175,7 +175,7 @@ export async function requestPasswordReset(deps: Deps, email: string): Promise<v
     const account = await findAccountByEmail(deps, email);
     if (!account) return;
     const token = await newLink(deps, account.id, "reset");
-    enqueueMail(deps, {
+    await enqueueMail(deps, {
       to: account.email,
       subject: "[notestream] reset your password",
       text: `Someone (hopefully you) asked to reset the password of this notestream account.\n\n  ${mailOrigin(deps)}/reset/confirm?token=${token}\n\nThe link works for one hour. If it wasn't you, ignore this mail.`,
@@ -232,7 +232,7 @@ export async function changePassword(deps: Deps, account: AccountRow, password: 
     const mine = eq(sessions.accountId, account.id);
     await deps.db.delete(sessions).where(keepSessionHash ? and(mine, ne(sessions.idHash, keepSessionHash)) : mine);
     await revokeAccountGrants(deps, account.id);
-    enqueueMail(deps, {
+    await enqueueMail(deps, {
       to: account.email,
       subject: "[notestream] your password was changed",
       text: `The password of your notestream account was changed, and every other browser signed in to it was signed out.\n\nIf it wasn't you, choose a new password now:\n\n  ${mailOrigin(deps)}/reset\n\nthen end the API tokens you did not make at Account → API tokens (AI clients you allowed have been signed out and must be allowed again).`,
@@ -247,7 +247,7 @@ export async function requestEmailChange(deps: Deps, account: AccountRow, newEma
   await deps.writer.write(async () => {
     if (await findAccountByEmail(deps, email)) throw ValidationFailed.field("email", "taken", "Another account uses this address.");
     const token = await newLink(deps, account.id, "email_change", email);
-    enqueueMail(deps, {
+    await enqueueMail(deps, {
       to: email,
       subject: "[notestream] confirm your new e-mail address",
       text: `Confirm that notestream should use this address for ${account.email}'s account:\n\n  ${mailOrigin(deps)}/settings/email/confirm?token=${token}\n\nThe link works for one day.`,

@@ -59,7 +59,7 @@ export async function startPlanCheckout(
   const offer = offerFor(deps, o.tierName);
   if (!offer) throw new AppError("bad_request", `The ${o.tierName} plan is not on sale here.`);
   const checkoutId = await deps.writer.write(async () => {
-    const ws = getWorkspace(deps, o.workspaceId);
+    const ws = await getWorkspace(deps, o.workspaceId);
     assertManager(ws, o.accountId);
     if (hasRunningSubscription(ws)) throw new AppError("conflict", "This workspace already has a subscription: change or cancel it with Manage billing.");
     if (ws.state === "active" && tierNameOf(deps, ws) === o.tierName) throw new AppError("conflict", `This workspace is on the ${o.tierName} plan already.`);
@@ -79,7 +79,7 @@ export async function startPlanCheckout(
 /** The customer portal of the workspace's subscription (invoices, payment method, plan change, cancelling). */
 export async function billingPortal(deps: Deps, o: { workspaceId: string; accountId: string | null }): Promise<string> {
   const ls = billingOn(deps);
-  const ws = getWorkspace(deps, o.workspaceId);
+  const ws = await getWorkspace(deps, o.workspaceId);
   assertManager(ws, o.accountId);
   if (!ws.billingSubscriptionId) throw new AppError("conflict", "This workspace has no subscription at the store yet: choose a plan first.");
   return customerPortalUrl(ls, ws.billingSubscriptionId);

@@ -3,7 +3,7 @@
 // helpers (idOf, variantOf, the bound target); split, each would re-export them.
 import { eq } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { billingCheckouts, billingEvents, billingSubscriptions, workspaces } from "../../db/schema";
+import { billingCheckouts, billingEvents, billingSubscriptions, workspaces } from "../../db/tables";
 import { AppError } from "../../http/errors";
 import { DAY_MS } from "../../lib/clock";
 import { hmacSha256Hex, signatureMatches } from "../../lib/hmac";
@@ -77,7 +77,7 @@ export async function startCheckout(deps: Deps, workspaceId: string, plan: PlanN
  * checkout carries that subscription_created binds by: usable once, for CHECKOUT_TTL_DAYS.
  */
 export async function recordCheckout(deps: Deps, workspaceId: string, plan: PlanName): Promise<string> {
-  const ws = getWorkspace(deps, workspaceId);
+  const ws = await getWorkspace(deps, workspaceId);
   const id = `chk_${randomBase62(24)}`;
   await deps.db.insert(billingCheckouts).values({ id, workspaceId: ws.id, plan, createdAt: deps.clock.now() });
   return id;
@@ -197,7 +197,7 @@ async function applyToWorkspace(
   const status = event.data?.attributes?.status ?? "";
   // A lapse needs a subscription: a workspace moved to the free plan by hand since is left alone.
   const lapseIfSubscribed = async (): Promise<BillingOutcome> => {
-    if (getWorkspace(deps, workspaceId).plan === "free") return nothing("the workspace has no subscription");
+    if ((await getWorkspace(deps, workspaceId)).plan === "free") return nothing("the workspace has no subscription");
     await lapse(deps, workspaceId);
     return { ok: true, applied: true, event: name };
   };
@@ -244,7 +244,7 @@ export async function bindExistingSubscription(
   if (subscriptionId === null) throw new AppError("bad_request", `subscription id must be the store's number, got "${b.subscriptionId}"`);
   const plan = deps.config.billingVariants.get(b.variantId);
   if (!plan) throw new AppError("bad_request", `variant ${b.variantId} is not in NOTESTREAM_LEMONSQUEEZY_VARIANTS or NOTESTREAM_BILLING_VARIANTS`);
-  const ws = getWorkspace(deps, b.workspaceId);
+  const ws = await getWorkspace(deps, b.workspaceId);
   if (await isBound(deps, subscriptionId)) {
     throw new AppError("conflict", `subscription ${subscriptionId} is already bound`);
   }

@@ -1,6 +1,7 @@
 import { and, eq, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { notes } from "../../db/schema";
+import { accounts, notes, workspaces } from "../../db/tables";
+import { sqlRows } from "../../db/sql";
 import { mailOrigin } from "../../http/origin";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { logEvent } from "../../http/log";
@@ -75,15 +76,14 @@ export function deadmanChanges(
   return changes;
 }
 
-/**
- * Where a stream's alerts go: its alert_email, or the workspace owner's address. Synchronous, with
- * SQLite's driver: an append's signal (noteSignalled, inside the append's write) mails from it.
- */
-export function recipient(deps: Deps, note: { alertEmail: string | null; workspaceId: string }): string {
+/** Where a stream's alerts go: its alert_email, or the workspace owner's address. */
+export async function recipient(deps: Deps, note: { alertEmail: string | null; workspaceId: string }): Promise<string> {
   if (note.alertEmail) return note.alertEmail;
-  const owner = deps.db.$client
-    .query<{ email: string }, [string]>("SELECT a.email FROM workspaces w JOIN accounts a ON a.id = w.owner_id WHERE w.id = ?")
-    .get(note.workspaceId);
+  const [owner] = await deps.db
+    .select({ email: accounts.email })
+    .from(workspaces)
+    .innerJoin(accounts, eq(accounts.id, workspaces.ownerId))
+    .where(eq(workspaces.id, note.workspaceId));
   return owner!.email;
 }
 
@@ -93,7 +93,7 @@ export function recipient(deps: Deps, note: { alertEmail: string | null; workspa
  * and brings a failing stream back too; `fail` ends it and, unless the stream is failing already,
  * alerts at once. The status is kept on every plan; alerts go out on plans with the switch.
  */
-export function noteSignalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal | undefined, line: string, now: number): void {
+export async function noteSignalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal | undefined, line: string, now: number): Promise<void> {
   const before = note.deadmanStatus;
   if (signal === undefined && before !== "late") return;
   const changes: Partial<NoteRow> = {};
@@ -107,7 +107,7 @@ export function noteSignalled(deps: Deps, note: NoteRow, tier: Tier, signal: Sig
   else if (before === "late" || (signal === "ok" && before === "failing")) changes.deadmanStatus = armed;
   const after = changes.deadmanStatus ?? before;
   if (Object.keys(changes).length > 0) {
-    deps.db.update(notes).set(changes).where(eq(notes.id, note.id)).run();
+    await deps.db.update(notes).set(changes).where(eq(notes.id, note.id));
     // The row may sit in the writer's per-batch cache: the next append of the batch must see it.
     Object.assign(note, changes);
   }
@@ -115,11 +115,11 @@ export function noteSignalled(deps: Deps, note: NoteRow, tier: Tier, signal: Sig
   const text = line.trimEnd();
   const name = note.filename ?? note.title;
   if (after === "failing") {
-    enqueueMail(deps, signalFailed({ to: recipient(deps, note), noteTitle: note.title, filename: note.filename, noteId: note.id, at: iso(now), line: text, lastLines: lastLines(deps, note.id), baseUrl: mailOrigin(deps) }));
-    enqueueAlertDelivery(deps, note, `FAILED: ${name} reported a failure: ${text}`, now);
+    await enqueueMail(deps, signalFailed({ to: await recipient(deps, note), noteTitle: note.title, filename: note.filename, noteId: note.id, at: iso(now), line: text, lastLines: await lastLines(deps, note.id), baseUrl: mailOrigin(deps) }));
+    await enqueueAlertDelivery(deps, note, `FAILED: ${name} reported a failure: ${text}`, now);
   } else if (before === "late" || before === "failing") {
-    enqueueMail(deps, deadmanRecovered({ to: recipient(deps, note), noteTitle: note.title, filename: note.filename, resumedAt: iso(now), line: text }));
-    enqueueAlertDelivery(deps, note, `RECOVERED: ${name} ${before === "failing" ? "reported ok" : "is writing again"}: ${text}`, now);
+    await enqueueMail(deps, deadmanRecovered({ to: await recipient(deps, note), noteTitle: note.title, filename: note.filename, resumedAt: iso(now), line: text }));
+    await enqueueAlertDelivery(deps, note, `RECOVERED: ${name} ${before === "failing" ? "reported ok" : "is writing again"}: ${text}`, now);
   }
 }
 
@@ -151,7 +151,7 @@ export async function checkDeadlines(deps: Deps): Promise<number> {
       .update(notes)
       .set({ deadmanStatus: "late" })
       .where(and(eq(notes.id, n.id), eq(notes.deadmanStatus, "ok")));
-    const to = recipient(deps, n);
+    const to = await recipient(deps, n);
     deps.writer.afterCommit(() => {
       deps.metrics.deadmanAlerts.inc();
       logEvent("warn", "dead-man alert sent", {
@@ -161,7 +161,7 @@ export async function checkDeadlines(deps: Deps): Promise<number> {
         to_domain: domainOf(to),
       });
     });
-    enqueueMail(
+    await enqueueMail(
       deps,
       deadmanAlert({
         to,
@@ -171,14 +171,14 @@ export async function checkDeadlines(deps: Deps): Promise<number> {
         lastWriteAt: iso(n.lastWriteAt),
         silentForMs: now - n.lastWriteAt,
         intervalSeconds: n.interval!,
-        lastLines: lastLines(deps, n.id),
+        lastLines: await lastLines(deps, n.id),
         baseUrl: mailOrigin(deps),
         // A full stream is not silent: its writers are being refused, which is another fix.
         fullSince: n.fullSince === null ? null : iso(n.fullSince),
       }),
     );
     const name = n.filename ?? n.title;
-    enqueueAlertDelivery(
+    await enqueueAlertDelivery(
       deps,
       { id: n.id, webhookUrl: n.webhookUrl, webhookStatus: n.webhookStatus, alertWebhook: n.alertWebhook, byteSize: n.byteSize },
       n.fullSince === null ? `LATE: no write to ${name} for ${Math.round((now - n.lastWriteAt) / 1000)}s (expected every ${n.interval}s)` : `FULL: ${name} is full and refusing writes`,
@@ -206,11 +206,11 @@ async function checkRuns(deps: Deps, now: number): Promise<number> {
       .where(eq(notes.id, n.id));
     if (wasAlerting) continue;
     const name = n.filename ?? n.title;
-    enqueueMail(
+    await enqueueMail(
       deps,
-      runOverdue({ to: recipient(deps, n), noteTitle: n.title, filename: n.filename, noteId: n.id, startedAt: iso(n.runStartedAt!), maxRunSeconds: n.maxRunSeconds!, lastLines: lastLines(deps, n.id), baseUrl: mailOrigin(deps) }),
+      runOverdue({ to: await recipient(deps, n), noteTitle: n.title, filename: n.filename, noteId: n.id, startedAt: iso(n.runStartedAt!), maxRunSeconds: n.maxRunSeconds!, lastLines: await lastLines(deps, n.id), baseUrl: mailOrigin(deps) }),
     );
-    enqueueAlertDelivery(deps, n, `LATE: a run of ${name} started ${Math.round((now - n.runStartedAt!) / 1000)}s ago and has not reported (max ${n.maxRunSeconds}s)`, now);
+    await enqueueAlertDelivery(deps, n, `LATE: a run of ${name} started ${Math.round((now - n.runStartedAt!) / 1000)}s ago and has not reported (max ${n.maxRunSeconds}s)`, now);
   }
   return overdue.length;
 }
@@ -219,23 +219,29 @@ async function checkRuns(deps: Deps, now: number): Promise<number> {
 /**
  * The last lines of a stream for an alert: at most 20, and 4 KB of them. Only the ends of the
  * newest chunks are read (a chunk may be a whole batch of lines, or one 3 MB line), so the cost
- * does not depend on how much the stream holds. Synchronous, with SQLite's driver (and its
- * substr with a negative start): an append's signal (noteSignalled) quotes them in its write.
+ * does not depend on how much the stream holds (read a few chunks at a time, newest first).
  */
-export function lastLines(deps: Deps, noteId: string): string[] {
-  const chunks = deps.db.$client
-    .query<{ tail: string; cut: number }, [string]>(
-      `SELECT substr(text, -${ALERT_BYTES + 1}) AS tail, length(text) > ${ALERT_BYTES + 1} AS cut FROM note_chunks WHERE note_id = ? ORDER BY seq DESC`,
-    )
-    .iterate(noteId);
+export async function lastLines(deps: Deps, noteId: string): Promise<string[]> {
+  const keep = ALERT_BYTES + 1;
   let text = "";
   let whole = true;
-  for (const c of chunks) {
-    text = c.tail + text;
-    if (c.cut || text.length > ALERT_BYTES || newlines(text) > ALERT_LINES) {
-      whole = false;
-      break;
+  let before: number | null = null;
+  read: for (;;) {
+    const page: { seq: number | string; tail: string; cut: number | boolean }[] = await sqlRows(
+      deps.db,
+      sql`SELECT seq, CASE WHEN length(text) > ${keep} THEN substr(text, length(text) - ${keep - 1}) ELSE text END AS tail,
+            CASE WHEN length(text) > ${keep} THEN 1 ELSE 0 END AS cut
+          FROM note_chunks WHERE note_id = ${noteId}${before === null ? sql`` : sql` AND seq < ${before}`} ORDER BY seq DESC LIMIT 8`,
+    );
+    for (const c of page) {
+      before = Number(c.seq);
+      text = c.tail + text;
+      if (Number(c.cut) === 1 || text.length > ALERT_BYTES || newlines(text) > ALERT_LINES) {
+        whole = false;
+        break read;
+      }
     }
+    if (page.length < 8) break;
   }
   const lines = text.split("\n");
   lines.pop();

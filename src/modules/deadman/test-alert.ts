@@ -18,10 +18,10 @@ import { lastLines } from "./service";
 export async function sendTestAlert({ ctx, noteId, to, origin }: { ctx: Ctx; noteId: string; to: string; origin: string }): Promise<Reply<{ to: string }>> {
   requireScope(ctx, "write");
   const { deps } = ctx;
-  return commit(ctx, 202, () => {
-    const note = visibleNote(ctx, noteId);
+  return commit(ctx, 202, async () => {
+    const note = await visibleNote(ctx, noteId);
     if (note.kind !== "stream") throw ValidationFailed.field("id", "not_a_stream", "the dead-man's switch belongs to streams (append-only notes)");
-    const tier = tierOf(deps, getWorkspace(deps, note.workspaceId));
+    const tier = tierOf(deps, await getWorkspace(deps, note.workspaceId));
     if (!tier.deadman) throw new AppError("plan_required", `the dead-man's switch is not available on the ${tier.name} plan`);
     if (note.expectedIntervalSeconds === null) {
       throw ValidationFailed.field("note.expected_interval_seconds", "not_set", "set the expected interval first: the alert tells it");
@@ -35,11 +35,11 @@ export async function sendTestAlert({ ctx, noteId, to, origin }: { ctx: Ctx; not
       lastWriteAt: iso(note.lastWriteAt),
       silentForMs: now - note.lastWriteAt,
       intervalSeconds: note.expectedIntervalSeconds,
-      lastLines: lastLines(deps, note.id),
+      lastLines: await lastLines(deps, note.id),
       baseUrl: origin,
     });
     const name = note.filename ?? note.title;
-    enqueueMail(deps, {
+    await enqueueMail(deps, {
       to,
       subject: alert.subject.replace(/^\[notestream\] /, "[notestream] [test] "),
       text: [

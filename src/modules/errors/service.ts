@@ -1,7 +1,7 @@
 import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { paged } from "../../db/paged";
-import { apiErrors } from "../../db/schema";
+import { apiErrors } from "../../db/tables";
 import { iso } from "../../lib/clock";
 import type { Page } from "../../lib/pagination";
 import { requireScope } from "../tokens/service";

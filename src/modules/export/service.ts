@@ -5,7 +5,7 @@ import { t } from "elysia";
 import type { Ctx, Deps } from "../../deps";
 import { commit, type Reply } from "../../db/commit";
 import { databasePath } from "../../db/client";
-import { accounts, exportsTable } from "../../db/schema";
+import { accounts, exportsTable } from "../../db/tables";
 import { AppError, NotFound } from "../../http/errors";
 import { defineQueue } from "../../jobs/define-queue";
 import { iso } from "../../lib/clock";
@@ -75,7 +75,7 @@ export async function requestExport({ ctx, origin }: { ctx: Ctx; origin: string 
       expiresAt: null,
     };
     await deps.db.insert(exportsTable).values(row);
-    exportQueue.enqueue(deps, { exportId: row.id, origin }, { maxAttempts: 3 });
+    await exportQueue.enqueue(deps, { exportId: row.id, origin }, { maxAttempts: 3 });
     return toRecord(deps, row, origin);
   });
 }
@@ -155,7 +155,7 @@ async function finishExport(deps: Deps, id: string, path: string, built: { sizeB
     return { ok: true as const };
   }
   const base = deps.config.baseUrl ?? origin;
-  enqueueMail(
+  await enqueueMail(
     deps,
     exportReady({ to: row.email, url: `${base}/exports/${id}/download`, apiUrl: downloadUrl(deps, id, origin), expiresAt: iso(expiresAt), notes: built.notes, sizeBytes: built.sizeBytes }),
   );

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, isNull } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { folders, notes } from "../../db/schema";
+import { folders, notes } from "../../db/tables";
 import { ValidationFailed } from "../../http/errors";
 
 // Ids are minted as fold_ and 20 base62 characters; the bound is looser so a longer id minted one

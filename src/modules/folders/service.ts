@@ -2,7 +2,7 @@ import { and, asc, count, eq, isNull, ne } from "drizzle-orm";
 import { commit, type Reply } from "../../db/commit";
 import { paged } from "../../db/paged";
 import type { Ctx } from "../../deps";
-import { folders, notes } from "../../db/schema";
+import { folders, notes } from "../../db/tables";
 import { CapExceeded, Conflict, NotFound, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -81,7 +81,7 @@ export async function createFolder({ ctx, name: raw }: { ctx: Ctx; name: string 
   const name = cleanName(raw);
   const { deps } = ctx;
   return commit(ctx, 201, async () => {
-    const ws = writableWorkspace(ctx);
+    const ws = await writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
     if (tier.folders !== null) {
       const used = await countFolders(deps, ws.id);
@@ -104,7 +104,7 @@ export async function renameFolder({ ctx, id, name: raw }: { ctx: Ctx; id: strin
   const { deps } = ctx;
   return commit(ctx, 200, async () => {
     const row = await visibleFolder(ctx, id);
-    writableWorkspace(ctx);
+    await writableWorkspace(ctx);
     await assertNameFree(ctx, nameKey(name), row.id);
     const now = deps.clock.now();
     await deps.db.update(folders).set({ name, nameKey: nameKey(name), updatedAt: now }).where(eq(folders.id, row.id));
@@ -119,7 +119,7 @@ export async function deleteFolder({ ctx, id }: { ctx: Ctx; id: string }): Promi
   const { deps } = ctx;
   return commit(ctx, 200, async () => {
     const row = await visibleFolder(ctx, id);
-    writableWorkspace(ctx);
+    await writableWorkspace(ctx);
     await deps.db.delete(folders).where(eq(folders.id, row.id));
     return { id: row.id, deleted: true as const };
   });

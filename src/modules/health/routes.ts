@@ -1,6 +1,6 @@
 import { count } from "drizzle-orm";
 import { Elysia } from "elysia";
-import { workspaces } from "../../db/schema";
+import { workspaces } from "../../db/tables";
 import type { Deps } from "../../deps";
 import { JOBS_BEAT } from "../../jobs/runner";
 import { SCHEDULER_BEAT, SCHEDULER_STALE_MS } from "../../jobs/scheduler";

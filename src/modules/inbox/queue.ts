@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { t } from "elysia";
 import type { Deps, Principal } from "../../deps";
-import { inboxDeliveries, notes } from "../../db/schema";
+import { inboxDeliveries, notes } from "../../db/tables";
 import { AppError, CapExceeded } from "../../http/errors";
 import { defineQueue } from "../../jobs/define-queue";
 import type { JobOutcome } from "../../jobs/runner";
@@ -81,7 +81,7 @@ function permanentReason(e: AppError): string {
 async function deliverLine(deps: Deps, d: DeliveryRow, note: typeof notes.$inferSelect): Promise<JobOutcome> {
   const line = inboxLine(iso(d.receivedAt), summarise(d.contentType, JSON.parse(d.headers), d.body)) + "\n";
   try {
-    appendTo({ deps, principal: inboxPrincipal(note) }, note, line);
+    await appendTo({ deps, principal: inboxPrincipal(note) }, note, line);
   } catch (e) {
     if (!(e instanceof AppError)) throw e;
     // A full workspace frees itself in time (stored bodies are pruned, the trash is purged):

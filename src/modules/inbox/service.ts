@@ -1,6 +1,6 @@
 import { and, desc, eq, isNull, lt, or, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
-import { inboxDeliveries, notes } from "../../db/schema";
+import { inboxDeliveries, notes } from "../../db/tables";
 import { commit, type Reply } from "../../db/commit";
 import { paged } from "../../db/paged";
 import { AppError, Conflict, NotFound, ValidationFailed } from "../../http/errors";
@@ -31,9 +31,9 @@ export async function rotateInbox({ ctx, noteId, baseUrl }: { ctx: Ctx; noteId: 
   requireUnpinned(ctx, "manage inboxes");
   const token = INBOX_TOKEN_PREFIX + randomBase62(32);
   return commit(ctx, 201, async () => {
-    const note = visibleNote(ctx, noteId);
+    const note = await visibleNote(ctx, noteId);
     if (note.kind !== "stream") throw ValidationFailed.field("id", "not_a_stream", "an inbox appends to a stream; this note is editable");
-    writableWorkspace(ctx);
+    await writableWorkspace(ctx);
     await ctx.deps.db.update(notes).set({ inboxTokenHash: sha256Hex(token) }).where(eq(notes.id, note.id));
     return { inbox_url: `${baseUrl}/h/${token}`, token };
   });
@@ -43,7 +43,7 @@ export async function disableInbox({ ctx, noteId }: { ctx: Ctx; noteId: string }
   requireScope(ctx, "write");
   requireUnpinned(ctx, "manage inboxes");
   return commit(ctx, 200, async () => {
-    const note = visibleNote(ctx, noteId);
+    const note = await visibleNote(ctx, noteId);
     await ctx.deps.db.update(notes).set({ inboxTokenHash: null }).where(eq(notes.id, note.id));
     return { id: note.id, inbox_enabled: false as const };
   });
@@ -102,14 +102,14 @@ export async function receive(deps: Deps, token: string, request: Request): Prom
     // Again inside the write: the inbox may have been rotated or trashed while the body arrived.
     const note = await inboxNote(deps, hash);
     if (!note) throw new NotFound("inbox");
-    const ws = getWorkspace(deps, note.workspaceId);
+    const ws = await getWorkspace(deps, note.workspaceId);
     assertStorage(ws, tierOf(deps, ws), body.length);
     const id = newId("ibx");
     await deps.db
       .insert(inboxDeliveries)
       .values({ id, noteId: note.id, receivedAt: deps.clock.now(), contentType: headers["content-type"] ?? null, headers: JSON.stringify(headers), body });
     await addStorage(deps, ws.id, body.length);
-    inboxQueue.enqueue(deps, { deliveryId: id }, { serialKey: `inbox:${note.id}` });
+    await inboxQueue.enqueue(deps, { deliveryId: id }, { serialKey: `inbox:${note.id}` });
     return { ok: true as const, id };
   });
 }
@@ -126,7 +126,7 @@ export async function listInboxDeliveries({
   page: Page;
 }) {
   requireScope(ctx, "read");
-  const note = visibleNote(ctx, noteId);
+  const note = await visibleNote(ctx, noteId);
   const conds: SQL[] = [eq(inboxDeliveries.noteId, note.id)];
   if (status) conds.push(eq(inboxDeliveries.status, status));
   const where = and(...conds);
@@ -183,11 +183,11 @@ async function visibleDelivery(ctx: Ctx, note: NoteRow, deliveryId: string): Pro
 export async function replayDelivery({ ctx, noteId, deliveryId }: { ctx: Ctx; noteId: string; deliveryId: string }) {
   requireScope(ctx, "write");
   return commit(ctx, 200, async () => {
-    const note = visibleNote(ctx, noteId);
+    const note = await visibleNote(ctx, noteId);
     const d = await visibleDelivery(ctx, note, deliveryId);
     if (d.status !== "dead") throw new Conflict(`only dead deliveries are replayed; this one is ${d.status}`);
     await ctx.deps.db.update(inboxDeliveries).set({ status: "pending", attempts: 0, lastError: null }).where(eq(inboxDeliveries.id, d.id));
-    inboxQueue.enqueue(ctx.deps, { deliveryId: d.id }, { serialKey: `inbox:${note.id}` });
+    await inboxQueue.enqueue(ctx.deps, { deliveryId: d.id }, { serialKey: `inbox:${note.id}` });
     return { id: d.id, status: "pending" as const };
   });
 }

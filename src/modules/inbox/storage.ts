@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { inboxDeliveries } from "../../db/schema";
+import { inboxDeliveries } from "../../db/tables";
 
 /**
  * The stored bodies' bytes, summed over the rows an aggregate query groups: `length` of a blob

@@ -1,9 +1,9 @@
 import { and, asc, desc, eq, getTableColumns, isNull, sql, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
-import { noteChunks, notes } from "../../db/schema";
+import { noteChunks, notes } from "../../db/tables";
 import { NotFound } from "../../http/errors";
 import { paged } from "../../db/paged";
-import { selectList } from "../../db/rows";
+import { tableRows } from "../../db/sql";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { Page } from "../../lib/pagination";
@@ -15,7 +15,6 @@ export type NoteRow = typeof notes.$inferSelect;
 export type NoteMeta = Omit<NoteRow, "body" | "richHtml" | "trashedFilename">;
 
 const { body: _body, richHtml: _richHtml, trashedFilename: _tf, ...metaColumns } = getTableColumns(notes);
-const NOTE_COLUMNS = selectList(notes);
 
 /** A new note row with every column at its default; callers give what differs. */
 export function newNoteRow(
@@ -114,30 +113,27 @@ export async function recentNotes(deps: Deps, workspaceId: string, limit: number
  * The note with this id as the caller may see it: in the caller's workspace, not trashed and,
  * for a pinned token, the pinned note only. Anything else is the same 404 as a missing note.
  */
-export function visibleNote(ctx: Ctx, id: string): NoteRow {
+export async function visibleNote(ctx: Ctx, id: string, opts: { lock?: boolean } = {}): Promise<NoteRow> {
   const { principal } = ctx;
   if (!seesNote(principal, id)) throw new NotFound("note");
-  const row = ctx.deps.db.$client
-    .query<NoteRow, [string, string]>(`SELECT ${NOTE_COLUMNS} FROM notes WHERE id = ? AND workspace_id = ? AND trashed_at IS NULL`)
-    .get(id, principal.workspaceId);
+  const [row] = await tableRows(ctx.deps.db, notes, "WHERE id = ? AND workspace_id = ? AND trashed_at IS NULL", [id, principal.workspaceId], opts);
   if (!row) throw new NotFound("note");
   return row;
 }
 
 /**
  * The stream with this filename in a workspace, whoever asks: every append by filename starts
- * here, so a cached prepared statement on the (workspace, filename) index. Callers apply the pin.
+ * here, so a statement kept compiled on the (workspace, filename) index (tableRows). Callers
+ * apply the pin. `lock`: an append's write holds the row until it commits.
  */
-export function streamByFilename(deps: Deps, workspaceId: string, filename: string): NoteRow | undefined {
-  const row = deps.db.$client
-    .query<NoteRow, [string, string]>(`SELECT ${NOTE_COLUMNS} FROM notes WHERE workspace_id = ? AND filename = ?`)
-    .get(workspaceId, filename);
-  return row ?? undefined;
+export async function streamByFilename(deps: Deps, workspaceId: string, filename: string, opts: { lock?: boolean } = {}): Promise<NoteRow | undefined> {
+  const [row] = await tableRows(deps.db, notes, "WHERE workspace_id = ? AND filename = ?", [workspaceId, filename], opts);
+  return row;
 }
 
 /** The stream with this filename as the caller may see it, like visibleNote: anything else is the same 404. */
-export function visibleStream(ctx: Ctx, filename: string): NoteRow {
-  const row = streamByFilename(ctx.deps, ctx.principal.workspaceId, filename);
+export async function visibleStream(ctx: Ctx, filename: string): Promise<NoteRow> {
+  const row = await streamByFilename(ctx.deps, ctx.principal.workspaceId, filename);
   if (!row || !seesNote(ctx.principal, row.id)) throw new NotFound("note");
   return row;
 }

@@ -3,7 +3,7 @@ import { Parser } from "htmlparser2";
 import sanitizeHtml from "sanitize-html";
 import { commit, type Reply } from "../../db/commit";
 import type { Ctx } from "../../deps";
-import { notes } from "../../db/schema";
+import { notes } from "../../db/tables";
 import { CapExceeded, NoteLocked, ValidationFailed, type FieldProblem } from "../../http/errors";
 import { byteLength, stripControl, titleProblem } from "../../lib/text";
 import { assertFolderInWorkspace } from "../folders/repo";
@@ -57,8 +57,8 @@ export function plainProjection(safeHtml: string): string {
   return out.replace(/\n{3,}/g, "\n\n").trim() + (out.trim() ? "\n" : "");
 }
 
-function checkSizes(ctx: Ctx, safeHtml: string, plain: string, currentSize: number) {
-  const tier = tierOf(ctx.deps, writableWorkspace(ctx));
+async function checkSizes(ctx: Ctx, safeHtml: string, plain: string, currentSize: number) {
+  const tier = tierOf(ctx.deps, await writableWorkspace(ctx));
   const plainBytes = byteLength(plain);
   if (tier.richHtml !== null && byteLength(safeHtml) > tier.richHtml) {
     throw new CapExceeded("note_size", tier.richHtml, byteLength(safeHtml), `a rich note's HTML may be at most ${tier.richHtml} bytes on the ${tier.name} plan`);
@@ -85,10 +85,10 @@ export async function createRichNote({ ctx, title, html, folderId }: { ctx: Ctx;
   const cleanedTitle = cleanTitle(title);
   const { deps } = ctx;
   return commit(ctx, 201, async () => {
-    const ws = writableWorkspace(ctx);
+    const ws = await writableWorkspace(ctx);
     await assertFolderInWorkspace(deps, ws.id, folderId, "folder_id");
-    const { tier, plainBytes } = checkSizes(ctx, safe, plain, 0);
-    assertNoteSlots(deps, ws, tier, "rich");
+    const { tier, plainBytes } = await checkSizes(ctx, safe, plain, 0);
+    await assertNoteSlots(deps, ws, tier, "rich");
     assertStorage(ws, tier, plainBytes);
     const row = newNoteRow({ workspaceId: ws.id, kind: "editable", format: "rich", title: cleanedTitle, body: plain, richHtml: safe, byteSize: plainBytes, folderId: folderId ?? null }, deps.clock.now());
     await deps.db.insert(notes).values(row);
@@ -102,16 +102,16 @@ export async function updateRichNote({ ctx, id, title, html }: { ctx: Ctx; id: s
   const { deps } = ctx;
   const safe = html === undefined ? undefined : sanitizeRich(html);
   return commit(ctx, 200, async () => {
-    const note = visibleNote(ctx, id);
+    const note = await visibleNote(ctx, id);
     if (note.format !== "rich") throw new NoteLocked("this note is plain text; edit its plain_body instead");
     const next: NoteRow = { ...note };
     if (title !== undefined) next.title = cleanTitle(title);
     let delta = 0;
     if (safe !== undefined) {
       const plain = plainProjection(safe);
-      const { tier, plainBytes } = checkSizes(ctx, safe, plain, note.byteSize);
+      const { tier, plainBytes } = await checkSizes(ctx, safe, plain, note.byteSize);
       delta = plainBytes - note.byteSize;
-      assertStorage(writableWorkspace(ctx), tier, delta);
+      assertStorage(await writableWorkspace(ctx), tier, delta);
       Object.assign(next, { richHtml: safe, body: plain, byteSize: plainBytes });
     }
     const now = deps.clock.now();

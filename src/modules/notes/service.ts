@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { commit, type Reply } from "../../db/commit";
 import type { Ctx } from "../../deps";
-import { notes } from "../../db/schema";
+import { notes } from "../../db/tables";
 import { AppError, NoteLocked, ValidationFailed, type FieldProblem } from "../../http/errors";
 import type { Page } from "../../lib/pagination";
 import { byteLength, hasLoneSurrogate, stripControl, titleProblem } from "../../lib/text";
@@ -20,8 +20,8 @@ import { moveToTrash } from "./trash";
 export const DEFAULT_TITLE = "Untitled";
 
 /** The workspace, checked for being writable; call inside the write so state and caps are exact. */
-export function writableWorkspace(ctx: Ctx): WorkspaceRow {
-  return assertWritable(getWorkspace(ctx.deps, ctx.principal.workspaceId));
+export async function writableWorkspace(ctx: Ctx): Promise<WorkspaceRow> {
+  return assertWritable(await getWorkspace(ctx.deps, ctx.principal.workspaceId));
 }
 
 function cleanTitle(raw: string, field: string, problems: FieldProblem[]): string {
@@ -52,11 +52,11 @@ export async function createNote({ ctx, input }: { ctx: Ctx; input: CreateNoteIn
   if (problems.length) throw new ValidationFailed(problems);
   const { deps } = ctx;
   return commit(ctx, 201, async () => {
-    const ws = writableWorkspace(ctx);
+    const ws = await writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
     await assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
     const size = byteLength(body);
-    assertNoteSlots(deps, ws, tier, "plain");
+    await assertNoteSlots(deps, ws, tier, "plain");
     assertNoteSize(tier, "plain", size, 0);
     assertStorage(ws, tier, size);
     const row = newEditableRow(ws.id, title, body, input.folder_id ?? null, deps.clock.now());
@@ -84,7 +84,7 @@ export async function bulkCreateNotes({ ctx, inputs }: { ctx: Ctx; inputs: Creat
   if (problems.length) throw new ValidationFailed(problems);
   const { deps } = ctx;
   return commit(ctx, 201, async () => {
-    const ws = writableWorkspace(ctx);
+    const ws = await writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
     if (!tier.bulk) throw new AppError("plan_required", `bulk create is not available on the ${tier.name} plan`);
     const folderProblems: FieldProblem[] = [];
@@ -103,7 +103,7 @@ export async function bulkCreateNotes({ ctx, inputs }: { ctx: Ctx; inputs: Creat
       assertNoteSize(tier, "plain", size, 0);
       total += size;
     });
-    assertNoteSlots(deps, ws, tier, "plain", checked.length);
+    await assertNoteSlots(deps, ws, tier, "plain", checked.length);
     assertStorage(ws, tier, total);
     const now = deps.clock.now();
     const records: NoteRecord[] = [];
@@ -123,13 +123,13 @@ function newEditableRow(workspaceId: string, title: string, body: string, folder
 
 export async function getNote({ ctx, id }: { ctx: Ctx; id: string }): Promise<NoteRecord> {
   requireScope(ctx, "read");
-  const row = visibleNote(ctx, id);
+  const row = await visibleNote(ctx, id);
   return toRecord(ctx, row, await readBody(ctx.deps, row));
 }
 
 export async function getNoteByFilename({ ctx, filename }: { ctx: Ctx; filename: string }): Promise<NoteRecord> {
   requireScope(ctx, "read");
-  const row = visibleStream(ctx, filename);
+  const row = await visibleStream(ctx, filename);
   return toRecord(ctx, row, await readBody(ctx.deps, row));
 }
 
@@ -157,7 +157,7 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
   if (problems.length) throw new ValidationFailed(problems);
   const { deps } = ctx;
   return commit(ctx, 200, async () => {
-    const note = visibleNote(ctx, id);
+    const note = await visibleNote(ctx, id);
     if (input.format !== undefined && input.format !== note.format) {
       throw ValidationFailed.field("note.format", "immutable", "format cannot change; delete the note and create it again");
     }
@@ -168,7 +168,7 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
     if (note.kind === "stream" && input.plain_body !== undefined) {
       throw new NoteLocked("a stream's body cannot be replaced; append to it instead");
     }
-    const ws = writableWorkspace(ctx);
+    const ws = await writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
     await assertFolderInWorkspace(deps, ws.id, input.folder_id, "note.folder_id");
     const now = deps.clock.now();
@@ -204,8 +204,8 @@ export async function deleteNote({ ctx, id }: { ctx: Ctx; id: string }): Promise
   requireScope(ctx, "write");
   const { deps } = ctx;
   return commit(ctx, 200, async () => {
-    const note = visibleNote(ctx, id);
-    writableWorkspace(ctx);
+    const note = await visibleNote(ctx, id);
+    await writableWorkspace(ctx);
     // To the trash, with its inbox, webhook, alerts and pinned tokens, for a restore; its slot is
     // free at once, its bytes when the purge deletes it (trash.ts).
     await moveToTrash(deps, note.id, deps.clock.now());

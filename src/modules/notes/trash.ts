@@ -1,7 +1,7 @@
 import { and, desc, eq, getTableColumns, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import { commit, type Reply } from "../../db/commit";
 import { paged } from "../../db/paged";
-import { notes, tokens } from "../../db/schema";
+import { notes, tokens } from "../../db/tables";
 import type { Ctx, Deps } from "../../deps";
 import { NotFound } from "../../http/errors";
 import { DAY_MS, iso } from "../../lib/clock";
@@ -105,15 +105,15 @@ export async function restoreNote({ ctx, id }: { ctx: Ctx; id: string }): Promis
   const { deps } = ctx;
   return commit(ctx, 200, async () => {
     const note = await trashedNote(ctx, id);
-    const ws = assertWritable(getWorkspace(deps, note.workspaceId));
+    const ws = assertWritable(await getWorkspace(deps, note.workspaceId));
     const tier = tierOf(deps, ws);
-    assertNoteSlots(deps, ws, tier, note.format);
+    await assertNoteSlots(deps, ws, tier, note.format);
     // Its bytes never left the storage count: there is room for them while the workspace is
     // within its cap (a plan with less room may have put it over).
     const bytes = note.byteSize + (await inboxBodyBytes(deps, note.id));
     assertStorage(ws, tier, bytes, ws.storageUsed - bytes);
     await takeOutOfTrash(deps, note, deps.clock.now());
-    return toRecord(ctx, visibleNote(ctx, note.id));
+    return toRecord(ctx, await visibleNote(ctx, note.id));
   });
 }
 

@@ -1,6 +1,6 @@
 import { and, desc, eq, notInArray } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { snapshots } from "../../db/schema";
+import { snapshots } from "../../db/tables";
 import { newId } from "../../lib/ids";
 import type { NoteRow } from "../notes/repo";
 

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { commit, type Reply } from "../../db/commit";
 import type { Ctx } from "../../deps";
-import { notes, snapshots } from "../../db/schema";
+import { notes, snapshots } from "../../db/tables";
 import { NoteLocked, NotFound } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import type { NoteRecord } from "../notes/model";
@@ -29,7 +29,7 @@ function toRecord(row: Omit<SnapshotRow, "body" | "richHtml">, body?: string): S
 /** Newest first. Streams have none: they never snapshot. */
 export async function listSnapshots({ ctx, noteId }: { ctx: Ctx; noteId: string }): Promise<SnapshotRecord[]> {
   requireScope(ctx, "read");
-  const note = visibleNote(ctx, noteId);
+  const note = await visibleNote(ctx, noteId);
   const rows = await ctx.deps.db
     .select({
       id: snapshots.id,
@@ -57,7 +57,7 @@ async function visibleSnapshot(ctx: Ctx, note: NoteRow, snapshotId: string): Pro
 
 export async function getSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; noteId: string; snapshotId: string }): Promise<SnapshotRecord> {
   requireScope(ctx, "read");
-  const row = await visibleSnapshot(ctx, visibleNote(ctx, noteId), snapshotId);
+  const row = await visibleSnapshot(ctx, await visibleNote(ctx, noteId), snapshotId);
   return toRecord(row, row.body);
 }
 
@@ -72,7 +72,7 @@ export async function previewSnapshot({
   snapshotId: string;
 }): Promise<SnapshotRecord & { rich_html: string | null }> {
   requireScope(ctx, "read");
-  const note = visibleNote(ctx, noteId);
+  const note = await visibleNote(ctx, noteId);
   const row = await visibleSnapshot(ctx, note, snapshotId);
   return { ...toRecord(row, row.body), rich_html: note.format === "rich" ? row.richHtml : null };
 }
@@ -82,11 +82,11 @@ export async function restoreSnapshot({ ctx, noteId, snapshotId }: { ctx: Ctx; n
   requireScope(ctx, "write");
   const { deps } = ctx;
   return commit(ctx, 200, async () => {
-    const note = visibleNote(ctx, noteId);
+    const note = await visibleNote(ctx, noteId);
     const snap = await visibleSnapshot(ctx, note, snapshotId);
     // The API never writes rich notes; the browser (a session) may restore them.
     if (note.format === "rich" && ctx.principal.tokenId !== "session") throw new NoteLocked("rich-text notes are restored in the browser");
-    const ws = writableWorkspace(ctx);
+    const ws = await writableWorkspace(ctx);
     const tier = tierOf(deps, ws);
     assertNoteSize(tier, note.format, snap.byteSize, note.byteSize);
     const delta = snap.byteSize - note.byteSize;

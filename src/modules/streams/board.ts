@@ -1,6 +1,6 @@
 import { and, count, eq, sql, type SQL } from "drizzle-orm";
 import type { Ctx } from "../../deps";
-import { notes } from "../../db/schema";
+import { notes } from "../../db/tables";
 import type { Page } from "../../lib/pagination";
 import { listNoteRows, noteListConds, type NoteListFilter, type NoteMeta } from "../notes/repo";
 

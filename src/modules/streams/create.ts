@@ -1,5 +1,5 @@
 import type { Ctx } from "../../deps";
-import { notes } from "../../db/schema";
+import { notes } from "../../db/tables";
 import { newNoteRow, streamByFilename, type NoteRow } from "../notes/repo";
 import { writableWorkspace } from "../notes/service";
 import { requireScope, requireUnpinned } from "../tokens/service";
@@ -18,10 +18,10 @@ export async function createStream(ctx: Ctx, filename: string): Promise<{ note: 
   requireUnpinned(ctx, "create streams");
   validateFilename(filename);
   const { deps } = ctx;
-  const existing = streamByFilename(deps, ctx.principal.workspaceId, filename);
+  const existing = await streamByFilename(deps, ctx.principal.workspaceId, filename);
   if (existing) return { note: existing, created: false };
-  const ws = writableWorkspace(ctx);
-  assertNoteSlots(deps, ws, tierOf(deps, ws), "plain");
+  const ws = await writableWorkspace(ctx);
+  await assertNoteSlots(deps, ws, tierOf(deps, ws), "plain");
   const note = newNoteRow({ workspaceId: ws.id, kind: "stream", filename, title: filename }, deps.clock.now());
   await deps.db.insert(notes).values(note);
 

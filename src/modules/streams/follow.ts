@@ -56,7 +56,7 @@ export class Followers {
     this.open.add(f);
     this.perKey.set(f.key, (this.perKey.get(f.key) ?? 0) + 1);
     if (!this.poll) {
-      this.dataVersion = this.sqliteDataVersion();
+      this.dataVersion = this.deps.otherWriters.version();
       this.poll = setInterval(() => this.lookForOtherWriters(), this.recheckMs);
     }
   }
@@ -78,17 +78,8 @@ export class Followers {
     for (const f of [...this.open]) f.close();
   }
 
-  /**
-   * SQLite only: PRAGMA data_version, a number that changes when another connection (another
-   * process: the CLI) commits, read on this process's connection. PostgreSQL has no such number;
-   * there, other writers would be heard of by LISTEN/NOTIFY instead.
-   */
-  private sqliteDataVersion(): number {
-    return (this.deps.db.$client.query("PRAGMA data_version").get() as { data_version: number }).data_version;
-  }
-
   private lookForOtherWriters(): void {
-    const v = this.sqliteDataVersion();
+    const v = this.deps.otherWriters.version();
     if (v === this.dataVersion) return;
     this.dataVersion = v;
     this.deps.appendBatch.followers.wakeAll();
@@ -143,7 +134,7 @@ export async function linesOrFollow({
   query: LinesQuery;
   request: Request;
 }): Promise<LinesPage | Response> {
-  const note = readableStream(ctx, by);
+  const note = await readableStream(ctx, by);
   if (!wantsEvents(request)) return readLines(ctx.deps, note, linesRead(query));
   const { deps } = ctx;
   const authorization = request.headers.get("authorization");
@@ -153,7 +144,9 @@ export async function linesOrFollow({
     request,
     key: `token:${ctx.principal.tokenId}`,
     // A revoked or expired token, or a note deleted or out of reach, ends the follow.
-    stillAllowed: async () => void readableStream({ deps, principal: await authenticate(deps, authorization) }, { id: note.id }),
+    stillAllowed: async () => {
+      await readableStream({ deps, principal: await authenticate(deps, authorization) }, { id: note.id });
+    },
   });
 }
 

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
-import { noteChunks } from "../../db/schema";
+import { noteChunks } from "../../db/tables";
 import { sqlRows } from "../../db/sql";
 import { ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
@@ -188,9 +188,9 @@ export async function endOf(deps: Deps, noteId: string): Promise<Position> {
 }
 
 /** The stream as this caller may read it (read scope, the pin); an editable note has no lines. */
-export function readableStream(ctx: Ctx, by: { id: string } | { filename: string }): NoteRow {
+export async function readableStream(ctx: Ctx, by: { id: string } | { filename: string }): Promise<NoteRow> {
   requireScope(ctx, "read");
-  const note = "id" in by ? visibleNote(ctx, by.id) : visibleStream(ctx, by.filename);
+  const note = "id" in by ? await visibleNote(ctx, by.id) : await visibleStream(ctx, by.filename);
   if (note.kind !== "stream") {
     throw ValidationFailed.field("id", "not_a_stream", "lines are read from streams; an editable note's text is its plain_body (GET /notes/{id})");
   }

@@ -1,6 +1,7 @@
 import { and, asc, eq, gt, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { noteChunks, notes } from "../../db/schema";
+import { sqlRows, sqlRun } from "../../db/sql";
+import { noteChunks, notes } from "../../db/tables";
 import { ValidationFailed } from "../../http/errors";
 import { logEvent } from "../../http/log";
 import { iso } from "../../lib/clock";
@@ -70,16 +71,22 @@ export interface Drop {
  * are dropped, then the batch's own lines. Null when all of it is not enough, which only a
  * stream whose counted size is off can meet; the append is then refused as at any cap.
  */
-export function planDrop(deps: Deps, noteId: string, need: number): Drop | null {
+export async function planDrop(deps: Deps, noteId: string, need: number): Promise<Drop | null> {
   let bytes = 0;
   let lastSeq = 0;
-  const chunks = deps.db.$client
-    .query<{ seq: number; bytes: number }, [string]>("SELECT seq, length(CAST(text AS BLOB)) AS bytes FROM note_chunks WHERE note_id = ? ORDER BY seq")
-    .iterate(noteId);
-  for (const c of chunks) {
-    bytes += c.bytes;
-    lastSeq = c.seq;
-    if (bytes >= need) break;
+  // Pages of growing size: a drop usually needs only the oldest chunk or two.
+  for (let size = 8; bytes < need; size = Math.min(size * 4, 1024)) {
+    const page = await sqlRows<{ seq: number | string; bytes: number | string }>(
+      deps.db,
+      "SELECT seq, octet_length(text) AS bytes FROM note_chunks WHERE note_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+      [noteId, lastSeq, size],
+    );
+    for (const c of page) {
+      bytes += Number(c.bytes);
+      lastSeq = Number(c.seq);
+      if (bytes >= need) break;
+    }
+    if (page.length < size) break;
   }
   let pending = 0;
   const lines = bytes < need ? deps.appendBatch.pendingLines(noteId) : undefined;
@@ -88,8 +95,8 @@ export function planDrop(deps: Deps, noteId: string, need: number): Drop | null 
 }
 
 /** Removes what planDrop chose; the caller counts `drop.bytes` off the note and the workspace. */
-export function applyDrop(deps: Deps, noteId: string, drop: Drop): void {
-  if (drop.lastSeq !== 0) deps.db.$client.query("DELETE FROM note_chunks WHERE note_id = ? AND seq <= ?").run(noteId, drop.lastSeq);
+export async function applyDrop(deps: Deps, noteId: string, drop: Drop): Promise<void> {
+  if (drop.lastSeq !== 0) await sqlRun(deps.db, "DELETE FROM note_chunks WHERE note_id = ? AND seq <= ?", [noteId, drop.lastSeq]);
   if (drop.pending !== 0) deps.appendBatch.dropPending(noteId, drop.pending);
 }
 
@@ -114,14 +121,14 @@ async function startFullSpell(deps: Deps, noteId: string, at: number): Promise<v
     .where(and(eq(notes.id, noteId), isNull(notes.fullSince), eq(notes.retention, "reject"), isNull(notes.trashedAt)))
     .returning({ workspaceId: notes.workspaceId, title: notes.title, filename: notes.filename, alertEmail: notes.alertEmail });
   if (!n) return;
-  const ws = getWorkspace(deps, n.workspaceId);
-  const to = recipient(deps, n);
+  const ws = await getWorkspace(deps, n.workspaceId);
+  const to = await recipient(deps, n);
   const capBytes = bodyCapFor(tierOf(deps, ws), "plain");
   deps.writer.afterCommit(() => {
     deps.metrics.fullStreamAlerts.inc();
     logEvent("warn", "full-stream alert sent", { note_id: noteId, cap_bytes: capBytes, to_domain: domainOf(to) });
   });
-  enqueueMail(
+  await enqueueMail(
     deps,
     streamFull({
       to,
@@ -136,8 +143,8 @@ async function startFullSpell(deps: Deps, noteId: string, at: number): Promise<v
 }
 
 /** Inside an append's write, after its checks: it fits again, so the full spell is over. */
-export function endFullSpell(deps: Deps, note: NoteRow): void {
-  deps.db.$client.query("UPDATE notes SET full_since = NULL WHERE id = ?").run(note.id);
+export async function endFullSpell(deps: Deps, note: NoteRow): Promise<void> {
+  await sqlRun(deps.db, "UPDATE notes SET full_since = NULL WHERE id = ?", [note.id]);
   note.fullSince = null;
 }
 

@@ -1,6 +1,6 @@
 import { commit } from "../../db/commit";
 import type { Ctx, Deps } from "../../deps";
-import { notes } from "../../db/schema";
+import { notes } from "../../db/tables";
 import { NoteLocked, NotFound, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { filenameProblem } from "../../lib/filename";
@@ -43,11 +43,11 @@ export function appendByFilename({ ctx, filename, text, signal }: { ctx: Ctx; fi
   return commit(
     ctx,
     (r) => (r.created ? 201 : 200),
-    () => {
-      const { ws, note } = streamForAppend(ctx, filename);
+    async () => {
+      const { ws, note } = await streamForAppend(ctx, filename);
       // A pinned token sees no other note, so it cannot bring one into being either.
       if (!note && ctx.principal.noteId) throw new NotFound("note");
-      return applyAppend(ctx, checkAppend(ctx, note ?? { filename }, line, ws), signal);
+      return applyAppend(ctx, await checkAppend(ctx, note ?? { filename }, line, ws), signal);
     },
     { coalesce: true },
   );
@@ -56,14 +56,17 @@ export function appendByFilename({ ctx, filename, text, signal }: { ctx: Ctx; fi
 export function appendById({ ctx, id, text, signal }: { ctx: Ctx; id: string; text: string; signal?: Signal }) {
   requireScope(ctx, "append");
   const line = cleanText(text);
-  return commit(ctx, 200, () => applyAppend(ctx, checkAppend(ctx, visibleNote(ctx, id), line), signal), { coalesce: true });
+  return commit(ctx, 200, async () => applyAppend(ctx, await checkAppend(ctx, await visibleNote(ctx, id, { lock: true }), line), signal), {
+    coalesce: true,
+  });
 }
 
 /** A workspace's row and its streams by filename, read once per writer batch. */
-function batchRows(deps: Deps, workspaceId: string): BatchRows {
+async function batchRows(deps: Deps, workspaceId: string): Promise<BatchRows> {
   const rows = deps.appendBatch.rows;
   let r = rows.get(workspaceId);
-  if (!r) rows.set(workspaceId, (r = { ws: getWorkspace(deps, workspaceId), streams: new Map() }));
+  // Locked until the batch commits (PostgreSQL): another instance's appends to the workspace wait, so caps hold across instances.
+  if (!r) rows.set(workspaceId, (r = { ws: await getWorkspace(deps, workspaceId, { lock: true }), streams: new Map() }));
   return r;
 }
 
@@ -71,11 +74,11 @@ function batchRows(deps: Deps, workspaceId: string): BatchRows {
  * The caller's workspace and the stream with this filename as the caller may see it, from the
  * batch's row cache: a run of appends to one stream reads them once.
  */
-function streamForAppend(ctx: Ctx, filename: string): { ws: WorkspaceRow; note: NoteRow | undefined } {
-  const rows = batchRows(ctx.deps, ctx.principal.workspaceId);
+async function streamForAppend(ctx: Ctx, filename: string): Promise<{ ws: WorkspaceRow; note: NoteRow | undefined }> {
+  const rows = await batchRows(ctx.deps, ctx.principal.workspaceId);
   let note = rows.streams.get(filename);
   if (!note) {
-    note = streamByFilename(ctx.deps, ctx.principal.workspaceId, filename);
+    note = await streamByFilename(ctx.deps, ctx.principal.workspaceId, filename, { lock: true });
     if (note) rows.streams.set(filename, note);
   }
   // The cache is per workspace, not per token: the pin is applied to every append.
@@ -83,8 +86,8 @@ function streamForAppend(ctx: Ctx, filename: string): { ws: WorkspaceRow; note: 
 }
 
 /** Appends inside a write that is already running (the inbox worker's). */
-export function appendTo(ctx: Ctx, note: NoteRow, line: string): AppendResponse {
-  return applyAppend(ctx, checkAppend(ctx, note, line));
+export async function appendTo(ctx: Ctx, note: NoteRow, line: string): Promise<AppendResponse> {
+  return applyAppend(ctx, await checkAppend(ctx, note, line));
 }
 
 interface AppendPlan {
@@ -108,7 +111,7 @@ interface AppendPlan {
  * relies on that to run appends without a savepoint each. (A refusal for size may queue a write
  * of its own, to run after this one: the start of a full spell.)
  */
-function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: string, workspace?: WorkspaceRow): AppendPlan {
+async function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: string, workspace?: WorkspaceRow): Promise<AppendPlan> {
   const { deps } = ctx;
   if ("id" in note) {
     if (note.format === "rich") throw new NoteLocked("rich-text notes are edited in the browser; the API writes plain text only");
@@ -118,10 +121,10 @@ function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: strin
   }
   // Earlier appends of this batch may not have reached the rows yet: read through the overlay.
   const batch = deps.appendBatch;
-  const ws = workspace ? assertWritable(workspace) : writableWorkspace(ctx);
+  const ws = workspace ? assertWritable(workspace) : await writableWorkspace(ctx);
   const storageUsed = ws.storageUsed + batch.storageDelta(ws.id);
   const tier = tierOf(deps, ws);
-  if (!("id" in note)) assertNoteSlots(deps, ws, tier, "plain");
+  if (!("id" in note)) await assertNoteSlots(deps, ws, tier, "plain");
   const size = byteLength(line);
   const currentSize = "id" in note ? (batch.noteSize(note.id) ?? note.byteSize) : 0;
   let newSize = currentSize + size;
@@ -130,7 +133,7 @@ function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: strin
   // Past the cap, a stream's retention decides: make room by dropping its oldest lines (never
   // for a line larger than the cap itself), or refuse and start a full spell.
   if (cap !== null && newSize > cap && "id" in note) {
-    if (note.retention === "drop_oldest" && size <= cap) drop = planDrop(deps, note.id, newSize - cap);
+    if (note.retention === "drop_oldest" && size <= cap) drop = await planDrop(deps, note.id, newSize - cap);
     else if (note.retention === "reject" && note.fullSince === null) refusedFull(deps, note);
     if (drop) newSize -= drop.bytes;
   }
@@ -146,7 +149,7 @@ function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: strin
  * on the first write. The cost does not depend on how large the note is, and the bytes, the
  * accounting and the webhook job commit together.
  */
-function applyAppend(ctx: Ctx, plan: AppendPlan, signal?: Signal): AppendResponse {
+async function applyAppend(ctx: Ctx, plan: AppendPlan, signal?: Signal): Promise<AppendResponse> {
   const { deps } = ctx;
   const now = deps.clock.now();
   const created = !("id" in plan.note);
@@ -155,17 +158,17 @@ function applyAppend(ctx: Ctx, plan: AppendPlan, signal?: Signal): AppendRespons
       ? plan.note
       : newNoteRow({ workspaceId: plan.ws.id, kind: "stream", filename: plan.note.filename, title: plan.note.filename }, now);
   if (created) {
-    deps.db.insert(notes).values(note).run();
-    batchRows(deps, note.workspaceId).streams.set(note.filename!, note);
+    await deps.db.insert(notes).values(note);
+    (await batchRows(deps, note.workspaceId)).streams.set(note.filename!, note);
   }
   const batch = deps.appendBatch;
-  if (plan.drop) applyDrop(deps, note.id, plan.drop);
+  if (plan.drop) await applyDrop(deps, note.id, plan.drop);
   batch.addText(note.id, plan.line);
   batch.setNote(note.id, plan.newSize, now, note.expectedIntervalSeconds != null);
   batch.addStorage(plan.ws.id, plan.size);
-  enqueueAppendDelivery(deps, note, plan.line, plan.newSize, now);
-  noteSignalled(deps, note, plan.tier, signal, plan.line, now);
-  if (note.fullSince !== null) endFullSpell(deps, note);
+  await enqueueAppendDelivery(deps, note, plan.line, plan.newSize, now);
+  await noteSignalled(deps, note, plan.tier, signal, plan.line, now);
+  if (note.fullSince !== null) await endFullSpell(deps, note);
   const cap = plan.cap;
   return {
     id: note.id,

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, isNull } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { oauthTokens, tokens, workspaceMembers, workspaces } from "../../db/schema";
+import { oauthTokens, tokens, workspaceMembers, workspaces } from "../../db/tables";
 import { AppError } from "../../http/errors";
 import { newId } from "../../lib/ids";
 import { findAccountByEmail } from "../accounts/service";

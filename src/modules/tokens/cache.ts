@@ -1,21 +1,19 @@
-import type { Database } from "bun:sqlite";
 import type { Principal } from "../../deps";
+import type { OtherWriters } from "../../db/other-writers";
 
 /**
  * Resolved tokens, by the secret itself (which every request carries anyway), so the hot path
  * neither hashes nor queries. Only the database keeps tokens as SHA-256 alone. Anything that changes a
- * token, a plan or an account state in this process calls clear(); a change committed by
- * another process (the command line) shows up in SQLite's data_version, which also clears it.
+ * token, a plan or an account state in this process calls clear(), which tells the other
+ * processes too; a change committed by another process (the command line, another instance)
+ * moves `otherWriters.version()`, which also clears it.
  */
 export class TokenCache {
   private entries = new Map<string, Principal>();
   private dataVersion: number;
   private checkedAt = 0;
-  private readonly versionQuery;
-
-  constructor(sqlite: Database) {
-    this.versionQuery = sqlite.query<{ data_version: number }, []>("PRAGMA data_version");
-    this.dataVersion = this.readVersion();
+  constructor(private readonly otherWriters: OtherWriters) {
+    this.dataVersion = otherWriters.version();
   }
 
   get(secret: string): Principal | undefined {
@@ -23,7 +21,7 @@ export class TokenCache {
     const now = performance.now();
     if (now - this.checkedAt > 50) {
       this.checkedAt = now;
-      const v = this.readVersion();
+      const v = this.otherWriters.version();
       if (v !== this.dataVersion) {
         this.dataVersion = v;
         this.entries.clear();
@@ -38,8 +36,10 @@ export class TokenCache {
     this.entries.set(secret, principal);
   }
 
+  /** Call inside the write that changes a token, plan or account state (the other processes hear of it once it commits). */
   clear(): void {
     this.entries.clear();
+    this.otherWriters.announce();
   }
 
   // Last use of each token, kept in memory and written once a minute: no write per request.
@@ -54,14 +54,5 @@ export class TokenCache {
     const uses = this.used;
     this.used = new Map();
     return uses;
-  }
-
-  /**
-   * SQLite only: PRAGMA data_version (a number that moves when another connection commits), read
-   * synchronously so a cache hit costs no await. PostgreSQL has no such number; its store will need
-   * its own way to hear of another process's token changes.
-   */
-  private readVersion(): number {
-    return this.versionQuery.get()!.data_version;
   }
 }

@@ -1,6 +1,6 @@
 import { and, count, desc, eq, gt, isNull, lt, or } from "drizzle-orm";
 import type { Ctx, Deps, Principal, Scope } from "../../deps";
-import { tokens, notes } from "../../db/schema";
+import { tokens, notes } from "../../db/tables";
 import { AppError, CapExceeded, InsufficientScope, unauthorized } from "../../http/errors";
 import { DAY_MS } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -36,7 +36,7 @@ export async function mintToken(deps: Deps, input: MintInput): Promise<{ id: str
   if (!Number.isInteger(days) || days < 1 || days > MAX_EXPIRY_DAYS) {
     throw new AppError("bad_request", `expiry must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS}`);
   }
-  const ws = getWorkspace(deps, input.workspaceId);
+  const ws = await getWorkspace(deps, input.workspaceId);
   const tier = tierOf(deps, ws);
   if (input.noteId) {
     const [note] = await deps.db.select({ ws: notes.workspaceId, trashedAt: notes.trashedAt }).from(notes).where(eq(notes.id, input.noteId));
@@ -71,7 +71,7 @@ export async function mintToken(deps: Deps, input: MintInput): Promise<{ id: str
  * the token cap. Minting a new one revokes the previous.
  */
 export async function mintExtensionToken(deps: Deps, input: { accountId: string; workspaceId: string; noteId: string }): Promise<{ id: string; token: string; expiresAt: number }> {
-  const ws = getWorkspace(deps, input.workspaceId);
+  const ws = await getWorkspace(deps, input.workspaceId);
   if (ws.plan === "free" || ws.state !== "active") {
     throw new AppError("plan_required", "the browser-extension token is for active subscribers");
   }
@@ -165,7 +165,7 @@ export async function lookupPrincipal(deps: Deps, secret: string): Promise<Princ
   if (row.revokedAt !== null) throw unauthorized("token revoked");
   const now = deps.clock.now();
   if (row.expiresAt <= now) throw unauthorized("token expired");
-  const ws = getWorkspace(deps, row.workspaceId);
+  const ws = await getWorkspace(deps, row.workspaceId);
   const tier = tierOf(deps, ws);
   if (row.kind === "extension") {
     // Any active subscriber's extension token works, API plan or not.

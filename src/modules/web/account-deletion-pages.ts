@@ -14,7 +14,7 @@ import { limit } from "./limits";
 /** Step one offers the export; step two asks for the password and mails the link that deletes. */
 async function deletionPage(deps: Deps, s: WebSession, url: URL, form: FormState = freshForm(), status = 200, headers: Record<string, string> = {}): Promise<Response> {
   const personal = s.workspaces.find((w) => w.kind === "personal");
-  const ws = personal ? getWorkspace(deps, personal.id) : null;
+  const ws = personal ? await getWorkspace(deps, personal.id) : null;
   // Only a subscription bought at the store bills on; a plan the operator set has nothing to cancel.
   const billed = ws !== null && ws.billingSubscriptionId !== null && ws.state !== "read_only";
   const teams = await sharedTeamsOwned(deps, s.account.id);

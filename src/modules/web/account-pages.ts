@@ -44,7 +44,7 @@ async function accountPage(
   const address = shown.email ?? freshForm();
   const password = shown.password ?? freshForm();
   const a = await describeAccount({ ctx: s.ctx });
-  const ws = getWorkspace(deps, s.workspaceId);
+  const ws = await getWorkspace(deps, s.workspaceId);
   const errors = (await listApiErrors({ ctx: s.ctx, page: pageFrom({ limit: 20 }) })).items;
   const exports = await exportCard(deps, s);
   const canTrial = !ws.trialUsed && ws.state === "active" && !a.api_access;
@@ -67,7 +67,7 @@ async function accountPage(
   ${meter(a.usage.folders, a.caps.folders, "Folders")}
   ${meter(a.usage.active_tokens, a.caps.active_tokens, "API tokens")}
   ${canTrial ? html`<form method="post" action="/settings/trial">${csrfField(s)}<button class="primary">Start the 14-day API trial</button> <span class="muted small">100 notes, 300 MB, the REST API. Once per account.</span></form>` : ""}
-  ${planSection(deps, s)}
+  ${await planSection(deps, s)}
 </div>
 ${usageCard(s)}
 ${exports}

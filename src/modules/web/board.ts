@@ -92,8 +92,8 @@ export function boardLink(path: string, v: BoardView, change: Partial<BoardView>
 }
 
 /** The cap a stream fills: the workspace's per-note size for plain text (null: none). */
-function streamCap(deps: Deps, s: WebSession): number | null {
-  return bodyCapFor(tierOf(deps, getWorkspace(deps, s.workspaceId)), "plain");
+async function streamCap(deps: Deps, s: WebSession): Promise<number | null> {
+  return bodyCapFor(tierOf(deps, await getWorkspace(deps, s.workspaceId)), "plain");
 }
 
 /** "3 MB" rather than bytes()'s "3.0 MB": the meter's text reads as a sentence. */
@@ -176,7 +176,7 @@ interface BoardData {
 }
 
 async function boardData(deps: Deps, s: WebSession, v: BoardView): Promise<BoardData> {
-  const cap = streamCap(deps, s);
+  const cap = await streamCap(deps, s);
   const scope = { folderId: v.folder ?? undefined, titleContains: v.q };
   const { rows, total } = await boardRows(s.ctx, { ...scope, show: v.show }, cap, { limit: BOARD_PAGE_SIZE, offset: (v.pageNo - 1) * BOARD_PAGE_SIZE });
   return { rows: rows.map((n) => boardRow(n, cap)), counts: await boardCounts(s.ctx, scope, cap), total };

@@ -93,14 +93,14 @@ export const notePages = (deps: Deps) => {
     .use(pageMacros(deps))
     .use(newNotePage(deps))
     .use(versionPages(deps))
-    .get("/notes/:id", ({ s, params, request }) => notePage(deps, s, visibleNote(s.ctx, params.id), new URL(request.url)), {
+    .get("/notes/:id", async ({ s, params, request }) => notePage(deps, s, await visibleNote(s.ctx, params.id), new URL(request.url)), {
       session: "page",
       refused: noteRefused,
     })
     .get(
       "/notes/:id/events",
-      ({ s, params, query, request }) => {
-        const note = readableStream(s.ctx, { id: params.id });
+      async ({ s, params, query, request }) => {
+        const note = await readableStream(s.ctx, { id: params.id });
         // The API's follow (Server-Sent Events), for the page's script; one browser account holds ten.
         return followStream(deps, {
           noteId: note.id,
@@ -110,7 +110,7 @@ export const notePages = (deps: Deps) => {
           stillAllowed: async () => {
             const again = await loadSession(deps, request);
             if (!again) throw new AppError("unauthorized", "signed out");
-            readableStream(again.ctx, { id: note.id });
+            await readableStream(again.ctx, { id: note.id });
           },
         });
       },
@@ -118,7 +118,7 @@ export const notePages = (deps: Deps) => {
     )
     // What the editors' script needs to save again after signing in anew (another tab's sign-in
     // gives the session a new CSRF token). Same-origin only: pages get no CORS.
-    .get("/notes/:id/save", ({ s, params }) => Response.json({ csrf_token: s.csrf, note_id: visibleNote(s.ctx, params.id).id }), {
+    .get("/notes/:id/save", async ({ s, params }) => Response.json({ csrf_token: s.csrf, note_id: (await visibleNote(s.ctx, params.id)).id }), {
       session: "script",
       refused: noteRefused,
     })
@@ -133,7 +133,7 @@ export const notePages = (deps: Deps) => {
         const b = textFields(body) as { title?: string; plain_body?: string; html?: string };
         if (!saveBody.Check(b)) throw saveBodyProblems(saveBody, b);
         limit(deps, "savesPerAccount", s.account.id);
-        const note = visibleNote(s.ctx, params.id);
+        const note = await visibleNote(s.ctx, params.id);
         const saved =
           note.format === "rich"
             ? await (await import("../notes/rich")).updateRichNote({ ctx: s.ctx, id: note.id, title: b.title, html: b.html })
@@ -161,7 +161,7 @@ export const notePages = (deps: Deps) => {
     .get(
       "/notes/:id/download/:ext",
       async ({ s, params }) => {
-        const note = visibleNote(s.ctx, params.id);
+        const note = await visibleNote(s.ctx, params.id);
         limit(deps, "downloadsPerAccount", s.account.id);
         const name = (note.filename ?? note.title).replace(/[^\w.\- ]+/g, "_").slice(0, 80) || "note";
         const disposition = (ext: string) => `attachment; filename="${name.replace(/\.txt$/, "")}.${ext}"`;

@@ -24,8 +24,8 @@ import { firstValue, formFields } from "./form";
 const day = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString().slice(0, 10));
 
 /** What code mode will do for this workspace, or why it cannot. */
-function codeChoice(deps: Deps, s: WebSession): { can: boolean; text: string } {
-  const ws = getWorkspace(deps, s.workspaceId);
+async function codeChoice(deps: Deps, s: WebSession): Promise<{ can: boolean; text: string }> {
+  const ws = await getWorkspace(deps, s.workspaceId);
   const tier = tierOf(deps, ws);
   if (ws.state === "trial") return { can: true, text: `Your API trial runs until ${day(ws.trialEndsAt)}. Makes a stream and a token, and shows what to paste.` };
   if (ws.state === "trial_ended") return { can: false, text: "Your API trial has ended: sending needs a plan with the API (Plans, on the account page)." };
@@ -37,8 +37,8 @@ function codeChoice(deps: Deps, s: WebSession): { can: boolean; text: string } {
   };
 }
 
-function choosePage(deps: Deps, s: WebSession, url: URL): Response {
-  const code = codeChoice(deps, s);
+async function choosePage(deps: Deps, s: WebSession, url: URL): Promise<Response> {
+  const code = await codeChoice(deps, s);
   return page(
     layout({
       title: "Welcome",
@@ -72,7 +72,7 @@ async function codePage(deps: Deps, s: WebSession, request: Request): Promise<Re
   const noteId = url.searchParams.get("stream") ?? "";
   let note;
   try {
-    note = visibleNote(s.ctx, noteId);
+    note = await visibleNote(s.ctx, noteId);
   } catch {
     return redirect("/onboarding");
   }
@@ -81,7 +81,7 @@ async function codePage(deps: Deps, s: WebSession, request: Request): Promise<Re
   const token = flash.secret?.kind === "token" ? flash.secret.value : null;
   const shownToken = token ?? "nst_…";
   const origin = publicOrigin(deps, request);
-  const ws = getWorkspace(deps, s.workspaceId);
+  const ws = await getWorkspace(deps, s.workspaceId);
   const tier = tierOf(deps, ws);
   const tail = await newestLines(deps, note.id, 16 * 1024);
   const end = tail.lines.at(-1)?.cursor ?? cursorOf(await endOf(deps, note.id));

@@ -49,11 +49,11 @@ function tierRow(deps: Deps, s: WebSession, t: Tier, current: boolean, canBuy: b
 }
 
 /** The tiers of the active limit profile with their caps, the current one marked, and what may be done about it here. */
-export function planSection(deps: Deps, s: WebSession): Html {
+export async function planSection(deps: Deps, s: WebSession): Promise<Html> {
   if (deps.config.limitProfile === "unlimited") {
     return html`<p class="small plan-actions">This server runs without plan limits (the unlimited profile): every plan has the API and no caps.</p>`;
   }
-  const ws = getWorkspace(deps, s.workspaceId);
+  const ws = await getWorkspace(deps, s.workspaceId);
   const billing = deps.config.lemonSqueezy !== null;
   const manager = mayManagePlan(ws, s.account.id);
   const running = hasRunningSubscription(ws);

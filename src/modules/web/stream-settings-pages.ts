@@ -50,7 +50,7 @@ interface View {
 const settingsPath = (id: string) => `/notes/${id}/settings`;
 
 async function streamSettingsPage(deps: Deps, s: WebSession, noteId: string, view: View, status = 200, headers: Record<string, string> = {}): Promise<Response> {
-  const note = visibleNote(s.ctx, noteId);
+  const note = await visibleNote(s.ctx, noteId);
   if (note.kind !== "stream") return redirect(`/notes/${note.id}`);
   const inboxUrl = view.flash.secret?.kind === "inbox-url" ? view.flash.secret.value : null;
   return page(
@@ -64,8 +64,8 @@ async function streamSettingsPage(deps: Deps, s: WebSession, noteId: string, vie
       }
 ${await webhookCard(s, note, view.form)}
 ${await inboxCard(s, note, view.form)}
-${retentionCard(s, note, view.form)}
-${deadmanCard(deps, s, note, view.form)}`,
+${await retentionCard(s, note, view.form)}
+${await deadmanCard(deps, s, note, view.form)}`,
     }),
     status,
     headers,
@@ -138,8 +138,8 @@ async function inboxCard(s: WebSession, note: NoteRow, state: FormState | undefi
 }
 
 /** What happens at the size cap (refuse, or drop the oldest lines) and removal by age. */
-function retentionCard(s: WebSession, note: NoteRow, state: FormState | undefined): Html {
-  const cap = bodyCapFor(tierOf(s.ctx.deps, getWorkspace(s.ctx.deps, note.workspaceId)), "plain");
+async function retentionCard(s: WebSession, note: NoteRow, state: FormState | undefined): Promise<Html> {
+  const cap = bodyCapFor(tierOf(s.ctx.deps, await getWorkspace(s.ctx.deps, note.workspaceId)), "plain");
   const retention = typed(state, "retention", "retention", note.retention);
   return html`<div class="card"><h2>When it is full ${fullBadge(note)}</h2>
   ${note.fullSince !== null ? html`<div class="flash error">New lines are being refused since ${when(iso(note.fullSince))}: the stream is at its size cap. Drop the oldest lines, or free space, to take lines again.</div>` : ""}
@@ -164,8 +164,8 @@ function intervalFields(seconds: number | null): { every: string; unit: "hours" 
  * it, rather than offered and then refused; a switch armed before a change of plan can still be
  * turned off.
  */
-function deadmanCard(deps: Deps, s: WebSession, note: NoteRow, state: FormState | undefined): Html {
-  const available = tierOf(deps, getWorkspace(deps, note.workspaceId)).deadman;
+async function deadmanCard(deps: Deps, s: WebSession, note: NoteRow, state: FormState | undefined): Promise<Html> {
+  const available = tierOf(deps, await getWorkspace(deps, note.workspaceId)).deadman;
   const stored = intervalFields(note.expectedIntervalSeconds);
   const every = typed(state, "deadman", "every", stored.every);
   const unit = typed(state, "deadman", "unit", stored.unit);

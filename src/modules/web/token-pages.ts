@@ -86,7 +86,7 @@ async function tokensTable(deps: Deps, s: WebSession): Promise<Html> {
 }
 
 async function tokensPage(deps: Deps, s: WebSession, view: View, status = 200, headers: Record<string, string> = {}): Promise<Response> {
-  const ws = getWorkspace(deps, s.workspaceId);
+  const ws = await getWorkspace(deps, s.workspaceId);
   const account = await describeAccount({ ctx: s.ctx });
   const subscriber = ws.plan !== "free" && ws.state === "active";
   const shown = view.flash.secret ? SECRETS[view.flash.secret.kind] : undefined;

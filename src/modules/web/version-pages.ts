@@ -21,7 +21,7 @@ export const versionPages = (deps: Deps) =>
     .get(
       "/notes/:id/snapshots/:sid",
       async ({ s, params, request }) => {
-        const note = visibleNote(s.ctx, params.id);
+        const note = await visibleNote(s.ctx, params.id);
         const v = await previewSnapshot({ ctx: s.ctx, noteId: note.id, snapshotId: params.sid });
         return page(
           layout({

@@ -1,7 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import { t } from "elysia";
 import type { Deps } from "../../deps";
-import { accounts, notes, webhookAttempts, workspaces } from "../../db/schema";
+import { accounts, notes, webhookAttempts, workspaces } from "../../db/tables";
 import { defineQueue } from "../../jobs/define-queue";
 import type { JobRow } from "../../jobs/queue";
 import type { InWriteOutcome, JobOutcome, Settled } from "../../jobs/runner";
@@ -37,17 +37,17 @@ export type WebhookDelivery = typeof WebhookDelivery.static;
 export const webhookDelivery = defineQueue("webhook", WebhookDelivery, { run: deliver, settled: afterAttempt });
 
 /** Inside an append's write: one delivery job, committed with the append, ordered per note. */
-export function enqueueAppendDelivery(deps: Deps, note: NoteRow, text: string, byteSize: number, now: number): void {
+export async function enqueueAppendDelivery(deps: Deps, note: NoteRow, text: string, byteSize: number, now: number): Promise<void> {
   if (!note.webhookUrl || note.webhookStatus !== "enabled") return;
   const payload: WebhookDelivery = { deliveryId: newId("dlv"), noteId: note.id, createdAt: iso(now), text, byteSize, updatedAt: iso(now) };
-  webhookDelivery.enqueue(deps, payload, { serialKey: note.id });
+  await webhookDelivery.enqueue(deps, payload, { serialKey: note.id });
 }
 
 /** Inside the write that raises an alert: the same alert to the stream's webhook, when it asks for them. */
-export function enqueueAlertDelivery(deps: Deps, note: Pick<NoteRow, "id" | "webhookUrl" | "webhookStatus" | "alertWebhook" | "byteSize">, text: string, now: number): void {
+export async function enqueueAlertDelivery(deps: Deps, note: Pick<NoteRow, "id" | "webhookUrl" | "webhookStatus" | "alertWebhook" | "byteSize">, text: string, now: number): Promise<void> {
   if (!note.alertWebhook || !note.webhookUrl || note.webhookStatus !== "enabled") return;
   const payload: WebhookDelivery = { deliveryId: newId("dlv"), noteId: note.id, createdAt: iso(now), text, byteSize: note.byteSize, updatedAt: iso(now), event: "note.alert" };
-  webhookDelivery.enqueue(deps, payload, { serialKey: note.id });
+  await webhookDelivery.enqueue(deps, payload, { serialKey: note.id });
 }
 
 /** One attempt: shape, sign, check the target, POST, then record it and count failures. */
@@ -144,7 +144,7 @@ async function mailOwnerAboutDisable(deps: Deps, noteId: string, url: string, re
     .innerJoin(workspaces, eq(workspaces.id, notes.workspaceId))
     .innerJoin(accounts, eq(accounts.id, workspaces.ownerId))
     .where(eq(notes.id, noteId));
-  if (n) enqueueMail(deps, webhookDisabled({ to: n.email, noteTitle: n.title, filename: n.filename, url, reason }));
+  if (n) await enqueueMail(deps, webhookDisabled({ to: n.email, noteTitle: n.title, filename: n.filename, url, reason }));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { desc, eq } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { paged } from "../../db/paged";
-import { webhookAttempts } from "../../db/schema";
+import { webhookAttempts } from "../../db/tables";
 import { ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import type { Page } from "../../lib/pagination";
@@ -45,7 +45,7 @@ export async function webhookChanges(
 
 export async function listWebhookAttempts({ ctx, noteId, page }: { ctx: Ctx; noteId: string; page: Page }) {
   requireScope(ctx, "read");
-  const note = visibleNote(ctx, noteId);
+  const note = await visibleNote(ctx, noteId);
   const where = eq(webhookAttempts.noteId, note.id);
   const rows = ctx.deps.db.select().from(webhookAttempts).where(where).orderBy(desc(webhookAttempts.id));
   const { items, total } = await paged(ctx.deps.db, { from: webhookAttempts, where, rows, page });

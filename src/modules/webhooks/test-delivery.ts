@@ -22,8 +22,8 @@ export const isTestDelivery = (deliveryId: string) => deliveryId.startsWith(TEST
  */
 export async function sendTestDelivery({ ctx, noteId }: { ctx: Ctx; noteId: string }): Promise<Reply<{ delivery_id: string }>> {
   requireScope(ctx, "write");
-  return commit(ctx, 202, () => {
-    const note = visibleNote(ctx, noteId);
+  return commit(ctx, 202, async () => {
+    const note = await visibleNote(ctx, noteId);
     if (note.kind !== "stream") throw ValidationFailed.field("id", "not_a_stream", "outbound webhooks belong to streams (append-only notes)");
     if (!note.webhookUrl) throw ValidationFailed.field("note.webhook_url", "missing", "set a webhook URL first");
     const now = ctx.deps.clock.now();
@@ -38,7 +38,7 @@ export async function sendTestDelivery({ ctx, noteId }: { ctx: Ctx; noteId: stri
     };
     // Tried once, and not queued behind the stream's deliveries: a backlog waiting out its
     // retries would hold the test for hours, and a test that is retried for hours tests nothing.
-    webhookDelivery.enqueue(ctx.deps, payload, { maxAttempts: 1 });
+    await webhookDelivery.enqueue(ctx.deps, payload, { maxAttempts: 1 });
     return { delivery_id: payload.deliveryId };
   });
 }

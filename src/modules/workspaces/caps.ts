@@ -8,10 +8,10 @@ function sizeLabel(bytes: number): string {
 }
 
 /** Room for `adding` more notes of this format, counted the way the tier counts them. */
-export function assertNoteSlots(deps: Deps, ws: WorkspaceRow, tier: Tier, format: "plain" | "rich", adding = 1): void {
+export async function assertNoteSlots(deps: Deps, ws: WorkspaceRow, tier: Tier, format: "plain" | "rich", adding = 1): Promise<void> {
   const cap = noteCapFor(tier, format);
   if (!cap) return;
-  const used = countNotes(deps, ws.id, cap.shared ? undefined : format);
+  const used = await countNotes(deps, ws.id, cap.shared ? undefined : format);
   if (used + adding > cap.limit) {
     const which = cap.shared ? "notes" : `${format} notes`;
     throw new CapExceeded("notes", cap.limit, used, `the ${tier.name} plan allows ${cap.limit} ${which}; this workspace has ${used}`);

@@ -1,19 +1,19 @@
 import { and, count, eq, gt, isNull, sql } from "drizzle-orm";
-import { selectList } from "../../db/rows";
+import { tableRows } from "../../db/sql";
 import type { Deps } from "../../deps";
-import { folders, notes, tokens, workspaces } from "../../db/schema";
+import { folders, notes, tokens, workspaces } from "../../db/tables";
 import { AppError, NotFound } from "../../http/errors";
 import { effectiveTier, isPlanName, type Tier } from "../../limits/plans";
 
 export type WorkspaceRow = typeof workspaces.$inferSelect;
 
-const WORKSPACE_COLUMNS = selectList(workspaces);
-
-/** On every request's path: a cached prepared statement rather than a built query. */
-export function getWorkspace(deps: Deps, id: string): WorkspaceRow {
-  const ws = deps.db.$client.query<WorkspaceRow, [string]>(`SELECT ${WORKSPACE_COLUMNS} FROM workspaces WHERE id = ?`).get(id);
+/**
+ * On every request's path: a statement kept compiled rather than a built query (tableRows).
+ * `lock`: an append's write holds the row until it commits (another instance's appends wait).
+ */
+export async function getWorkspace(deps: Deps, id: string, opts: { lock?: boolean } = {}): Promise<WorkspaceRow> {
+  const [ws] = await tableRows(deps.db, workspaces, "WHERE id = ?", [id], opts);
   if (!ws) throw new NotFound("workspace");
-  ws.trialUsed = Boolean(ws.trialUsed);
   return ws;
 }
 
@@ -42,14 +42,12 @@ export function readableUntil(ws: WorkspaceRow, tier: Tier): number | null {
   return from.getTime();
 }
 
-/**
- * Active notes: trashed ones count against no cap. Synchronous (SQLite's driver): an append's
- * checks count a new stream's slot with it (caps.ts assertNoteSlots), and they stay synchronous.
- */
-export function countNotes(deps: Deps, workspaceId: string, format?: "plain" | "rich"): number {
+/** Active notes: trashed ones count against no cap. */
+export async function countNotes(deps: Deps, workspaceId: string, format?: "plain" | "rich"): Promise<number> {
   const active = and(eq(notes.workspaceId, workspaceId), isNull(notes.trashedAt));
   const where = format ? and(active, eq(notes.format, format)) : active;
-  return deps.db.select({ n: count() }).from(notes).where(where).get()!.n;
+  const [r] = await deps.db.select({ n: count() }).from(notes).where(where);
+  return r!.n;
 }
 
 export async function countFolders(deps: Deps, workspaceId: string): Promise<number> {

@@ -1,0 +1,47 @@
+import * as pg from "./pg/schema";
+import * as sqlite from "./schema";
+
+/**
+ * The tables the services query, as the database of this process has them: PostgreSQL's twins
+ * (src/db/pg/schema, same columns and JS types: test/unit/pg-schema-parity.test.ts) when
+ * NOTESTREAM_DATABASE_URL is set, SQLite's (src/db/schema) otherwise. Queries written once with
+ * drizzle's builder then produce each database's SQL with each database's value mapping
+ * (booleans, bigint byte counts).
+ *
+ * Chosen when this module loads, before any other module builds on a table (a column list, an
+ * ORDER BY kept in a constant): a process uses one database for its life, and opening the other
+ * one is refused (`assertTablesOf`).
+ */
+const dialect: "sqlite" | "postgres" = process.env.NOTESTREAM_DATABASE_URL ? "postgres" : "sqlite";
+const t = dialect === "postgres" ? (pg as unknown as typeof sqlite) : sqlite;
+
+export const accountLinks = t.accountLinks;
+export const accounts = t.accounts;
+export const apiErrors = t.apiErrors;
+export const appMeta = t.appMeta;
+export const billingCheckouts = t.billingCheckouts;
+export const billingEvents = t.billingEvents;
+export const billingSubscriptions = t.billingSubscriptions;
+export const exportsTable = t.exportsTable;
+export const folders = t.folders;
+export const idempotencyKeys = t.idempotencyKeys;
+export const inboxDeliveries = t.inboxDeliveries;
+export const jobs = t.jobs;
+export const noteChunks = t.noteChunks;
+export const notes = t.notes;
+export const oauthClients = t.oauthClients;
+export const oauthCodes = t.oauthCodes;
+export const oauthTokens = t.oauthTokens;
+export const sessions = t.sessions;
+export const snapshots = t.snapshots;
+export const tokens = t.tokens;
+export const webhookAttempts = t.webhookAttempts;
+export const workspaceMembers = t.workspaceMembers;
+export const workspaces = t.workspaces;
+
+/** Refuses to open a database of the other kind than the tables were chosen for. */
+export function assertTablesOf(wanted: "sqlite" | "postgres"): void {
+  if (wanted !== dialect) {
+    throw new Error(`this process chose ${dialect}'s tables at start (NOTESTREAM_DATABASE_URL ${dialect === "postgres" ? "set" : "unset"}); it cannot open ${wanted}`);
+  }
+}
