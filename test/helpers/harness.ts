@@ -10,7 +10,16 @@ import { createTeam, addTeamMember } from "../../src/modules/teams/service";
 import { mintToken } from "../../src/modules/tokens/service";
 import { jobHandlers } from "../../src/queues";
 import { JobRunner } from "../../src/jobs/runner";
-import { createDeps } from "../../src/runtime";
+import { openDeps } from "../../src/runtime";
+import { freshDatabase, type TestDatabase } from "./postgres";
+
+/**
+ * The suite runs on SQLite, and again on PostgreSQL with NOTESTREAM_DATABASE_URL set (make test;
+ * the tables are PostgreSQL's in that process): then each harness has a database of its own.
+ */
+export const onPostgres = Boolean(process.env.NOTESTREAM_DATABASE_URL);
+/** A restarted harness (same dataDir) finds its database again. */
+const databases = new Map<string, TestDatabase>();
 
 /** A clock tests can move. `new FakeClock(Date.now())` starts at the real time (for signatures checked against it). */
 export class FakeClock {
@@ -47,11 +56,14 @@ let counter = 0;
  * A fresh app on its own temp database. Pass `dataDir` (and `clock`) of a closed harness to
  * restart on the same database, as after a process restart.
  */
-export function harness(
+export async function harness(
   opts: { profile?: LimitProfileName; env?: Record<string, string>; dataDir?: string; clock?: FakeClock } = {},
-): Harness {
+): Promise<Harness> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "notestream-test-"));
+  let pg = databases.get(dataDir);
+  if (onPostgres && !pg) databases.set(dataDir, (pg = await freshDatabase({ migrated: true })));
   const config = loadConfig({
+    ...(pg ? { NOTESTREAM_DATABASE_URL: `${pg.url}?sslmode=disable`, NOTESTREAM_DATABASE_POOL: "4" } : {}),
     NOTESTREAM_DATA_DIR: dataDir,
     NOTESTREAM_LIMIT_PROFILE: opts.profile ?? "standard",
     NOTESTREAM_LOG_REQUESTS: "false",
@@ -60,7 +72,7 @@ export function harness(
     ...opts.env,
   });
   const clock = opts.clock ?? new FakeClock();
-  const deps = createDeps(config, clock);
+  const deps = await openDeps(config, clock);
   const handle = buildHandler(deps);
   const jobs = new JobRunner(deps, jobHandlers);
   void jobs.start();
@@ -100,13 +112,17 @@ export function harness(
       await jobs.stop();
       // Fire-and-forget writes land before the database goes away.
       await settle();
-      deps.db.$client.close();
+      await deps.close();
       rmSync(dataDir, { recursive: true, force: true });
+      if (pg) {
+        databases.delete(dataDir);
+        await pg.drop();
+      }
     },
     stop: async () => {
       await jobs.stop();
       await settle();
-      deps.db.$client.close();
+      await deps.close();
     },
   };
 }

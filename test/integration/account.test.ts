@@ -14,7 +14,7 @@ afterEach(() => h.close());
 
 describe("GET /account", () => {
   test("shows plan, state, usage and caps of the token's workspace", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev", "me@example.com");
     const token = await h.token(a);
     await h.request("POST", "/api/v1/notes/by-filename/s/append", { token, body: { text: "hello" } });
@@ -43,7 +43,7 @@ describe("GET /account", () => {
   });
 
   test("the alternate profile maps team to Dev-pro", async () => {
-    h = harness({ profile: "alternate" });
+    h = await harness({ profile: "alternate" });
     const token = await h.token(await h.account("team"));
     const body = await (await h.request("GET", "/api/v1/account", { token })).json();
     expect(body.caps).toMatchObject({ plain_notes: 30_000, storage_bytes: 30 * 1024 ** 3, active_tokens: 10 });
@@ -52,7 +52,7 @@ describe("GET /account", () => {
 
 describe("OpenAPI", () => {
   test("GET /api/v1/openapi.json is an OpenAPI 3.1 document of every route, without auth", async () => {
-    h = harness();
+    h = await harness();
     const res = await h.request("GET", "/api/v1/openapi.json");
     expect(res.status).toBe(200);
     const doc = await res.json();
@@ -81,13 +81,13 @@ describe("OpenAPI", () => {
 });
 
 test("the health probe answers without auth", async () => {
-  h = harness();
+  h = await harness();
   const res = await h.request("GET", "/up");
   expect(res.status).toBe(200);
 });
 
 test("no request ever sees a stack trace: an internal failure is a 500 in the envelope", async () => {
-  h = harness();
+  h = await harness();
   const token = await h.token(await h.account("dev"));
   await sqlRun(h.deps.db, sql`DROP TABLE snapshots`);
   const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: {} } })).json();
@@ -103,8 +103,8 @@ describe("the account's password and its deletion, in the browser", () => {
   let sent: { to: string; subject: string; text: string }[];
   let n = 0;
 
-  function start() {
-    h = harness();
+  async function start() {
+    h = await harness();
     sent = [];
     h.deps.mailer = { send: async (m) => void sent.push(m) };
   }
@@ -145,7 +145,7 @@ describe("the account's password and its deletion, in the browser", () => {
   const rowsIn = async (table: SQLiteTable, where: SQL) => (await h.deps.db.select({ n: count() }).from(table).where(where))[0]!.n;
 
   test("a new password needs the current one, signs the other browsers out, and leaves API tokens alone", async () => {
-    start();
+    await start();
     const me = await signedIn("changer@example.com");
     const other = await browserFor("changer@example.com");
     const token = await h.token(me);
@@ -164,7 +164,7 @@ describe("the account's password and its deletion, in the browser", () => {
   }, 30_000);
 
   test("only wrong current passwords use up the password form's budget", async () => {
-    start();
+    await start();
     const me = await signedIn("guesser@example.com", "free");
     const csrf = me.b.csrfOf((await me.b.get("/settings")).text);
     const change = (current: string, next: string) => me.b.post("/settings/password", { _csrf: csrf, current_password: current, new_password: next });
@@ -178,7 +178,7 @@ describe("the account's password and its deletion, in the browser", () => {
   }, 60_000);
 
   test("deleting the account: the export offered first, the password, a mailed link, then everything it owns goes", async () => {
-    start();
+    await start();
     const me = await signedIn("leaving@example.com");
     const other = await browserFor("leaving@example.com");
     const token = await h.token(me);
@@ -250,7 +250,7 @@ describe("the account's password and its deletion, in the browser", () => {
   }, 60_000);
 
   test("an account that owns a team others use cannot be deleted until they have left", async () => {
-    start();
+    await start();
     const me = await signedIn("boss@example.com", "free");
     await h.account("free", "worker@example.com");
     await h.team("boss@example.com", ["worker@example.com"]);

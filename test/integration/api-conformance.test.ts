@@ -15,7 +15,7 @@ const errorOf = async (res: { json(): Promise<any> }) => ((await res.json()) as 
 
 describe("405 for a known path with another method", () => {
   test("PUT /notes, DELETE /folders and PUT /notes/{id} answer 405 method_not_allowed with Allow", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "n" } } })).json();
     for (const [method, path, allow] of [
@@ -39,7 +39,7 @@ describe("405 for a known path with another method", () => {
 
 describe("authentication comes before validation", () => {
   test("GET /notes?limit=abc without a token is 401, not 422: an anonymous caller learns no validation rule", async () => {
-    h = harness();
+    h = await harness();
     for (const path of ["/api/v1/notes?limit=abc", "/api/v1/notes?offset=-1", "/api/v1/folders?limit=0", "/api/v1/notes/x/snapshots?limit=abc"]) {
       const res = await h.request("GET", path);
       expect([path, res.status]).toEqual([path, 401]);
@@ -53,7 +53,7 @@ describe("refusals are never stored under an Idempotency-Key", () => {
   const stored = async () => (await h.deps.db.select({ n: count() }).from(idempotencyKeys).where(inArray(idempotencyKeys.status, [401, 403, 429])))[0]!.n;
 
   test("the export limit's 429 is answered again with Retry-After, not replayed; an hour later the same key runs", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     for (const k of ["e1", "e2"]) expect((await h.request("POST", "/api/v1/export", { token, headers: key(k) })).status).toBe(202);
     for (let i = 0; i < 2; i++) {
@@ -70,7 +70,7 @@ describe("refusals are never stored under an Idempotency-Key", () => {
   });
 
   test("a token's rate-limit 429 is not stored: after the window the same key runs", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     // Dev: 60 writes a minute.
     for (let i = 0; i < 60; i++) await h.request("POST", "/api/v1/folders", { token, body: { folder: { name: `f${i}` } } });
@@ -85,7 +85,7 @@ describe("refusals are never stored under an Idempotency-Key", () => {
   });
 
   test("a plan cap's 403 is not stored: once there is room, the same key creates the note", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const token = await h.token(a);
     // Fill the notes cap through the database, as if written over time.

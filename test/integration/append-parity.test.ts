@@ -59,7 +59,7 @@ const CASES: Case[] = [
 
 /** A fresh workspace with one stream, at a fixed time, and a token (pinned when asked). */
 async function setUp(c: Case) {
-  const h = harness({ clock: new FakeClock() });
+  const h = await harness({ clock: new FakeClock() });
   opened.push(h);
   const owner = await h.account("dev", "parity@example.com");
   const full = await h.token(owner);

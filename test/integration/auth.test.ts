@@ -5,8 +5,8 @@ import { revokeToken } from "../../src/modules/tokens/service";
 import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
 
 let h: Harness;
-beforeEach(() => {
-  h = harness();
+beforeEach(async () => {
+  h = await harness();
 });
 afterEach(() => h.close());
 

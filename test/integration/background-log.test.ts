@@ -58,7 +58,7 @@ const ALLOW = { NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8,::1/128", NOTESTREA
 const SECRET_PATH = "/services/T0000/B0000/XXXXsecretXXXXsecretXXXX";
 
 async function streamWithWebhook(status: number) {
-  h = harness({ env: ALLOW, clock: new FakeClock(Date.now()) });
+  h = await harness({ env: ALLOW, clock: new FakeClock(Date.now()) });
   r = receiver(() => new Response("no", { status }));
   const token = await h.token(await h.account("dev", "owner@private.example"));
   const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/hooks.log/append", { token, body: { text: "first" } })).json();
@@ -97,7 +97,7 @@ describe("background events each leave one JSON log line", () => {
   });
 
   test("an inbox payload dead-lettered: note, delivery and reason; never the inbox URL's token or the payload", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const token = await h.token(a);
     const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/inbox.log/append", { token, body: { text: "first" } })).json();
@@ -115,7 +115,7 @@ describe("background events each leave one JSON log line", () => {
   });
 
   test("a dead-man alert sent: the note, how long it was silent, the recipient's domain only", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev", "owner@private.example"));
     const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/cron.log/append", { token, body: { text: "the body of the append" } })).json();
     await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { expected_interval_seconds: 3600 } } });
@@ -130,7 +130,7 @@ describe("background events each leave one JSON log line", () => {
   });
 
   test("a full-stream alert sent: the note and its cap, once per spell", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     let id = "";
     // Up to the Dev plan's 3 MB a note, in 100 KB lines (an append's body cap is below that).
@@ -150,7 +150,7 @@ describe("background events each leave one JSON log line", () => {
   });
 
   test("a mail that fails: the recipient's domain, the attempt and the next try; the address is gone from the error too", async () => {
-    h = harness();
+    h = await harness();
     h.deps.mailer = {
       send: async (m) => {
         throw new Error(`550 5.1.1 <${m.to}>: Recipient address rejected`);
@@ -171,7 +171,7 @@ describe("background events each leave one JSON log line", () => {
   });
 
   test("lifecycle transitions: a trial ends, its notes go to the trash, an account lapses and is reactivated", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("free");
     await h.deps.writer.write(() => startTrial(h.deps, a.workspaceId));
     const token = await h.token(a);
@@ -202,7 +202,7 @@ describe("background events each leave one JSON log line", () => {
   });
 
   test("a transition in a write that rolls back leaves no line", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     await expect(
       h.deps.writer.write(async () => {
@@ -216,7 +216,7 @@ describe("background events each leave one JSON log line", () => {
 
 describe("the request line", () => {
   test("carries the client's address: the peer's (X-Forwarded-For means nothing without NOTESTREAM_TRUST_PROXY)", async () => {
-    h = harness({ env: { NOTESTREAM_LOG_REQUESTS: "true" } });
+    h = await harness({ env: { NOTESTREAM_LOG_REQUESTS: "true" } });
     const token = await h.token(await h.account("dev"));
     await h.request("POST", "/api/v1/notes/by-filename/a.log/append", { token, body: { text: "x" }, ip: "203.0.113.7" });
     await h.request("GET", "/up", { ip: "2001:db8::1", headers: { "x-forwarded-for": "198.51.100.1" } });
@@ -230,7 +230,7 @@ describe("the request line", () => {
   });
 
   test("behind a trusted proxy the address is the hop it recorded", async () => {
-    h = harness({ env: { NOTESTREAM_LOG_REQUESTS: "true", NOTESTREAM_TRUST_PROXY: "1" } });
+    h = await harness({ env: { NOTESTREAM_LOG_REQUESTS: "true", NOTESTREAM_TRUST_PROXY: "1" } });
     await h.request("GET", "/up", { ip: "10.0.0.2", headers: { "x-forwarded-for": "192.0.2.50, 198.51.100.1" } });
     expect(withMsg("request").map((l) => l.ip)).toEqual(["198.51.100.1"]);
   });

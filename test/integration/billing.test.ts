@@ -126,7 +126,7 @@ async function expectError(res: TestResponse, status: number, code: string) {
 
 describe("the signature", () => {
   test("a delivery without X-Signature is 401 and changes nothing", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     const raw = event("subscription_created", { custom: { checkout_id: await checkoutFor(a.workspaceId) } });
     await expectError(await deliver(raw, { signature: null }), 401, "unauthorized");
@@ -135,7 +135,7 @@ describe("the signature", () => {
   });
 
   test("a tampered body with the old signature is 401 and changes nothing", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     const other = await h.account("free");
     const otherCheckout = await checkoutFor(other.workspaceId);
@@ -155,7 +155,7 @@ describe("the signature", () => {
   });
 
   test("without NOTESTREAM_BILLING_SECRET every delivery is 401", async () => {
-    h = harness({ env: { ...BILLING_ENV, NOTESTREAM_BILLING_SECRET: "" } });
+    h = await harness({ env: { ...BILLING_ENV, NOTESTREAM_BILLING_SECRET: "" } });
     const a = await h.account("free");
     const res = await deliver(event("subscription_created", { custom: { checkout_id: await checkoutFor(a.workspaceId) } }));
     await expectError(res, 401, "unauthorized");
@@ -163,7 +163,7 @@ describe("the signature", () => {
   });
 
   test("a signed body that is not JSON is 400", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const res = await deliver('{"meta": ');
     await expectError(res, 400, "bad_request");
     await expectError(await deliver("not json at all"), 400, "bad_request");
@@ -171,7 +171,7 @@ describe("the signature", () => {
   });
 
   test("a signed JSON body that is not an object (null, a number, an array) is 400", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     await expectError(await deliver("null"), 400, "bad_request");
     await expectError(await deliver("42"), 400, "bad_request");
     await expectError(await deliver("[1, 2]"), 400, "bad_request");
@@ -179,7 +179,7 @@ describe("the signature", () => {
   });
 
   test("a body over 1 MB is 413 payload_too_large", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     const created = JSON.parse(event("subscription_created", { custom: { checkout_id: await checkoutFor(a.workspaceId) } }));
     const big = JSON.stringify({ ...created, padding: "x".repeat(1024 * 1024) });
@@ -193,7 +193,7 @@ describe("the signature", () => {
 
 describe("checkouts", () => {
   test("a checkout started for a workspace, then subscription_created, sets the plan and binds the subscription", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     await expect(h.token(a)).rejects.toThrow(/no API access/);
     const url = await h.deps.writer.write(() => startCheckout(h.deps, a.workspaceId, "dev"));
@@ -211,7 +211,7 @@ describe("checkouts", () => {
   });
 
   test("the plan comes from the variant id: the Personal variant with custom_data.plan team gives Personal", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     const checkout_id = await checkoutFor(a.workspaceId, "personal");
     const raw = event("subscription_created", { variantId: VARIANT.personal, custom: { checkout_id, plan: "team", workspace_id: a.workspaceId } });
@@ -220,7 +220,7 @@ describe("checkouts", () => {
   });
 
   test("a victim's workspace_id or account_id in custom_data, without a checkout started here, changes nothing", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const victim = await h.account("free");
     for (const custom of [
       { workspace_id: victim.workspaceId, account_id: victim.accountId, plan: "team" },
@@ -236,7 +236,7 @@ describe("checkouts", () => {
   });
 
   test("the buyer's own checkout with a victim's workspace_id subscribes the buyer, not the victim", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const buyer = await h.account("free");
     const victim = await h.account("free");
     const checkout_id = await checkoutFor(buyer.workspaceId, "team");
@@ -246,7 +246,7 @@ describe("checkouts", () => {
   });
 
   test("a checkout id cannot be used twice", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     const checkout_id = await checkoutFor(a.workspaceId);
     await deliver(event("subscription_created", { subscription: "7001", custom: { checkout_id } }));
@@ -260,7 +260,7 @@ describe("checkouts", () => {
   });
 
   test("a checkout older than 7 days changes nothing", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     const checkout_id = await checkoutFor(a.workspaceId);
     h.clock.advance(7 * 86_400_000 + 1);
@@ -270,7 +270,7 @@ describe("checkouts", () => {
   });
 
   test("an unknown variant changes nothing; the same delivery resent once the variant is configured applies", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     const checkout_id = await checkoutFor(a.workspaceId, "team");
     const raw = event("subscription_created", { subscription: "8001", variantId: 999999, custom: { checkout_id } });
@@ -283,14 +283,14 @@ describe("checkouts", () => {
 
     // The operator adds the variant and restarts; the store's "resend" sends the same body.
     await h.stop();
-    h = harness({ dataDir: h.dataDir, clock: h.clock, env: { ...BILLING_ENV, NOTESTREAM_BILLING_VARIANTS: `${BILLING_ENV.NOTESTREAM_BILLING_VARIANTS},999999:team` } });
+    h = await harness({ dataDir: h.dataDir, clock: h.clock, env: { ...BILLING_ENV, NOTESTREAM_BILLING_VARIANTS: `${BILLING_ENV.NOTESTREAM_BILLING_VARIANTS},999999:team` } });
     expect(await (await deliver(raw)).json()).toMatchObject({ applied: true });
     expect(await workspace(a.workspaceId)).toMatchObject({ plan: "team", billing_subscription_id: "8001" });
     expect(await (await deliver(raw)).json()).toMatchObject({ replay: true });
   });
 
   test("notestream billing checkout prints the link on stdout, for the account or a team it belongs to", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const owner = await h.account("free", "owner@example.com");
     await h.account("free", "member@example.com");
     const outsider = await h.account("free", "outsider@example.com");
@@ -328,7 +328,7 @@ describe("checkouts", () => {
 
 describe("subscription events", () => {
   test("subscription_expired of an unrelated subscription carrying the victim's user_email leaves the victim active", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const victim = await h.account("free", "victim@example.com");
     await subscribed(victim.workspaceId, "1001");
     const res = await deliver(event("subscription_expired", { subscription: "9999", status: "expired", email: "victim@example.com", custom: { workspace_id: victim.workspaceId } }));
@@ -338,7 +338,7 @@ describe("subscription events", () => {
   });
 
   test("subscription_expired of the bound subscription makes the workspace read-only", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     await subscribed(a.workspaceId, "1002");
     const token = await h.token(a);
@@ -350,7 +350,7 @@ describe("subscription events", () => {
   });
 
   test("subscription_payment_success of the bound subscription brings a read-only workspace back and dates the payment", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     await subscribed(a.workspaceId, "1003");
     const token = await h.token(a);
@@ -368,7 +368,7 @@ describe("subscription events", () => {
   });
 
   test("a subscription from before bound checkouts is bound by the operator (billing bind); its events then act on that workspace only", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("dev", "early@example.com");
     const other = await h.account("dev", "other@example.com");
     const run = async (argv: string[]) => {
@@ -389,7 +389,7 @@ describe("subscription events", () => {
   });
 
   test("a payment of an unknown subscription changes nothing", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     await subscribed(a.workspaceId, "1004");
     await deliver(event("subscription_expired", { subscription: "1004", status: "expired" }));
@@ -399,7 +399,7 @@ describe("subscription events", () => {
   });
 
   test("subscription_updated to another variant changes the plan by the variant map; an unknown variant changes nothing", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     await subscribed(a.workspaceId, "1006");
     expect(await (await deliver(event("subscription_updated", { subscription: "1006", variantId: VARIANT.team }))).json()).toMatchObject({ applied: true });
@@ -411,7 +411,7 @@ describe("subscription events", () => {
   });
 
   test("the expiry of a subscription a later one replaced leaves the workspace active", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     await subscribed(a.workspaceId, "1007");
     await subscribed(a.workspaceId, "1008", "team");
@@ -421,7 +421,7 @@ describe("subscription events", () => {
   });
 
   test("a replayed delivery answers 200 with replay: true and changes nothing", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     const created = event("subscription_created", { subscription: "1009", custom: { checkout_id: await checkoutFor(a.workspaceId) } });
     expect((await (await deliver(created)).json()).applied).toBe(true);
@@ -436,7 +436,7 @@ describe("subscription events", () => {
   });
 
   test("subscription_expired for a workspace moved to the free plan since is acknowledged, not a 500", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     await subscribed(a.workspaceId, "1010");
     await h.deps.writer.write(() => subscribe(h.deps, a.workspaceId, "free"));
@@ -450,7 +450,7 @@ describe("subscription events", () => {
   });
 
   test("subscription_cancelled changes nothing", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     await subscribed(a.workspaceId, "1011");
     const res = await deliver(event("subscription_cancelled", { subscription: "1011", status: "cancelled" }));
@@ -480,7 +480,7 @@ describe("configuration", () => {
 
 describe("rate limit", () => {
   test("100 deliveries a minute per address: the 101st is 429 with Retry-After, another address still gets through", async () => {
-    h = billingHarness();
+    h = await billingHarness();
     const a = await h.account("free");
     const custom = { checkout_id: await checkoutFor(a.workspaceId) };
     for (let i = 0; i < 100; i++) {

@@ -13,8 +13,8 @@ import { createSession, SESSION_COOKIE } from "../../src/web/session";
 import { harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
-beforeEach(() => {
-  h = harness();
+beforeEach(async () => {
+  h = await harness();
 });
 afterEach(() => h.close());
 

@@ -35,7 +35,7 @@ function post(h: Harness, token: string, body: string | ReadableStream, headers:
 
 describe("request body caps", () => {
   test("a Content-Length over 4 MB is 413 before anything is read, and nothing is written", async () => {
-    h = harness({ profile: "unlimited" });
+    h = await harness({ profile: "unlimited" });
     const token = await h.token(await h.account("dev"));
     const body = JSON.stringify({ text: "x".repeat(4 * MB) });
     const res = await post(h, token, body, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
@@ -45,7 +45,7 @@ describe("request body caps", () => {
   });
 
   test("a chunked body that grows past 4 MB is cut off with 413 and nothing is written", async () => {
-    h = harness({ profile: "unlimited" });
+    h = await harness({ profile: "unlimited" });
     const token = await h.token(await h.account("dev"));
     const res = await post(h, token, chunked(4 * MB + 1), { "content-type": "application/json" });
     expect(res.status).toBe(413);
@@ -54,7 +54,7 @@ describe("request body caps", () => {
   });
 
   test("a chunked body under the cap goes through whole", async () => {
-    h = harness({ profile: "unlimited" });
+    h = await harness({ profile: "unlimited" });
     const token = await h.token(await h.account("dev"));
     const res = await post(h, token, chunked(2 * MB), { "content-type": "application/json" });
     expect(res.status).toBe(201);
@@ -62,7 +62,7 @@ describe("request body caps", () => {
   });
 
   test("the alternate profile's API cap is 3 MB", async () => {
-    h = harness({ profile: "alternate" });
+    h = await harness({ profile: "alternate" });
     const token = await h.token(await h.account("dev"));
     const body = JSON.stringify({ text: "x".repeat(3 * MB) });
     const res = await post(h, token, body, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });

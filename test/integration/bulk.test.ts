@@ -15,7 +15,7 @@ const bulk = (token: string, notes: unknown[]) => h.request("POST", "/api/v1/not
 
 describe("bulk create", () => {
   test("50 notes in one request: 201 with the records, in order", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const notes = Array.from({ length: 50 }, (_, i) => ({ title: `n${i}`, plain_body: `body ${i}` }));
     const res = await bulk(token, notes);
@@ -30,7 +30,7 @@ describe("bulk create", () => {
   });
 
   test("one bad title among 50 creates nothing; details name the index and field", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const notes = Array.from({ length: 50 }, (_, i) => ({ title: i === 31 ? "x".repeat(201) : `n${i}` }));
     const res = await bulk(token, notes);
@@ -42,7 +42,7 @@ describe("bulk create", () => {
   });
 
   test("a foreign folder in one note fails the batch with that note's index", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const other = await h.token(await h.account("dev"));
     const [foreign] = await (await h.request("GET", "/api/v1/folders", { token: other })).json();
@@ -53,7 +53,7 @@ describe("bulk create", () => {
   });
 
   test("an empty or malformed folder id fails the batch with that note's index, never a 500", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const empty = await bulk(token, [{ title: "a" }, { title: "", plain_body: "", folder_id: "" }]);
     expect(empty.status).toBe(422);
@@ -70,7 +70,7 @@ describe("bulk create", () => {
   });
 
   test("0 or 51 notes are refused", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     for (const n of [0, 51]) {
       const res = await bulk(token, Array.from({ length: n }, () => ({})));
@@ -80,7 +80,7 @@ describe("bulk create", () => {
   });
 
   test("caps are checked for the whole batch: 10 when 5 slots are left creates nothing", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const token = await h.token(a);
     const seed = Array.from({ length: 9_995 }, (_, i) => newNoteRow({ id: `note_seed_${i}`, workspaceId: a.workspaceId, kind: "editable", title: "t", body: "" }, 0));
@@ -94,7 +94,7 @@ describe("bulk create", () => {
   });
 
   test("in the alternate profile only Dev-pro may bulk create", async () => {
-    h = harness({ profile: "alternate" });
+    h = await harness({ profile: "alternate" });
     const dev = await h.token(await h.account("dev"));
     const res = await bulk(dev, [{}]);
     expect(res.status).toBe(403);

@@ -44,7 +44,7 @@ async function expectCap(res: TestResponse, cap: string, limit: number) {
 
 describe("note caps", () => {
   test("Dev: the 10,001st plain note is refused, rich notes are counted apart; nothing is written", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const token = await h.token(a);
     await seedNotes(a.workspaceId, 9_999, "plain");
@@ -61,7 +61,7 @@ describe("note caps", () => {
   });
 
   test("deleting a note frees its slot", async () => {
-    h = harness({ profile: "alternate" });
+    h = await harness({ profile: "alternate" });
     const a = await h.account("dev");
     const token = await h.token(a);
     await seedNotes(a.workspaceId, 10_000, "plain");
@@ -71,7 +71,7 @@ describe("note caps", () => {
   });
 
   test("a plan whose notes are shared counts rich and plain together (the trial's 100)", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("free");
     // Free has no API of its own; the trial opens it with an allotment of 100 notes, rich and plain together.
     await h.deps.db.update(workspaces).set({ state: "trial", trialEndsAt: h.clock.now() + 86_400_000 }).where(eq(workspaces.id, a.workspaceId));
@@ -84,7 +84,7 @@ describe("note caps", () => {
 
 describe("storage cap", () => {
   test("a write that would pass the workspace's storage is 403 cap_exceeded and writes nothing", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const token = await h.token(a);
     const cap = 15 * 1024 ** 3;
@@ -102,7 +102,7 @@ describe("storage cap", () => {
   });
 
   test("concurrent appends in one writer batch are counted against storage one after another", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const token = await h.token(a);
     const cap = 15 * 1024 ** 3;
@@ -125,7 +125,7 @@ describe("storage cap", () => {
   });
 
   test("shrinking an editable note frees storage; deleting frees all of it when the trash is purged", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const token = await h.token(a);
     const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: { plain_body: "x".repeat(1000) } } })).json();
@@ -143,7 +143,7 @@ describe("storage cap", () => {
 
 describe("per-note size cap", () => {
   test("Dev streams stop at 3 MB: the append that would pass it is refused, the stream is intact", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const block = "x".repeat(MB - 1); // plus the added LF = exactly 1 MB
     for (let i = 0; i < 3; i++) expect((await h.request("POST", "/api/v1/notes/by-filename/big/append", { token, body: { text: block } })).status).toBeLessThan(300);
@@ -155,7 +155,7 @@ describe("per-note size cap", () => {
   });
 
   test("an editable body over the plan's cap is refused on create and on update", async () => {
-    h = harness({ profile: "alternate" });
+    h = await harness({ profile: "alternate" });
     const token = await h.token(await h.account("dev"));
     const cap = 1.5 * MB;
     await expectCap(await h.request("POST", "/api/v1/notes", { token, body: { note: { plain_body: "x".repeat(cap + 1) } } }), "note_size", cap);
@@ -164,7 +164,7 @@ describe("per-note size cap", () => {
   });
 
   test("a first append too large for a note creates nothing", async () => {
-    h = harness({ profile: "alternate" });
+    h = await harness({ profile: "alternate" });
     const token = await h.token(await h.account("dev"));
     await expectCap(await h.request("POST", "/api/v1/notes/by-filename/huge/append", { token, body: { text: "x".repeat(1.5 * MB) } }), "note_size", 1.5 * MB);
     expect((await h.request("GET", "/api/v1/notes/by-filename/huge", { token })).status).toBe(404);
@@ -173,7 +173,7 @@ describe("per-note size cap", () => {
 
 describe("folder and profile caps", () => {
   test("the 101st folder is refused", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const token = await h.token(a);
     for (let i = 3; i < 100; i++) {
@@ -184,7 +184,7 @@ describe("folder and profile caps", () => {
   });
 
   test("the unlimited profile has no caps: append answers null caps, big notes and many tokens are fine", async () => {
-    h = harness({ profile: "unlimited" });
+    h = await harness({ profile: "unlimited" });
     const a = await h.account("free");
     for (let i = 0; i < 5; i++) await h.token(a);
     const token = await h.token(a);

@@ -20,7 +20,7 @@ const MIN = 60_000;
 /** A Dev account with a stream, its dead-man's switch set, mail going to a loopback SMTP server. */
 async function setup(opts: { refuse?: number; interval?: number; alertEmail?: string | null; env?: Record<string, string> } = {}) {
   smtp = await smtpServer({ refuse: opts.refuse });
-  h = harness({ env: { NOTESTREAM_SMTP_URL: smtp.url, NOTESTREAM_MAIL_FROM: "notestream <alerts@notestream.test>", ...opts.env } });
+  h = await harness({ env: { NOTESTREAM_SMTP_URL: smtp.url, NOTESTREAM_MAIL_FROM: "notestream <alerts@notestream.test>", ...opts.env } });
   const account = await h.account("dev", "owner@example.com");
   const token = await h.token(account);
   for (const line of ["nightly backup ok", "nightly backup ok (2)", "nightly backup ok (3)"]) {
@@ -98,7 +98,7 @@ describe("dead-man's switch", () => {
     await tick();
     await smtp!.waitFor(1);
     await h.stop();
-    h = harness({ dataDir: h.dataDir, clock: h.clock, env: { NOTESTREAM_SMTP_URL: smtp!.url } });
+    h = await harness({ dataDir: h.dataDir, clock: h.clock, env: { NOTESTREAM_SMTP_URL: smtp!.url } });
     await runAllTasks(h.deps);
     await h.jobs.drain();
     h.clock.advance(10 * MIN);
@@ -110,7 +110,7 @@ describe("dead-man's switch", () => {
     await setup();
     await h.stop();
     h.clock.advance(2 * 60 * MIN);
-    h = harness({ dataDir: h.dataDir, clock: h.clock, env: { NOTESTREAM_SMTP_URL: smtp!.url } });
+    h = await harness({ dataDir: h.dataDir, clock: h.clock, env: { NOTESTREAM_SMTP_URL: smtp!.url } });
     await runAllTasks(h.deps);
     await h.jobs.drain();
     await smtp!.waitFor(1);
@@ -159,7 +159,7 @@ describe("dead-man's switch", () => {
     await smtp!.stop();
     smtp = undefined;
 
-    h = harness({ profile: "alternate" });
+    h = await harness({ profile: "alternate" });
     const devToken = await h.token(await h.account("dev"));
     const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/x/append", { token: devToken, body: { text: "x" } })).json();
     const refused = await h.request("PATCH", `/api/v1/notes/${id}`, { token: devToken, body: { note: { expected_interval_seconds: 3600 } } });
@@ -230,7 +230,7 @@ describe("full or silent, and bounded", () => {
 
 describe("mail without an SMTP server", () => {
   test("each mail becomes an .eml file under <data dir>/outbox", async () => {
-    h = harness({ clock: new FakeClock() });
+    h = await harness({ clock: new FakeClock() });
     const token = await h.token(await h.account("dev", "solo@example.com"));
     const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/cron.log/append", { token, body: { text: "ran" } })).json();
     await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { expected_interval_seconds: 60 } } });
@@ -248,7 +248,7 @@ describe("mail without an SMTP server", () => {
 describe("webhook auto-disable mail", () => {
   test("the owner hears when a webhook is disabled", async () => {
     smtp = await smtpServer();
-    h = harness({ env: { NOTESTREAM_SMTP_URL: smtp.url, NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8" }, clock: new FakeClock(Date.now()) });
+    h = await harness({ env: { NOTESTREAM_SMTP_URL: smtp.url, NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8" }, clock: new FakeClock(Date.now()) });
     const gone = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("gone", { status: 410 }) });
     try {
       const token = await h.token(await h.account("dev", "hooks@example.com"));

@@ -21,8 +21,8 @@ const DAY = 24 * HOUR;
 let h: Harness;
 let sent: MailMessage[];
 
-function setup(opts: Parameters<typeof harness>[0] = {}): void {
-  h = harness(opts);
+async function setup(opts: Parameters<typeof harness>[0] = {}): Promise<void> {
+  h = await harness(opts);
   sent = [];
   h.deps.mailer = {
     send: async (m) => {
@@ -237,7 +237,7 @@ describe("export: request, build, mail, download", () => {
   test("the mailed link also lands in the outbox as an .eml with the default mailer", async () => {
     // A fresh harness with its own OutboxMailer (the default).
     await h.close();
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const token = await h.token(a, ["read"]);
     const ready = await readyExport(token);
@@ -375,7 +375,7 @@ describe("export: who may see it, and for how long", () => {
 describe("export: large accounts", () => {
   test("a ~20 MB stream exports completely and byte-exact", async () => {
     await h.close();
-    setup({ profile: "unlimited" });
+    await setup({ profile: "unlimited" });
     const a = await h.account("dev");
     const token = await h.token(a, ["read", "write"]);
 

@@ -7,7 +7,7 @@ afterEach(() => h.close());
 describe("folders", () => {
   let token: string;
   beforeEach(async () => {
-    h = harness();
+    h = await harness();
     token = await h.token(await h.account("dev"));
   });
 
@@ -82,13 +82,13 @@ describe("folders", () => {
 });
 
 test("one folder is seeded in the alternate profile", async () => {
-  h = harness({ profile: "alternate" });
+  h = await harness({ profile: "alternate" });
   const token = await h.token(await h.account("dev"));
   expect((await (await h.request("GET", "/api/v1/folders", { token })).json()).map((f: { name: string }) => f.name)).toEqual(["Inbox"]);
 });
 
 test("a token pinned to one note lists no folders, reads no account, and sees only its note's errors", async () => {
-  h = harness();
+  h = await harness();
   const a = await h.account("dev");
   const full = await h.token(a);
   const mine = await (await h.request("POST", "/api/v1/notes/by-filename/mine.log/append", { token: full, body: { text: "x" } })).json();

@@ -22,7 +22,7 @@ function apiErrorRows() {
 
 describe("GET /up/deep", () => {
   test("is 503 until the scheduler has run, 200 after, and 503 again once its heartbeat is stale", async () => {
-    h = harness();
+    h = await harness();
     const before = await h.request("GET", "/up/deep");
     expect(before.status).toBe(503);
     const b = await before.json();
@@ -47,7 +47,7 @@ describe("GET /up/deep", () => {
   });
 
   test("is 503 when the database does not answer", async () => {
-    h = harness();
+    h = await harness();
     await runAllTasks(h.deps);
     h.deps.db.$client.run("ALTER TABLE workspaces RENAME TO workspaces_gone");
     const res = await h.request("GET", "/up/deep");
@@ -57,7 +57,7 @@ describe("GET /up/deep", () => {
   });
 
   test("allows 60 a minute per address: the 61st is 429, another address still gets through", async () => {
-    h = harness();
+    h = await harness();
     await runAllTasks(h.deps);
     for (let i = 0; i < 60; i++) expect((await h.request("GET", "/up/deep", { ip: "203.0.113.9" })).status).toBe(200);
     const limited = await h.request("GET", "/up/deep", { ip: "203.0.113.9" });
@@ -71,7 +71,7 @@ describe("GET /up/deep", () => {
 
 describe("GET /api/v1/errors", () => {
   test("records the 4xx answers to a token, without the token or the body, newest first", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const token = await h.token(a);
     const reader = await h.token(a, ["read"]);
@@ -115,7 +115,7 @@ describe("GET /api/v1/errors", () => {
   });
 
   test("lists with limit and offset, X-Total-Count and Link", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     for (let i = 0; i < 5; i++) {
       await h.request("GET", `/api/v1/notes/note_missing${i}`, { token });
@@ -136,7 +136,7 @@ describe("GET /api/v1/errors", () => {
   });
 
   test("another workspace's token does not see them", async () => {
-    h = harness();
+    h = await harness();
     const alice = await h.token(await h.account("dev"));
     const bob = await h.token(await h.account("dev"));
     await h.request("GET", "/api/v1/notes/note_missing", { token: alice });
@@ -149,7 +149,7 @@ describe("GET /api/v1/errors", () => {
   });
 
   test("needs the read scope", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const writer = await h.token(a, ["write"]);
     await expectError(await h.request("GET", "/api/v1/errors", { token: writer }), 403, "insufficient_scope");
@@ -157,7 +157,7 @@ describe("GET /api/v1/errors", () => {
   });
 
   test("401s of unknown or missing tokens are not recorded anywhere", async () => {
-    h = harness();
+    h = await harness();
     await h.account("dev");
     await expectError(await h.request("GET", "/api/v1/notes", { token: "nst_doesnotexist0000000000000000000000" }), 401, "unauthorized");
     await expectError(await h.request("GET", "/api/v1/notes"), 401, "unauthorized");
@@ -167,7 +167,7 @@ describe("GET /api/v1/errors", () => {
   });
 
   test("a 429 answered to a token is recorded too", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const token = await h.token(a);
     const reader = await h.token(a, ["read"]);
@@ -179,7 +179,7 @@ describe("GET /api/v1/errors", () => {
   });
 
   test("entries older than 30 days are pruned by the periodic tasks", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"), ["read"], { expiresInDays: 365 });
     await h.request("GET", "/api/v1/notes/note_old", { token });
     await h.settle();

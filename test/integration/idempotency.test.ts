@@ -14,7 +14,7 @@ const countNotes = async () => (await h.deps.db.select({ n: count() }).from(note
 
 describe("Idempotency-Key", () => {
   test("a repeat replays the stored answer with Idempotent-Replay and writes nothing again", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const body = { note: { title: "once" } };
     const first = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("k-1") });
@@ -29,7 +29,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("appends are replayed too: one line, the same 201 created answer", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const send = () => h.request("POST", "/api/v1/notes/by-filename/pay.log/append", { token, body: { text: "charge 42" }, headers: withKey("evt_1") });
     const a = await send();
@@ -41,7 +41,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("the same key with another body, path or method is 422 idempotency_key_reused", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "a" } }, headers: withKey("k") })).json();
     for (const [method, path, body] of [
@@ -57,7 +57,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("two concurrent requests with one key create one note; the other is 409 in progress", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const body = { note: { title: "race" } };
     const [a, b] = await Promise.all([
@@ -74,7 +74,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("keys are per token: another workspace's key is another key", async () => {
-    h = harness();
+    h = await harness();
     const alice = await h.token(await h.account("dev"));
     const bob = await h.token(await h.account("dev"));
     const body = { note: { title: "t" } };
@@ -86,7 +86,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("a weaker token of the same workspace never gets another token's stored answer", async () => {
-    h = harness();
+    h = await harness();
     const owner = await h.account("dev");
     const writer = await h.token(owner, ["read", "write"]);
     const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token: writer, body: { text: "x" } })).json();
@@ -113,7 +113,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("a weak token's refusal is not stored: the real writer's request under the same key runs", async () => {
-    h = harness();
+    h = await harness();
     const owner = await h.account("dev");
     const weak = await h.token(owner, ["read"]);
     const writer = await h.token(owner, ["read", "write"]);
@@ -130,7 +130,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("a stored answer is not replayed once the account is read-only", async () => {
-    h = harness();
+    h = await harness();
     const owner = await h.account("dev");
     const token = await h.token(owner);
     const body = { note: { title: "before" } };
@@ -143,7 +143,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("a key longer than 255 characters is 400; 255 is fine", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const long = await h.request("POST", "/api/v1/notes", { token, body: { note: {} }, headers: withKey("k".repeat(256)) });
     expect(long.status).toBe(400);
@@ -153,7 +153,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("4xx answers are stored and replayed; the key then stays bound to that request", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const bad = { note: { title: "x".repeat(201) } };
     const first = await h.request("POST", "/api/v1/notes", { token, body: bad, headers: withKey("bad") });
@@ -164,7 +164,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("5xx answers are not stored: a retry runs again", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: {} } })).json();
     await sqlRun(h.deps.db, sql`ALTER TABLE snapshots RENAME TO snapshots_away`);
@@ -178,12 +178,12 @@ describe("Idempotency-Key", () => {
   });
 
   test("replays survive a restart", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const body = { note: { title: "durable" } };
     const first = await (await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("restart") })).json();
     await h.stop();
-    h = harness({ dataDir: h.dataDir, clock: h.clock });
+    h = await harness({ dataDir: h.dataDir, clock: h.clock });
     const again = await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("restart") });
     expect(again.headers.get("idempotent-replay")).toBe("true");
     expect((await again.json()).id).toBe(first.id);
@@ -191,7 +191,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("after 24 hours the key is forgotten, and the periodic job purges it", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const body = { note: { title: "t" } };
     await h.request("POST", "/api/v1/notes", { token, body, headers: withKey("old") });
@@ -207,7 +207,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("the write and its stored answer commit together", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     // Make the idempotency record fail to store: the note must not be created either.
     // SQLite only: a trigger that refuses (PostgreSQL's would be a function and a trigger).

@@ -8,7 +8,7 @@ let h: Harness;
 let acct: { accountId: string; workspaceId: string; email: string };
 let token: string;
 beforeEach(async () => {
-  h = harness();
+  h = await harness();
   acct = await h.account("dev");
   token = await h.token(acct, ["read", "write"]);
 });

@@ -25,7 +25,7 @@ async function expectDepthRefused(res: Response) {
 }
 
 test("without a token the API answers 401 and never reads the body", async () => {
-  h = harness();
+  h = await harness();
   const handle = buildHandler(h.deps);
   let pulled = false;
   const body = new ReadableStream({
@@ -44,7 +44,7 @@ test("without a token the API answers 401 and never reads the body", async () =>
 });
 
 test("a body nested 100,000 levels deep is 400 on every API write, at once, and the server answers the next request", async () => {
-  h = harness();
+  h = await harness();
   const token = await h.token(await h.account("dev"));
   const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "n" } } })).json();
   const auth = { ...json, authorization: `Bearer ${token}` };
@@ -65,7 +65,7 @@ test("a body nested 100,000 levels deep is 400 on every API write, at once, and 
 });
 
 test("a refused value is never printed back: a 3 MB wrong-typed field gets a short error", async () => {
-  h = harness();
+  h = await harness();
   const token = await h.token(await h.account("dev"));
   const res = await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "x", folder_id: ["y".repeat(3_000_000)] } } });
   expect(res.status).toBe(422);
@@ -73,7 +73,7 @@ test("a refused value is never printed back: a 3 MB wrong-typed field gets a sho
 });
 
 test("the web app's JSON saves, MCP, OAuth registration and the billing webhook refuse deep bodies too", async () => {
-  h = harness({ env: { NOTESTREAM_BILLING_SECRET: "whsec_test" } });
+  h = await harness({ env: { NOTESTREAM_BILLING_SECRET: "whsec_test" } });
   const deep = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":${nested(100_000, "{}")}}`;
   const token = await h.token(await h.account("dev"));
   await expectDepthRefused((await h.request("POST", "/mcp", { body: deep, headers: { ...json, accept: "application/json, text/event-stream", authorization: `Bearer ${token}` } })) as unknown as Response);

@@ -121,7 +121,7 @@ async function endTrial(a: Acct) {
 
 describe("the API trial", () => {
   test("a free account starts its trial: tokens can be minted and the REST API works", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("free");
     await expect(h.token(a)).rejects.toThrow(/no API access/);
     const ws = await startTrialFor(a);
@@ -145,7 +145,7 @@ describe("the API trial", () => {
   });
 
   test("the trial allows 100 notes, rich and plain counted together", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("free");
     await startTrialFor(a);
     const token = await h.token(a);
@@ -164,7 +164,7 @@ describe("the API trial", () => {
   });
 
   test("the trial allows 300 MB of storage", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("free");
     await startTrialFor(a);
     const token = await h.token(a);
@@ -183,7 +183,7 @@ describe("the API trial", () => {
   });
 
   test("a second trial is refused, and so is one on a plan that has the API", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("free");
     await startTrialFor(a);
     await expect(startTrialFor(a)).rejects.toBeInstanceOf(AppError);
@@ -199,7 +199,7 @@ describe("the API trial", () => {
   });
 
   test("14 days later the trial has ended: its token still reads, writes answer 403 account_read_only", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("free");
     await startTrialFor(a);
     const token = await h.token(a);
@@ -233,7 +233,7 @@ describe("the API trial", () => {
 
 describe("after the trial", () => {
   test("30 days after the trial ended, notes above the free cap go to the trash; the most recently updated stay", async () => {
-    h = harness();
+    h = await harness();
     const { a, token, notes } = await trialWith15Notes();
     // Touching the oldest editable note makes it the most recently updated.
     h.clock.advance(MINUTE);
@@ -290,7 +290,7 @@ describe("after the trial", () => {
   });
 
   test("a subscription started before the 30 days are up calls off the trash and allows writes again", async () => {
-    h = harness();
+    h = await harness();
     const { a, token, notes } = await trialWith15Notes();
     await endTrial(a);
     await expectError(await append(token, "old.log", "refused"), 403, "account_read_only");
@@ -310,7 +310,7 @@ describe("after the trial", () => {
   });
 
   test("a subscription started after the trash brings the trashed notes back", async () => {
-    h = harness();
+    h = await harness();
     const { a, token, notes } = await trialWith15Notes();
     const totalBytes = notes.reduce((s, n) => s + n.size, 0);
     await endTrial(a);
@@ -331,7 +331,7 @@ describe("after the trial", () => {
   });
 
   test("a subscription after the purge brings nothing back: 30 days after the trash the notes are gone", async () => {
-    h = harness();
+    h = await harness();
     const { a, token, notes } = await trialWith15Notes();
     await endTrial(a);
     h.clock.t = (await workspace(a.workspaceId)).trash_due_at!;
@@ -345,7 +345,7 @@ describe("after the trial", () => {
   });
 
   test("a trashed stream whose filename was taken meanwhile comes back without one, reachable by id", async () => {
-    h = harness();
+    h = await harness();
     const { a, token, notes } = await trialWith15Notes();
     await endTrial(a);
     h.clock.t = (await workspace(a.workspaceId)).trash_due_at!;
@@ -366,13 +366,13 @@ describe("after the trial", () => {
   });
 
   test("the transitions happen after a restart: the due dates live in the database", async () => {
-    h = harness();
+    h = await harness();
     const { a, token } = await trialWith15Notes();
     const clock = h.clock;
 
     await h.settle();
     await h.stop();
-    h = harness({ dataDir: h.dataDir, clock });
+    h = await harness({ dataDir: h.dataDir, clock });
     expect((await workspace(a.workspaceId)).state).toBe("trial");
     clock.advance(14 * DAY);
     await runAllTasks(h.deps);
@@ -381,7 +381,7 @@ describe("after the trial", () => {
 
     await h.settle();
     await h.stop();
-    h = harness({ dataDir: h.dataDir, clock });
+    h = await harness({ dataDir: h.dataDir, clock });
     clock.advance(30 * DAY);
     expect(await lifecycle()).toEqual({ trialsEnded: 0, trashed: 5 });
     expect(await account(token)).toMatchObject({ state: "trial_ended", usage: { notes: 10 } });
@@ -391,7 +391,7 @@ describe("after the trial", () => {
 
 describe("a lapsed subscription", () => {
   test("the extension token answers 401, the API token reads but cannot write, until the account resubscribes", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const token = await h.token(a);
     const stream = await (await append(token, "clips.log", "one")).json();
@@ -420,7 +420,7 @@ describe("a lapsed subscription", () => {
   });
 
   test("standard profile: reads end 12 months after the last payment with 403 plan_required", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const paidAt = h.clock.now();
     await h.deps.writer.write(() => subscribe(h.deps, a.workspaceId, "dev", { paidAt }));
@@ -442,7 +442,7 @@ describe("a lapsed subscription", () => {
   });
 
   test("alternate profile: a lapsed account still reads after 13 months", async () => {
-    h = harness({ profile: "alternate" });
+    h = await harness({ profile: "alternate" });
     const a = await h.account("dev");
     await h.deps.writer.write(() => subscribe(h.deps, a.workspaceId, "dev", { paidAt: h.clock.now() }));
     await h.deps.writer.write(() => lapse(h.deps, a.workspaceId));
@@ -456,7 +456,7 @@ describe("a lapsed subscription", () => {
 
 describe("plan changes", () => {
   test("moving a Dev workspace to Personal revokes its API tokens", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const t1 = await h.token(a);
     const t2 = await h.token(a, ["read"]);
@@ -478,7 +478,7 @@ describe("the browser-extension token", () => {
   const mintExt = (a: Acct, noteId: string) => h.deps.writer.write(() => mintExtensionToken(h.deps, { ...a, noteId }));
 
   test("is only for active subscribers", async () => {
-    h = harness();
+    h = await harness();
     const free = await h.account("free");
     await startTrialFor(free);
     const trialToken = await h.token(free);
@@ -496,7 +496,7 @@ describe("the browser-extension token", () => {
   });
 
   test("appends to its one stream, 60 a minute; the 61st answers 429 with Retry-After", async () => {
-    h = harness();
+    h = await harness();
     const { a, token, stream } = await devWithStream();
     const ext = (await mintExt(a, stream.id)).token;
     for (let i = 1; i <= 60; i++) {
@@ -518,7 +518,7 @@ describe("the browser-extension token", () => {
   });
 
   test("cannot read, create or append elsewhere", async () => {
-    h = harness();
+    h = await harness();
     const { a, token, stream } = await devWithStream();
     const other = await create(token, "other");
     await append(token, "other.log", "x");
@@ -535,7 +535,7 @@ describe("the browser-extension token", () => {
   });
 
   test("is outside the Dev cap of 3 API tokens, and a second one revokes the first", async () => {
-    h = harness();
+    h = await harness();
     const { a, token, stream } = await devWithStream();
     const first = (await mintExt(a, stream.id)).token;
     // With the extension token active, two more API tokens still fit under the cap of 3.
@@ -560,7 +560,7 @@ describe("the browser-extension token", () => {
   });
 
   test("a Personal subscriber's extension token appends (the plan has no API, but the token is the extension's)", async () => {
-    h = harness();
+    h = await harness();
     const { a, stream } = await devWithStream();
     await h.deps.writer.write(() => subscribe(h.deps, a.workspaceId, "personal"));
     const ext = (await mintExt(a, stream.id)).token;

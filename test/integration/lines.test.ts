@@ -12,7 +12,7 @@ let h: Harness;
 let owner: { accountId: string; workspaceId: string; email: string };
 let token: string;
 beforeEach(async () => {
-  h = harness();
+  h = await harness();
   owner = await h.account("dev");
   token = await h.token(owner, ["read", "write"]);
 });
@@ -297,7 +297,7 @@ describe("following with Accept: text/event-stream", () => {
 
   test("past the server-wide maximum (NOTESTREAM_SSE_MAX) every token gets 429", async () => {
     await h.close();
-    h = harness({ env: { NOTESTREAM_SSE_MAX: "2" } });
+    h = await harness({ env: { NOTESTREAM_SSE_MAX: "2" } });
     owner = await h.account("dev");
     token = await h.token(owner, ["read", "write"]);
     const { id } = (await (await append("f.log", "x")).json()) as { id: string };

@@ -49,7 +49,7 @@ async function connect(base: string, token: string): Promise<Client> {
 
 describe("hosted MCP over Streamable HTTP", () => {
   test("with an API token: every tool works and the notes really change", async () => {
-    h = harness();
+    h = await harness();
     const base = serve();
     const token = await h.token(await h.account("dev"), ["read", "write"]);
     const client = await connect(base, token);
@@ -60,7 +60,7 @@ describe("hosted MCP over Streamable HTTP", () => {
   });
 
   test("a read-only token sees no write tools, and a write through it fails", async () => {
-    h = harness();
+    h = await harness();
     const base = serve();
     const token = await h.token(await h.account("dev"), ["read"]);
     const client = await connect(base, token);
@@ -72,7 +72,7 @@ describe("hosted MCP over Streamable HTTP", () => {
   });
 
   test("an append-only token sees append_note only; a pinned token its note's tools only", async () => {
-    h = harness();
+    h = await harness();
     const base = serve();
     const a = await h.account("dev");
     const appendOnly = await connect(base, await h.token(a, ["append"]));
@@ -84,7 +84,7 @@ describe("hosted MCP over Streamable HTTP", () => {
   });
 
   test("arguments the tool's schema refuses are validation_failed tool errors naming the field", async () => {
-    h = harness();
+    h = await harness();
     const base = serve();
     const client = await connect(base, await h.token(await h.account("dev")));
     expect(await toolError(client, "read_note", {})).toBe("validation_failed: id is required");
@@ -101,7 +101,7 @@ describe("hosted MCP over Streamable HTTP", () => {
   });
 
   test("a tool hidden from a token says why when called by name; an unknown tool is a protocol error", async () => {
-    h = harness();
+    h = await harness();
     const base = serve();
     const a = await h.account("dev");
     const readOnly = await connect(base, await h.token(a, ["read"]));
@@ -129,7 +129,7 @@ describe("hosted MCP over Streamable HTTP", () => {
   });
 
   test("a free account reads, but its writes are refused with plan_required", async () => {
-    h = harness();
+    h = await harness();
     const base = serve();
     const a = await h.account("free");
     // A free account's only API token comes with the trial; agent writes still need a paid plan.
@@ -142,7 +142,7 @@ describe("hosted MCP over Streamable HTTP", () => {
   });
 
   test("a foreign note id is not found, like a missing one", async () => {
-    h = harness();
+    h = await harness();
     const base = serve();
     const other = await h.token(await h.account("dev"));
     const { id } = await (await h.request("POST", "/api/v1/notes", { token: other, body: { note: { title: "secret" } } })).json();
@@ -155,7 +155,7 @@ describe("hosted MCP over Streamable HTTP", () => {
   });
 
   test("tool calls count against the token's rate buckets", async () => {
-    h = harness();
+    h = await harness();
     const base = serve();
     const client = await connect(base, await h.token(await h.account("dev")));
     for (let i = 0; i < 60; i++) await tool(client, "create_folder", { name: `f${i}` }).catch(() => {});
@@ -163,7 +163,7 @@ describe("hosted MCP over Streamable HTTP", () => {
   });
 
   test("without a token: 401 pointing at the protected resource metadata; an origin off the operator's allowlist: 403", async () => {
-    h = harness();
+    h = await harness();
     const base = serve();
     const res = await fetch(`${base}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
     expect(res.status).toBe(401);
@@ -176,7 +176,7 @@ describe("hosted MCP over Streamable HTTP", () => {
   });
 
   test("GET and DELETE /mcp answer 405 with Allow: POST, with or without a token: a stateless server has no stream to open or session to end", async () => {
-    h = harness();
+    h = await harness();
     const base = serve();
     const token = await h.token(await h.account("dev"));
     for (const method of ["GET", "DELETE"]) {
@@ -190,7 +190,7 @@ describe("hosted MCP over Streamable HTTP", () => {
   });
 
   test("the SDK's client connected for a few seconds opens no polling loop: one GET (answered 405) and no more", async () => {
-    h = harness();
+    h = await harness();
     const base = serve();
     const client = await connect(base, await h.token(await h.account("dev")));
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
@@ -203,7 +203,7 @@ describe("hosted MCP over Streamable HTTP", () => {
   });
 
   test("initialize advertises only what a stateless server can do: tools, without listChanged", async () => {
-    h = harness();
+    h = await harness();
     const base = serve();
     const client = await connect(base, await h.token(await h.account("dev")));
     const caps = client.getServerCapabilities();

@@ -29,7 +29,7 @@ const append = (token: string, filename: string, text: string) =>
 
 describe("GET /metrics", () => {
   test("without NOTESTREAM_METRICS_TOKEN it does not exist: 404 not_found, as any unknown path", async () => {
-    h = harness();
+    h = await harness();
     for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }] as Record<string, string>[]) {
       const res = await h.request("GET", "/metrics", { headers });
       expect(res.status).toBe(404);
@@ -38,7 +38,7 @@ describe("GET /metrics", () => {
   });
 
   test("with it set, only that Bearer token reads them: none, another or a malformed one is 401", async () => {
-    h = harness({ env: { NOTESTREAM_METRICS_TOKEN: TOKEN } });
+    h = await harness({ env: { NOTESTREAM_METRICS_TOKEN: TOKEN } });
     const a = await h.account("dev");
     const apiToken = await h.token(a);
     for (const authorization of [undefined, `Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`, `Basic ${TOKEN}`, TOKEN, `Bearer ${apiToken}`]) {
@@ -60,7 +60,7 @@ describe("GET /metrics", () => {
   });
 
   test("every family parses strictly, with its type and label set; the process metrics are there", async () => {
-    h = harness({ env: { NOTESTREAM_METRICS_TOKEN: TOKEN } });
+    h = await harness({ env: { NOTESTREAM_METRICS_TOKEN: TOKEN } });
     const m = await scrape();
     const want: [string, string, string[]][] = [
       ["notestream_http_requests_total", "counter", ["method", "route", "status"]],
@@ -98,7 +98,7 @@ describe("GET /metrics", () => {
   });
 
   test("appends move the request counter (by route pattern, not path), the append histogram and the batch sizes", async () => {
-    h = harness({ env: { NOTESTREAM_METRICS_TOKEN: TOKEN } });
+    h = await harness({ env: { NOTESTREAM_METRICS_TOKEN: TOKEN } });
     const token = await h.token(await h.account("dev"));
     const before = await scrape();
     const created = await (await append(token, "deploys.log", "one")).json();
@@ -133,7 +133,7 @@ describe("GET /metrics", () => {
   });
 
   test("a webhook delivery to a loopback receiver counts as delivered; a failing one as retry, then its queue shows the waiting job and its age", async () => {
-    h = harness({ env: { NOTESTREAM_METRICS_TOKEN: TOKEN, ...ALLOW }, clock: new FakeClock(Date.now()) });
+    h = await harness({ env: { NOTESTREAM_METRICS_TOKEN: TOKEN, ...ALLOW }, clock: new FakeClock(Date.now()) });
     let fail = false;
     r = receiver(() => new Response(fail ? "down" : "ok", { status: fail ? 503 : 200 }));
     const token = await h.token(await h.account("dev"));
@@ -162,7 +162,7 @@ describe("GET /metrics", () => {
   });
 
   test("an inbox payload that cannot become a line is counted dead; one that can, delivered; the inbox token never shows", async () => {
-    h = harness({ env: { NOTESTREAM_METRICS_TOKEN: TOKEN } });
+    h = await harness({ env: { NOTESTREAM_METRICS_TOKEN: TOKEN } });
     const a = await h.account("dev");
     const token = await h.token(a);
     const { id } = await (await append(token, "inbox.log", "first")).json();
@@ -186,7 +186,7 @@ describe("GET /metrics", () => {
   });
 
   test("open follows (SSE) are counted while they are open", async () => {
-    h = harness({ env: { NOTESTREAM_METRICS_TOKEN: TOKEN } });
+    h = await harness({ env: { NOTESTREAM_METRICS_TOKEN: TOKEN } });
     const token = await h.token(await h.account("dev"));
     await append(token, "live.log", "first");
     const follow = await h.request("GET", "/api/v1/notes/by-filename/live.log/lines", { token, headers: { accept: "text/event-stream" } });

@@ -6,7 +6,7 @@ import { errorOf, harness, type Harness } from "../helpers/harness";
 let h: Harness;
 let token: string;
 beforeEach(async () => {
-  h = harness();
+  h = await harness();
   token = await h.token(await h.account("dev"), ["read", "write"]);
 });
 afterEach(() => h.close());

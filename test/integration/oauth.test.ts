@@ -39,8 +39,8 @@ let server: ReturnType<typeof Bun.serve>;
 let BASE: string;
 const clients: Client[] = [];
 
-beforeEach(() => {
-  h = harness();
+beforeEach(async () => {
+  h = await harness();
   const handle = buildHandler(h.deps);
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r, srv) => handle(r, srv.requestIP(r)?.address) });
   BASE = `http://127.0.0.1:${server.port}`;

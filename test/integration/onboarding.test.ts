@@ -14,8 +14,8 @@ import { harness, type Harness } from "../helpers/harness";
 const PASSWORD = "Onb0ard!ing";
 let h: Harness;
 let n = 0;
-beforeEach(() => {
-  h = harness();
+beforeEach(async () => {
+  h = await harness();
 });
 afterEach(async () => {
   await h.close();

@@ -45,7 +45,7 @@ let operations: Operation[] = [];
 beforeAll(async () => {
   // Team: the largest standard budget; the fake clock moves a minute on every so often so the
   // rate limits come and go like a real client's would.
-  h = harness();
+  h = await harness();
   const owner = await h.account("team");
   token = await h.token(owner, ["read", "write"]);
   const create = async (body: unknown) => (await h.request("POST", "/api/v1/notes", { token, body })).json();

@@ -5,7 +5,7 @@ let h: Harness;
 let token: string;
 let streamId: string;
 beforeEach(async () => {
-  h = harness();
+  h = await harness();
   token = await h.token(await h.account("dev"), ["read", "write"]);
   const res = await h.request("POST", "/api/v1/notes/by-filename/events.log/append", { token, body: { text: "started" } });
   streamId = (await res.json()).id;

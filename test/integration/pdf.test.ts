@@ -18,8 +18,8 @@ import notoSansBold from "../../node_modules/@embedpdf/fonts-latin/fonts/NotoSan
 import { harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
-beforeEach(() => {
-  h = harness();
+beforeEach(async () => {
+  h = await harness();
 });
 afterEach(() => h.close());
 

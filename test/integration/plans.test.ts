@@ -21,7 +21,7 @@ afterEach(async () => {
   standIn = null;
 });
 
-function withBilling(): Harness {
+function withBilling(): Promise<Harness> {
   standIn = providerStandIn();
   return harness({ env: billingEnv(standIn) });
 }
@@ -50,7 +50,7 @@ const errorIn = (location: string) => new URL(location, "http://x").searchParams
 
 describe("the plan section without billing (self-hosting)", () => {
   test("lists the profile's tiers with their caps, marks the current one, says to use set-plan and has no buttons", async () => {
-    h = harness();
+    h = await harness();
     const a = await signedIn("personal");
     const section = await planSectionOf(a.b);
     for (const tier of ["Free", "Personal", "Dev", "Team"]) expect(section).toContain(`<td data-label="Plan">${tier}`);
@@ -65,7 +65,7 @@ describe("the plan section without billing (self-hosting)", () => {
   });
 
   test("the alternate profile lists its own tiers", async () => {
-    h = harness({ profile: "alternate" });
+    h = await harness({ profile: "alternate" });
     const a = await signedIn("dev_pro");
     const section = await planSectionOf(a.b);
     for (const tier of ["Free", "Paid", "Dev", "Dev-pro"]) expect(section).toContain(`<td data-label="Plan">${tier}`);
@@ -75,7 +75,7 @@ describe("the plan section without billing (self-hosting)", () => {
 
 describe("plans with billing on (against a stand-in for Lemon Squeezy's API)", () => {
   test("a checkout is created by the service with the workspace, store and variant bound, and the browser is sent to its URL", async () => {
-    h = withBilling();
+    h = await withBilling();
     const a = await signedIn("free");
     const section = await planSectionOf(a.b);
     expect(section).toContain('<input type="hidden" name="plan" value="dev">');
@@ -121,7 +121,7 @@ describe("plans with billing on (against a stand-in for Lemon Squeezy's API)", (
   });
 
   test("a running subscription is changed at the portal: a second checkout is refused", async () => {
-    h = withBilling();
+    h = await withBilling();
     const a = await signedIn("free");
     await post(a.b, "/settings/plan/checkout", { plan: "personal" });
     const event = subscriptionCreated(standIn!.requests[0]!, "6161");
@@ -132,7 +132,7 @@ describe("plans with billing on (against a stand-in for Lemon Squeezy's API)", (
   });
 
   test("the sixth plan action in a minute is refused with the wait message, and reaches no provider", async () => {
-    h = withBilling();
+    h = await withBilling();
     const a = await signedIn("free");
     for (let i = 0; i < 5; i++) expect((await post(a.b, "/settings/plan/checkout", { plan: "dev" })).location).toBe("/settings/plan/continue");
     const sixth = await post(a.b, "/settings/plan/checkout", { plan: "dev" });
@@ -146,7 +146,7 @@ describe("plans with billing on (against a stand-in for Lemon Squeezy's API)", (
   });
 
   test("the provider failing is a clear message on the account page, not a 500", async () => {
-    h = withBilling();
+    h = await withBilling();
     const a = await signedIn("free");
     standIn!.failNext({ status: 500 });
     let r = await post(a.b, "/settings/plan/checkout", { plan: "dev" });
@@ -164,7 +164,7 @@ describe("plans with billing on (against a stand-in for Lemon Squeezy's API)", (
 
   test("a provider that does not answer in time, or sends a link that is not http(s), is refused", async () => {
     standIn = providerStandIn();
-    h = harness();
+    h = await harness();
     const ls = loadConfig({ ...billingEnv(standIn) }).lemonSqueezy!;
     standIn.failNext("hang");
     const started = Date.now();
@@ -178,7 +178,7 @@ describe("plans with billing on (against a stand-in for Lemon Squeezy's API)", (
   });
 
   test("a team member sees no plan buttons and cannot start a checkout; the owner can", async () => {
-    h = withBilling();
+    h = await withBilling();
     const owner = await signedIn("free");
     const member = await signedIn("free");
     const teamId = await h.team(owner.email, [member.email]);
@@ -199,7 +199,7 @@ describe("plans with billing on (against a stand-in for Lemon Squeezy's API)", (
   });
 
   test("notestream billing checkout creates the checkout through the API too", async () => {
-    h = withBilling();
+    h = await withBilling();
     const a = await h.account("free");
     const out: string[] = [];
     await billingCheckout(h.deps, ["--email", a.email, "--plan", "team"], { out: (s: string) => void out.push(s), info: () => {} });
@@ -210,7 +210,7 @@ describe("plans with billing on (against a stand-in for Lemon Squeezy's API)", (
 
 describe("downgrades", () => {
   test("a dev account with tokens moved to free loses its tokens and keeps every note readable; new notes wait for room", async () => {
-    h = harness();
+    h = await harness();
     const a = await signedIn("dev");
     const token = await h.token(a, ["read", "write", "append"]);
     for (let i = 0; i < 12; i++) {

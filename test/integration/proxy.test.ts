@@ -9,7 +9,7 @@ afterEach(() => h.close());
 const behindProxy = (env: Record<string, string> = {}) => harness({ env: { NOTESTREAM_BASE_URL: "", NOTESTREAM_TRUST_PROXY: "1", ...env } });
 
 test("X-Forwarded-Proto and -Host decide the inbox URL and the list links when no base URL is set", async () => {
-  h = behindProxy();
+  h = await behindProxy();
   const token = await h.token(await h.account("dev"));
   const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "x" } })).json();
   const forwarded = { "x-forwarded-proto": "https", "x-forwarded-host": "notes.example.com" };
@@ -20,7 +20,7 @@ test("X-Forwarded-Proto and -Host decide the inbox URL and the list links when n
 });
 
 test("the Forwarded header (RFC 7239) works too, and the outermost trusted proxy's value wins", async () => {
-  h = behindProxy();
+  h = await behindProxy();
   const token = await h.token(await h.account("dev"));
   const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "x" } })).json();
   // The client forged the first element; the one proxy we trust appended the last.
@@ -30,7 +30,7 @@ test("the Forwarded header (RFC 7239) works too, and the outermost trusted proxy
 });
 
 test("cookies are Secure when the client's origin is https, and not on plain http", async () => {
-  h = behindProxy();
+  h = await behindProxy();
   const https = await h.request("GET", "/signin", { headers: { "x-forwarded-proto": "https", "x-forwarded-host": "notes.example.com" } });
   expect(https.headers.getSetCookie().length).toBeGreaterThan(0);
   for (const c of https.headers.getSetCookie()) expect(c).toMatch(/; Secure$/);
@@ -39,7 +39,7 @@ test("cookies are Secure when the client's origin is https, and not on plain htt
 });
 
 test("without NOTESTREAM_TRUST_PROXY forwarded headers are ignored", async () => {
-  h = harness({ env: { NOTESTREAM_BASE_URL: "" } });
+  h = await harness({ env: { NOTESTREAM_BASE_URL: "" } });
   const token = await h.token(await h.account("dev"));
   const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "x" } })).json();
   const inbox = await (await h.request("POST", `/api/v1/notes/${id}/inbox`, { token, headers: { "x-forwarded-proto": "https", "x-forwarded-host": "evil.example" } })).json();

@@ -18,7 +18,7 @@ function expectRateHeaders(res: TestResponse, bucket: string, limit: number) {
 
 describe("per-token buckets", () => {
   test("request 301 of a Dev token's append bucket is 429; a second token is unaffected", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const first = await h.token(a);
     const second = await h.token(a);
@@ -53,7 +53,7 @@ describe("per-token buckets", () => {
   });
 
   test("Team tokens get the Team budget; bulk counts as one write", async () => {
-    h = harness();
+    h = await harness();
     const t = await h.token(await h.account("team"));
     const res = await h.request("POST", "/api/v1/notes/bulk", { token: t, body: { notes: [{}, {}, {}] } });
     expect(res.status).toBe(201);
@@ -64,7 +64,7 @@ describe("per-token buckets", () => {
   });
 
   test("no over-admission under concurrency: 320 simultaneous appends, exactly 300 succeed", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const results = await Promise.all(Array.from({ length: 320 }, (_, i) => appendAs(token, `c${i}`)));
     const ok = results.filter((r) => r.status < 300).length;
@@ -73,7 +73,7 @@ describe("per-token buckets", () => {
   });
 
   test("counting costs no database write", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     await h.request("GET", "/api/v1/notes", { token }); // resolve and cache the token
     await h.deps.writer.idle();
@@ -86,7 +86,7 @@ describe("per-token buckets", () => {
   });
 
   test("the unlimited profile still answers with rate-limit headers but never 429s a token", async () => {
-    h = harness({ profile: "unlimited" });
+    h = await harness({ profile: "unlimited" });
     const token = await h.token(await h.account("free"));
     for (let i = 0; i < 400; i++) expect((await appendAs(token, `u${i}`)).status).toBeLessThan(300);
     const res = await appendAs(token);
@@ -96,7 +96,7 @@ describe("per-token buckets", () => {
 });
 
 test("the unlimited profile limits no API request without a token either, but keeps the sign-in form's limit", async () => {
-  h = harness({ profile: "unlimited" });
+  h = await harness({ profile: "unlimited" });
   for (let i = 0; i < 200; i++) {
     const res = await h.request("GET", "/api/v1/notes", { ip: "203.0.113.8" });
     expect(res.status).toBe(401);
@@ -120,7 +120,7 @@ test("the unlimited profile limits no API request without a token either, but ke
 
 describe("anonymous and bad-token requests", () => {
   test("60 per minute per address; the 61st is 429; another address is unaffected", async () => {
-    h = harness();
+    h = await harness();
     for (let i = 0; i < 60; i++) {
       const res = await h.request("GET", "/api/v1/notes", { ip: "203.0.113.7" });
       expect(res.status).toBe(401);
@@ -135,7 +135,7 @@ describe("anonymous and bad-token requests", () => {
   });
 
   test("bad tokens are counted before any lookup: once the address is spent, even a valid new token waits", async () => {
-    h = harness();
+    h = await harness();
     const a = await h.account("dev");
     const known = await h.token(a);
     const fresh = await h.token(a);
@@ -156,7 +156,7 @@ describe("anonymous and bad-token requests", () => {
   });
 
   test("a valid token's first request gives its anonymous slot back", async () => {
-    h = harness();
+    h = await harness();
     const t = await h.token(await h.account("dev"), ["read"]);
     for (let i = 0; i < 59; i++) await h.request("GET", "/api/v1/notes", { ip: "192.0.2.9" });
     const res = await h.request("GET", "/api/v1/notes", { token: t, ip: "192.0.2.9" });
@@ -170,14 +170,14 @@ describe("anonymous and bad-token requests", () => {
 
 describe("client address", () => {
   test("forwarded headers are ignored unless NOTESTREAM_TRUST_PROXY says a proxy stands in front", async () => {
-    h = harness();
+    h = await harness();
     for (let i = 0; i < 60; i++) {
       await h.request("GET", "/api/v1/notes", { ip: "10.0.0.1", headers: { "x-forwarded-for": `203.0.113.${i}` } });
     }
     expect((await h.request("GET", "/api/v1/notes", { ip: "10.0.0.1", headers: { "x-forwarded-for": "203.0.113.200" } })).status).toBe(429);
     await h.close();
 
-    h = harness({ env: { NOTESTREAM_TRUST_PROXY: "true" } });
+    h = await harness({ env: { NOTESTREAM_TRUST_PROXY: "true" } });
     for (let i = 0; i < 60; i++) {
       await h.request("GET", "/api/v1/notes", { ip: "10.0.0.1", headers: { "x-forwarded-for": "spoofed, 203.0.113.5" } });
     }

@@ -10,7 +10,7 @@ let acct: { accountId: string; workspaceId: string; email: string };
 let token: string;
 let sent: { to: string; subject: string; text: string }[];
 beforeEach(async () => {
-  h = harness();
+  h = await harness();
   sent = [];
   h.deps.mailer = { send: async (m) => void sent.push(m) };
   acct = await h.account("dev", "owner@example.com");

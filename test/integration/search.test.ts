@@ -37,7 +37,7 @@ afterEach(async () => {
 type Acct = { accountId: string; workspaceId: string; email: string };
 
 async function setup(plan: "dev" | "team" = "dev"): Promise<{ a: Acct; token: string }> {
-  h = harness();
+  h = await harness();
   const a = await h.account(plan);
   return { a, token: await h.token(a, ["read", "write"]) };
 }

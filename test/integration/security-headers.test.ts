@@ -8,7 +8,7 @@ afterEach(() => h.close());
 const directives = (policy: string) => new Map(policy.split(";").map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k!, v.join(" ")]));
 
 test("every page forbids framing, inline script and foreign forms, and never sends a Referer", async () => {
-  h = harness();
+  h = await harness();
   for (const path of ["/signin", "/signup", "/reset", "/confirm/resend", "/reset/confirm?token=x"]) {
     const res = await h.request("GET", path);
     expect(res.headers.get("content-type")).toStartWith("text/html");
@@ -30,7 +30,7 @@ test("every page forbids framing, inline script and foreign forms, and never sen
 });
 
 test("pages carry no inline script, style or event handler, which the policy would block", async () => {
-  h = harness();
+  h = await harness();
   expect(PAGE_POLICY).not.toContain("unsafe-inline");
   for (const path of ["/signin", "/signup", "/reset", "/confirm/resend"]) {
     const text = await (await h.request("GET", path)).text();
@@ -40,7 +40,7 @@ test("pages carry no inline script, style or event handler, which the policy wou
 });
 
 test("HSTS is sent when the service's base URL is https", async () => {
-  h = harness({ env: { NOTESTREAM_BASE_URL: "https://notes.example.com" } });
+  h = await harness({ env: { NOTESTREAM_BASE_URL: "https://notes.example.com" } });
   const res = await h.request("GET", "/signin");
   expect(res.headers.get("strict-transport-security")).toBe("max-age=31536000; includeSubDomains");
   expect((await h.request("GET", "/up")).headers.get("strict-transport-security")).toBe("max-age=31536000; includeSubDomains");

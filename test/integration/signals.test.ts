@@ -27,7 +27,7 @@ const SEC = 1000;
 async function setup() {
   smtp = await smtpServer();
   // Real time: the receivers check signature timestamps against their own clock.
-  h = harness({ env: { NOTESTREAM_SMTP_URL: smtp.url, NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8" }, clock: new FakeClock(Date.now()) });
+  h = await harness({ env: { NOTESTREAM_SMTP_URL: smtp.url, NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8" }, clock: new FakeClock(Date.now()) });
   return { token: await h.token(await h.account("dev", "owner@example.com"), ["read", "write"]) };
 }
 

@@ -39,8 +39,8 @@ afterEach(async () => {
 
 type Acct = { accountId: string; workspaceId: string; email: string };
 
-function setup(env: Record<string, string> = {}) {
-  h = harness({ env: { NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8", ...env } });
+async function setup(env: Record<string, string> = {}) {
+  h = await harness({ env: { NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8", ...env } });
   sent = [];
   h.deps.mailer = { send: async (m) => void sent.push(m) };
 }
@@ -93,7 +93,7 @@ const purge = () => runTask(h.deps, "trash-purge");
 
 describe("DELETE, the trash list and restore", () => {
   test("DELETE moves a note to the trash: GET /trash lists it without its body, with trashed_at and purge_at; restore brings it back", async () => {
-    setup();
+    await setup();
     const { token } = await devAccount();
     const note = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "Runbook", plain_body: "1. page someone" } } }));
     const stream = await created(await append(token, "deploys.log", "deploy ok"));
@@ -146,7 +146,7 @@ describe("DELETE, the trash list and restore", () => {
   });
 
   test("restore answers 404 for a live note, a missing one and another workspace's trashed note", async () => {
-    setup();
+    await setup();
     const { token } = await devAccount();
     const other = await devAccount();
     const live = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "live" } } }));
@@ -161,7 +161,7 @@ describe("DELETE, the trash list and restore", () => {
   });
 
   test("scopes: the trash is read with read, restored with write; tokens pinned to a note and append-only tokens have no trash list", async () => {
-    setup();
+    await setup();
     // Team: room for the four tokens (Dev holds three).
     const { a, token } = await devAccount("team");
     const s = await created(await append(token, "a.log", "x"));
@@ -184,7 +184,7 @@ describe("DELETE, the trash list and restore", () => {
   });
 
   test("a read-only account lists its trash but restores nothing (403 account_read_only)", async () => {
-    setup();
+    await setup();
     const { a, token } = await devAccount();
     const n = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "x" } } }));
     expect((await del(token, n.id)).status).toBe(200);
@@ -196,7 +196,7 @@ describe("DELETE, the trash list and restore", () => {
 
 describe("caps on restore", () => {
   test("no slot left: restore is 403 cap_exceeded (notes) and the note stays in the trash", async () => {
-    setup();
+    await setup();
     const a = await h.account("free");
     await h.deps.writer.write(() => startTrial(h.deps, a.workspaceId));
     const token = await h.token(a);
@@ -215,7 +215,7 @@ describe("caps on restore", () => {
   });
 
   test("a workspace over its storage cap (a plan with less room) cannot restore: 403 cap_exceeded (storage)", async () => {
-    setup();
+    await setup();
     const { a, token } = await devAccount();
     const n = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { plain_body: "x".repeat(1000) } } }));
     expect((await del(token, n.id)).status).toBe(200);
@@ -233,7 +233,7 @@ describe("caps on restore", () => {
 
 describe("a trashed stream's filename", () => {
   test("an append to the trashed filename creates a new stream; the restored one comes back without a filename, reachable by id", async () => {
-    setup();
+    await setup();
     const { token } = await devAccount();
     const old = await created(await append(token, "app.log", "old line"));
     expect((await del(token, old.id)).status).toBe(200);
@@ -258,7 +258,7 @@ describe("a trashed stream's filename", () => {
 
 describe("the purge", () => {
   test("30 days after trashing the note is deleted for good and its storage freed, inbox bodies included, to the byte", async () => {
-    setup();
+    await setup();
     const { a, token } = await devAccount();
     const kept = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { plain_body: "k".repeat(123) } } }));
     const baseline = await storageOf(a.workspaceId);
@@ -308,7 +308,7 @@ describe("the purge", () => {
   });
 
   test("inbox bodies pruned while the stream is in the trash are not freed twice", async () => {
-    setup();
+    await setup();
     const { a, token } = await devAccount();
     const stream = await created(await append(token, "in.log", "x"));
     const inbox = await (await h.request("POST", `/api/v1/notes/${stream.id}/inbox`, { token })).json();
@@ -327,7 +327,7 @@ describe("the purge", () => {
 
 describe("a trashed stream is invisible everywhere, and works again after a restore", () => {
   test("lists, reads, appends, pinned tokens, its inbox, its webhook, its dead-man's switch, MCP and exports", async () => {
-    setup();
+    await setup();
     hook = receiver();
     const { a, token } = await devAccount();
     const stream = await created(await append(token, "ops.log", "first"));
@@ -421,7 +421,7 @@ describe("a trashed stream is invisible everywhere, and works again after a rest
   });
 
   test("restoring re-arms the dead-man's switch from the restore, not from the last write before the trash", async () => {
-    setup();
+    await setup();
     const { token } = await devAccount();
     const stream = await created(await append(token, "cron.log", "ran"));
     expect((await h.request("PATCH", `/api/v1/notes/${stream.id}`, { token, body: { note: { expected_interval_seconds: 3600 } } })).status).toBe(200);
@@ -438,7 +438,7 @@ describe("a trashed stream is invisible everywhere, and works again after a rest
   });
 
   test("MCP delete_note moves the note to the trash, where REST finds it", async () => {
-    setup();
+    await setup();
     const { token } = await devAccount();
     const n = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "agent's" } } }));
     const client = await connectMcp(token);
@@ -461,7 +461,7 @@ async function connectMcp(token: string): Promise<Client> {
 
 describe("the trial's trash and a user's", () => {
   test("subscribing brings back what the trial's end trashed, not what the user deleted", async () => {
-    setup();
+    await setup();
     const a = await h.account("free");
     await h.deps.writer.write(() => startTrial(h.deps, a.workspaceId));
     const token = await h.token(a);
@@ -508,7 +508,7 @@ describe("the browser's trash", () => {
   }
 
   test("deleting says the note went to the trash for 30 days; the Trash view lists it and its Restore button brings it back", async () => {
-    setup();
+    await setup();
     const { a, token } = await devAccount();
     const n = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "Shopping list" } } }));
     const b = await signedIn(a);
@@ -538,7 +538,7 @@ describe("the browser's trash", () => {
   });
 
   test("a refused restore goes back to the Trash view with the reason", async () => {
-    setup();
+    await setup();
     const { a, token } = await devAccount();
     const n = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { plain_body: "x".repeat(10) } } }));
     expect((await del(token, n.id)).status).toBe(200);

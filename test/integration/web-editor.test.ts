@@ -10,8 +10,8 @@ import { ORIGIN, sessionBrowser } from "../helpers/form-browser";
 import { harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
-beforeEach(() => {
-  h = harness();
+beforeEach(async () => {
+  h = await harness();
 });
 afterEach(() => h.close());
 

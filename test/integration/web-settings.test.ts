@@ -27,9 +27,9 @@ afterEach(async () => {
   await h.close();
 });
 
-function start(env: Record<string, string> = {}) {
+async function start(env: Record<string, string> = {}) {
   // Real time: receivers verify signature timestamps against their own clock.
-  h = harness({ env: { NOTESTREAM_WEBHOOK_TIMEOUT_MS: "1000", ...env }, clock: new FakeClock(Date.now()) });
+  h = await harness({ env: { NOTESTREAM_WEBHOOK_TIMEOUT_MS: "1000", ...env }, clock: new FakeClock(Date.now()) });
   sent = [];
   h.deps.mailer = { send: async (m) => void sent.push(m) };
 }
@@ -104,7 +104,7 @@ const noteRow = (id: string) => h.deps.db.$client.query<Record<string, unknown>,
 
 describe("creating and rotating answer with a redirect; the secret is shown once", () => {
   test("minting a token: 303 to the tokens page, the secret in a sealed cookie scoped to that page, shown once, never in the URL", async () => {
-    start();
+    await start();
     const { b, workspaceId } = await signedIn("dev");
     const res = await b.post("/settings/tokens", { name: "laptop", scope: ["read", "write"], expires_in_days: "30" });
     expect(res.status).toBe(303);
@@ -132,13 +132,13 @@ describe("creating and rotating answer with a redirect; the secret is shown once
   });
 
   test("the flash opens on another instance of the service over the same database, but not for another session", async () => {
-    start();
+    await start();
     const me = await signedIn("dev");
     const res = await me.b.post("/settings/tokens", { name: "ci", scope: "append" });
     const flash = res.headers.getSetCookie().find((c) => c.startsWith("ns_flash="))!.split(";")[0]!;
 
     // A second process on the same data: the flash holds everything the page needs.
-    other = harness({ dataDir: h.dataDir, clock: h.clock });
+    other = await harness({ dataDir: h.dataDir, clock: h.clock });
     const onOther = await other.request("GET", "/settings/tokens", { headers: { cookie: `ns_session=${me.session}; ${flash}` } });
     expect(await onOther.text()).toMatch(/id="new-token" value="nst_\w{40}"/);
 
@@ -150,7 +150,7 @@ describe("creating and rotating answer with a redirect; the secret is shown once
   });
 
   test("rotating the inbox: 303 to the settings page, the URL shown once; reloading rotates nothing", async () => {
-    start();
+    await start();
     const a = await signedIn("dev");
     const id = await stream(a, "hooks.log");
     const res = await a.b.post(`/notes/${id}/inbox/rotate`, {});
@@ -169,7 +169,7 @@ describe("creating and rotating answer with a redirect; the secret is shown once
 
 describe("refused input comes back in place", () => {
   test("a loopback webhook URL or an unknown format: 422, the page again with what was typed and browser wording beside the field", async () => {
-    start();
+    await start();
     const a = await signedIn("dev");
     const id = await stream(a, "deploys.log");
     const res = await a.b.post(`/notes/${id}/webhook`, { webhook_url: "http://127.0.0.1:9000/hook", webhook_format: "slack" });
@@ -192,7 +192,7 @@ describe("refused input comes back in place", () => {
   });
 
   test("the token form: a long name, no scope and a bad expiry are each said beside their field; the plan's cap above the form", async () => {
-    start();
+    await start();
     const a = await signedIn("dev");
     const long = "n".repeat(81);
     const res = await a.b.post("/settings/tokens", { name: long, expires_in_days: "400" });
@@ -215,7 +215,7 @@ describe("refused input comes back in place", () => {
   });
 
   test("the dead-man form: each problem beside its field, the values kept; a retention number out of range likewise", async () => {
-    start({ NOTESTREAM_MIN_INTERVAL_SECONDS: "60" });
+    await start({ NOTESTREAM_MIN_INTERVAL_SECONDS: "60" });
     const a = await signedIn("dev");
     const id = await stream(a, "nightly.log");
     const tooLong = await a.b.post(`/notes/${id}/deadman`, { every: "9000", unit: "hours", alert_email: "ops@example.com" });
@@ -250,7 +250,7 @@ describe("refused input comes back in place", () => {
 
 describe("the dead-man's switch follows the plan", () => {
   test("on a free account it is shown disabled with the plans that have it; a forged post is refused with the same words", async () => {
-    start();
+    await start();
     const a = await signedIn("free");
     const dev = await h.account("dev");
     const id = await stream(dev, "cron.log");
@@ -268,7 +268,7 @@ describe("the dead-man's switch follows the plan", () => {
   });
 
   test("in the alternate profile the words follow its tiers", async () => {
-    start({ NOTESTREAM_LIMIT_PROFILE: "alternate" });
+    await start({ NOTESTREAM_LIMIT_PROFILE: "alternate" });
     const a = await signedIn("dev");
     const id = await stream(a, "cron.log");
     expect((await a.b.get(`/notes/${id}/settings`)).text).toContain("Available on Dev-pro.");
@@ -277,7 +277,7 @@ describe("the dead-man's switch follows the plan", () => {
 
 describe("test deliveries", () => {
   test("one delivery through the normal path: signed, in the chat format set, type webhook.test in the generic envelope, in the deliveries list", async () => {
-    start({ NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8" });
+    await start({ NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8" });
     r = receiver();
     const a = await signedIn("dev");
     const id = await stream(a, "payments.log");
@@ -314,7 +314,7 @@ describe("test deliveries", () => {
   });
 
   test("a failing test is tried once and neither counts towards disabling the webhook nor re-arms a disabled one", async () => {
-    start({ NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8" });
+    await start({ NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8" });
     r = receiver(() => new Response("down for maintenance", { status: 503, headers: { "retry-after": "1" } }));
     const a = await signedIn("dev");
     const id = await stream(a, "flaky.log");
@@ -339,7 +339,7 @@ describe("test deliveries", () => {
   });
 
   test("without a webhook URL the button is not offered, and a forged post says why above the form", async () => {
-    start();
+    await start();
     const a = await signedIn("dev");
     const id = await stream(a, "quiet.log");
     expect((await a.b.get(`/notes/${id}/settings`)).text).not.toContain("Send a test delivery");
@@ -351,7 +351,7 @@ describe("test deliveries", () => {
 
 describe("test alerts", () => {
   test("the alert mail, marked as a test, to the signed-in account's address; the stream is left as it was; five an hour", async () => {
-    start({ NOTESTREAM_MIN_INTERVAL_SECONDS: "60" });
+    await start({ NOTESTREAM_MIN_INTERVAL_SECONDS: "60" });
     const a = await signedIn("dev");
     const id = await stream(a, "backup.log");
     expect((await a.b.get(`/notes/${id}/settings`)).text).not.toContain("Send a test alert");
@@ -379,7 +379,7 @@ describe("test alerts", () => {
 
 describe("delivery errors in words", () => {
   test("the deliveries list says what happened; status and time only when the receiver answered; the API keeps the raw error", async () => {
-    start();
+    await start();
     const a = await signedIn("dev");
     const id = await stream(a, "words.log");
     const rows: [string | null, number | null][] = [
@@ -415,7 +415,7 @@ describe("delivery errors in words", () => {
 
 describe("tables on a phone", () => {
   test("exports and tokens are card tables: a label on every cell, a name of its own for each row's button or link", async () => {
-    start();
+    await start();
     const a = await signedIn("dev");
     for (const name of ["laptop", "laptop", "ci"]) await a.b.post("/settings/tokens", { name, scope: "read" });
     for (let i = 0; i < 2; i++) expect((await a.b.post("/settings/export", {})).status).toBe(303);

@@ -12,8 +12,8 @@ import { errorOf, harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
 let sent: { to: string; subject: string; text: string }[];
-beforeEach(() => {
-  h = harness();
+beforeEach(async () => {
+  h = await harness();
   sent = [];
   h.deps.mailer = { send: async (m) => void sent.push(m) };
 });

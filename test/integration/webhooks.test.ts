@@ -18,7 +18,7 @@ const ALLOW = { NOTESTREAM_WEBHOOK_ALLOW_CIDRS: "127.0.0.0/8,::1/128", NOTESTREA
 /** A Dev account with a stream whose webhook points at the receiver. */
 async function setup(opts: { env?: Record<string, string>; format?: string; respond?: Parameters<typeof receiver>[0] } = {}) {
   // Real time: receivers verify signature timestamps against their own clock.
-  h = harness({ env: { ...ALLOW, ...opts.env }, clock: new FakeClock(Date.now()) });
+  h = await harness({ env: { ...ALLOW, ...opts.env }, clock: new FakeClock(Date.now()) });
   r = receiver(opts.respond);
   const token = await h.token(await h.account("dev"));
   const created = await (await h.request("POST", "/api/v1/notes/by-filename/deploys.log/append", { token, body: { text: "before the webhook" } })).json();
@@ -155,7 +155,7 @@ describe("chat formats", () => {
       await h.close();
       r.stop();
     }
-    h = harness();
+    h = await harness();
   });
 
   test("an unknown format is 422", async () => {
@@ -293,7 +293,7 @@ describe("SSRF guard", () => {
     "http://[64:ff9b:1::a00:1]/hook",
   ];
   test("literal private, loopback, link-local, CGNAT, metadata and mapped addresses are 422 when set", async () => {
-    h = harness();
+    h = await harness();
     const token = await h.token(await h.account("dev"));
     const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s/append", { token, body: { text: "x" } })).json();
     for (const url of refused) {
@@ -310,7 +310,7 @@ describe("SSRF guard", () => {
   });
 
   test("a name that resolves to loopback is refused at delivery; nothing reaches the receiver", async () => {
-    h = harness({ clock: new FakeClock(Date.now()) });
+    h = await harness({ clock: new FakeClock(Date.now()) });
     r = receiver();
     const token = await h.token(await h.account("dev"));
     const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s/append", { token, body: { text: "x" } })).json();
@@ -333,7 +333,7 @@ describe("SSRF guard", () => {
       "nat64-local.example.com": "64:ff9b:1::808:808",
       "mixed.example.com": "8.8.8.8",
     };
-    h = harness();
+    h = await harness();
     h.deps.resolve = async (host) =>
       host === "mixed.example.com"
         ? [{ address: "8.8.8.8", family: 4 }, { address: "::ffff:0:a00:1", family: 6 }]
@@ -352,7 +352,7 @@ describe("SSRF guard", () => {
   });
 
   test("the 422 for a literal names only what the user gave, never a resolved address", async () => {
-    h = harness();
+    h = await harness();
     h.deps.resolve = async () => [{ address: "10.9.8.7", family: 4 }];
     const token = await h.token(await h.account("dev"));
     const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s/append", { token, body: { text: "x" } })).json();
@@ -366,7 +366,7 @@ describe("SSRF guard", () => {
   });
 
   test("a name resolving to a private address is refused before any connection", async () => {
-    h = harness();
+    h = await harness();
     h.deps.resolve = async () => [{ address: "10.1.2.3", family: 4 }];
     const token = await h.token(await h.account("dev"));
     const { id } = await (await h.request("POST", "/api/v1/notes/by-filename/s/append", { token, body: { text: "x" } })).json();

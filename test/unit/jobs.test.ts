@@ -22,7 +22,7 @@ afterEach(async () => {
 
 /** A queue of its own, run by a runner that knows only it (the harness's runner is stopped). */
 async function setup() {
-  h = harness();
+  h = await harness();
   await h.jobs.stop();
   const ran: { count: number }[] = [];
   const failed: { payload: { count: number }; error: string }[] = [];

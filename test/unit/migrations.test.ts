@@ -35,7 +35,7 @@ test("migrate creates the schema once and is idempotent; pragmas are set", () =>
 
 test("migration 0008 counts inbox bodies stored before this release in their workspace's storage", async () => {
   const { harness } = await import("../helpers/harness");
-  const h = harness();
+  const h = await harness();
   try {
     const a = await h.account("dev");
     const b = await h.account("dev");
@@ -80,7 +80,7 @@ test("a database migrated by a newer binary is refused, naming both versions; mi
 
 test("migration 0011 counts notes an earlier release trashed (and uncounted) in their workspace's storage again", async () => {
   const { harness } = await import("../helpers/harness");
-  const h = harness();
+  const h = await harness();
   try {
     const a = await h.account("dev");
     const token = await h.token(a);

@@ -240,7 +240,7 @@ describe("the overlay around other writes", () => {
   });
 
   test("a job whose in-write work throws after appending leaves neither the line nor its counters, and is retried", async () => {
-    const h = harness();
+    const h = await harness();
     await h.jobs.stop();
     const a = await h.account("dev");
     const token = await h.token(a, ["append"]);
