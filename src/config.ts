@@ -29,6 +29,8 @@ export interface Config {
   webhookAllow: Cidr[];
   /** Multiplies every job retry delay; below 1 only for tests. */
   retryScale: number;
+  /** How long a claimed job is its runner's before another may take it over (a runner that died). */
+  jobLeaseMs: number;
   /** Jobs (webhook deliveries, inbox payloads) run at once at most. */
   jobConcurrency: number;
   /** Total time one webhook delivery may take; connecting gets at most 5 s of it. */
@@ -92,6 +94,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_JOB_CONCURRENCY", "8", "How many jobs (webhook deliveries, inbox payloads) run at once."],
   ["NOTESTREAM_WEBHOOK_TIMEOUT_MS", "10000", "Total time one outbound webhook delivery may take (connecting: at most 5 s of it)."],
   ["NOTESTREAM_RETRY_SCALE", "1", "Multiplies job retry delays (10 s, 30 s, 2 min, …); for tests."],
+  ["NOTESTREAM_JOB_LEASE_SECONDS", "60", "How long a claimed job (a webhook delivery, a mail) is its instance's before another instance takes it over; keep it above the webhook timeout."],
   ["NOTESTREAM_SMTP_URL", "(unset)", "smtp:// or smtps:// URL with credentials (smtps://user:pass@host:465); unset, mail is written to <data dir>/outbox/*.eml."],
   ["NOTESTREAM_MAIL_FROM", "notestream <notestream@localhost>", "Sender of the mail notestream sends."],
   ["NOTESTREAM_MIN_INTERVAL_SECONDS", "60", "Shortest dead-man interval a note may set (lower it for tests)."],
@@ -136,6 +139,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...parseBilling(env),
     webhookAllow: parseCidrs(env.NOTESTREAM_WEBHOOK_ALLOW_CIDRS ?? ""),
     retryScale: parseNumber("NOTESTREAM_RETRY_SCALE", env.NOTESTREAM_RETRY_SCALE ?? "1", 0, 100),
+    jobLeaseMs: parseWhole("NOTESTREAM_JOB_LEASE_SECONDS", env.NOTESTREAM_JOB_LEASE_SECONDS ?? "60", 1, 86_400) * 1000,
     smtpUrl: parseSmtpUrl(env.NOTESTREAM_SMTP_URL),
     mailFrom: env.NOTESTREAM_MAIL_FROM?.trim() || "notestream <notestream@localhost>",
     minIntervalSeconds: parseNumber("NOTESTREAM_MIN_INTERVAL_SECONDS", env.NOTESTREAM_MIN_INTERVAL_SECONDS ?? "60", 1, 86_400),

@@ -1,7 +1,7 @@
 import type { Config } from "./config";
 import type { Db } from "./db/client";
 import type { Writer } from "./db/writer";
-import type { RateLimiter } from "./http/rate-limit";
+import type { Limiter } from "./http/rate-limit";
 import type { Clock } from "./lib/clock";
 import type { Mailer } from "./mail/mailer";
 import type { Metrics } from "./metrics/metrics";
@@ -19,7 +19,7 @@ export interface Deps {
   /** What a batch's appends hold in memory until it commits; the writer's overlay. */
   appendBatch: AppendBatch;
   clock: Clock;
-  limiter: RateLimiter;
+  limiter: Limiter;
   tokens: TokenCache;
   /** Commits of other processes (the CLI beside SQLite, other instances on PostgreSQL). */
   otherWriters: OtherWriters;

@@ -1,7 +1,6 @@
-import { statSync } from "node:fs";
 import { count, inArray, min } from "drizzle-orm";
 import { jobs } from "./db/tables";
-import { databasePath } from "./db/client";
+import { databaseSizes } from "./db/size";
 import type { Deps } from "./deps";
 import type { AnswerObserver } from "./http/boundary";
 import { routePatterns } from "./http/route-patterns";
@@ -13,14 +12,14 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
 /**
  * Wires GET /metrics to the running service when NOTESTREAM_METRICS_TOKEN is set: process
  * metrics, the writer's batches and fsyncs, the scrape-time readings (job queues, live follows,
- * file sizes), and the boundary's observer, returned here. Off, nothing is counted per request.
+ * database sizes), and the boundary's observer, returned here. Off, nothing is counted per request.
  */
 export function observeService(deps: Deps, routes: () => readonly { method: string; path: string }[]): AnswerObserver | undefined {
   if (!deps.config.metricsToken) return undefined;
   const m = deps.metrics;
   m.enableDefaultMetrics();
   deps.writer.observe({ committed: (writes) => m.batchWrites.observe(writes), synced: (seconds) => m.fsyncSeconds.observe(seconds) });
-  m.sources = { jobQueues: () => jobQueues(deps), sseOpen: () => followers(deps).size, files: () => fileSizes(deps) };
+  m.sources = { jobQueues: () => jobQueues(deps), sseOpen: () => followers(deps).size, files: () => databaseSizes(deps.db, deps.config.dataDir) };
   // Built on first use from the finished app's routes; the fast routes (the append's) name their own.
   let patternOf: ((method: string, path: string) => string | null) | undefined;
   return (method, path, fastRoute, status, started) => {
@@ -50,8 +49,3 @@ async function jobQueues(deps: Deps): Promise<{ queue: string; depth: number; ol
   });
 }
 
-function fileSizes(deps: Deps): { database: number; wal: number } {
-  const db = databasePath(deps.config.dataDir);
-  const size = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-  return { database: size(db), wal: size(`${db}-wal`) };
-}

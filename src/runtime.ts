@@ -16,6 +16,7 @@ import { assertTablesOf } from "./db/tables";
 import type { Deps } from "./deps";
 import { Metrics } from "./metrics/metrics";
 import { RateLimiter } from "./http/rate-limit";
+import { PgRateLimiter } from "./http/rate-limit-pg";
 import { systemClock, type Clock } from "./lib/clock";
 import { AppendBatch } from "./modules/streams/batch";
 import { pgOverlayWrites } from "./modules/streams/overlay-pg";
@@ -77,6 +78,7 @@ export async function openDeps(config: Config = loadConfig(), clock: Clock = sys
     writer = new Writer(pgTransactions(conn, current), null, appendBatch);
     return {
       ...common(config, clock),
+      limiter: new PgRateLimiter(pool, clock),
       db,
       writer,
       appendBatch,

@@ -20,10 +20,11 @@ export const PERIODIC_TASKS = [
   { name: "idempotency-purge", pattern: "0 */10 * * * *", run: (deps: Deps) => purgeExpiredKeys(deps) },
   { name: "error-log-prune", pattern: "0 7 * * * *", run: (deps: Deps) => pruneApiErrors(deps) },
   // The job runner wakes on enqueue and on its own retry timer; this sweep is the safety net.
-  { name: "jobs-sweep", pattern: "*/10 * * * * *", run: (deps: Deps) => deps.jobs.wake() },
+  { name: "rate-windows-prune", pattern: "0 */5 * * * *", run: (deps: Deps) => deps.limiter.forgetEnded?.() },
+  { name: "jobs-sweep", pattern: "*/10 * * * * *", run: (deps: Deps) => deps.jobs.wake(), everyInstance: true },
   { name: "jobs-purge", pattern: "0 17 * * * *", run: (deps: Deps) => purgeFinishedJobs(deps) },
   { name: "export-expiry", pattern: "0 */5 * * * *", run: (deps: Deps) => expireExports(deps) },
-  { name: "token-use", pattern: "30 * * * * *", run: (deps: Deps) => flushTokenUse(deps) },
+  { name: "token-use", pattern: "30 * * * * *", run: (deps: Deps) => flushTokenUse(deps), everyInstance: true },
   { name: "inbox-prune", pattern: "0 27 * * * *", run: (deps: Deps) => pruneInboxDeliveries(deps) },
   // Notes are purged 30 days after trashing, within the hour: finding them scans the notes table
   // (no index on trashed_at), so hourly, and each run takes a bounded batch.

@@ -16,6 +16,7 @@ import m12 from "../../migrations/0012_signals.sql" with { type: "text" };
 import m13 from "../../migrations/0013_search.sql" with { type: "text" };
 import m14 from "../../migrations/0014_oauth_grants.sql" with { type: "text" };
 import m15 from "../../migrations/0015_onboarding.sql" with { type: "text" };
+import m16 from "../../migrations/0016_export_files.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -35,4 +36,5 @@ export const migrationSql: Record<string, string> = {
   "0013_search": m13,
   "0014_oauth_grants": m14,
   "0015_onboarding": m15,
+  "0016_export_files": m16,
 };

@@ -10,6 +10,8 @@ export interface OtherWriters {
   version(): number;
   /** Inside a write that changes what other processes cache: they hear of it once it commits. */
   announce(): void;
+  /** Calls `fn` as soon as another process's commit is heard of, where it can be (PostgreSQL's notifications); else version() is polled. */
+  onChange?(fn: () => void): void;
 }
 
 /**

@@ -22,6 +22,7 @@ export const appMeta = t.appMeta;
 export const billingCheckouts = t.billingCheckouts;
 export const billingEvents = t.billingEvents;
 export const billingSubscriptions = t.billingSubscriptions;
+export const exportFiles = t.exportFiles;
 export const exportsTable = t.exportsTable;
 export const folders = t.folders;
 export const idempotencyKeys = t.idempotencyKeys;

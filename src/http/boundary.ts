@@ -106,6 +106,22 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
     const principal = who.principal;
     const bucket: TokenBucket = fast ? fast.bucket : bucketOf(method);
     const decision = deps.limiter.consume(tokenRateKey(principal.tokenId, bucket), rateFor(principal, bucket), bucket);
+    // Counted in memory (SQLite) the decision is at hand; counted in PostgreSQL it is a round trip.
+    return decision instanceof Promise
+      ? decision.then((d) => handleDecided(request, path, ipOf, id, fast, principal, d))
+      : handleDecided(request, path, ipOf, id, fast, principal, decision);
+  }
+
+  function handleDecided(
+    request: Request,
+    path: string,
+    ipOf: () => string,
+    id: string,
+    fast: FastMatch | null,
+    principal: Principal,
+    decision: RateDecision,
+  ): Response | Promise<Response> {
+    const method = request.method;
     const headers = apiHeaders(decision, id);
     if (!decision.allowed) return finishApi(principal, method, path, toResponse(rateLimited(decision)), headers);
     // A fast route without an Idempotency-Key (nearly every append): one promise chain, no router.
@@ -188,7 +204,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
   }
 
   async function limited(key: string, limit: number, run: () => Promise<Response> | Response): Promise<Response> {
-    const d = deps.limiter.consume(key, limit, "anonymous");
+    const d = await deps.limiter.consume(key, limit, "anonymous");
     const headers = rateHeaders(d, deps.clock.now());
     if (!d.allowed) return withHeaders(toResponse(new AppError("rate_limited", `rate limit of ${limit} per minute from this address reached`)), headers);
     return withHeaders(await run(), headers);

@@ -1,10 +1,15 @@
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq, lt, or } from "drizzle-orm";
+import { sharedDatabase } from "../db/cluster";
 import { idempotencyKeys } from "../db/tables";
 import type { Deps, Principal } from "../deps";
 import { sha256Hex } from "../lib/secrets";
 import { AppError } from "./errors";
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** The status of a key's row while its request runs (instances sharing PostgreSQL hold keys with rows). */
+const IN_FLIGHT = 0;
+/** An in-flight row older than this belongs to an instance that died mid-request: the key is free again. */
+const IN_FLIGHT_MS = 5 * 60_000;
 export const MAX_KEY_LENGTH = 255;
 
 /** What a write sees of its request's Idempotency-Key: storing its answer in its own transaction. */
@@ -38,10 +43,36 @@ class Claim implements IdempotentWrite {
     readonly bodyHash: string,
   ) {}
 
-  /** Inside the write it answers, so the answer commits with the write. */
-  async store(status: number, body: string): Promise<void> {
+  /**
+   * Holds the key for this request across instances: an in-flight row, unless another request holds
+   * it (an in-flight row of its own younger than IN_FLIGHT_MS: older ones belong to an instance that
+   * died) or its answer is stored. True when this request holds it.
+   */
+  async hold(): Promise<boolean> {
     const now = this.deps.clock.now();
-    const row = {
+    const row = this.row(IN_FLIGHT, "");
+    const taken = await this.deps.db
+      .insert(idempotencyKeys)
+      .values(row)
+      .onConflictDoUpdate({
+        target: [idempotencyKeys.tokenId, idempotencyKeys.key],
+        set: row,
+        setWhere: or(lt(idempotencyKeys.expiresAt, now), and(eq(idempotencyKeys.status, IN_FLIGHT), lt(idempotencyKeys.createdAt, now - IN_FLIGHT_MS))),
+      })
+      .returning({ key: idempotencyKeys.key });
+    return taken.length === 1;
+  }
+
+  /** The request ended without an answer to keep (a 401, a 5xx): the key is free again. */
+  async letGo(): Promise<void> {
+    await this.deps.db
+      .delete(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.tokenId, this.tokenId), eq(idempotencyKeys.key, this.key), eq(idempotencyKeys.status, IN_FLIGHT)));
+  }
+
+  private row(status: number, responseBody: string) {
+    const now = this.deps.clock.now();
+    return {
       tokenId: this.tokenId,
       workspaceId: this.workspaceId,
       key: this.key,
@@ -49,10 +80,15 @@ class Claim implements IdempotentWrite {
       path: this.path,
       bodyHash: this.bodyHash,
       status,
-      responseBody: body,
+      responseBody,
       createdAt: now,
       expiresAt: now + IDEMPOTENCY_WINDOW_MS,
     };
+  }
+
+  /** Inside the write it answers, so the answer commits with the write. */
+  async store(status: number, body: string): Promise<void> {
+    const row = this.row(status, body);
     await this.deps.db
       .insert(idempotencyKeys)
       .values(row)
@@ -110,19 +146,29 @@ export function idempotency(deps: Deps, assertReplayable: (principal: Principal)
         headers: { "content-type": "application/json; charset=utf-8", "idempotent-replay": "true" },
       });
     };
+    const inProgress = () => new AppError("idempotency_in_progress", "a request with this Idempotency-Key is still being processed; retry shortly");
     const stored = await lookup();
-    if (stored) return replay(stored);
+    if (stored && stored.status !== IN_FLIGHT) return replay(stored);
     const runningKey = `${principal.tokenId}\u0000${key}`;
-    if (running.has(runningKey)) {
-      throw new AppError("idempotency_in_progress", "a request with this Idempotency-Key is still being processed; retry shortly");
-    }
+    if (running.has(runningKey)) throw inProgress();
     running.add(runningKey);
+    const claim = new Claim(deps, principal.tokenId, principal.workspaceId, key, method, path, bodyHash);
+    let heldRow = false;
     try {
       // The key is held now. A run of it may have finished (and stored its answer) while the lookup
       // above waited for the database: look once more, so it is replayed rather than run twice.
       const storedMeanwhile = await lookup();
-      if (storedMeanwhile) return replay(storedMeanwhile);
-      const claim = new Claim(deps, principal.tokenId, principal.workspaceId, key, method, path, bodyHash);
+      if (storedMeanwhile && storedMeanwhile.status !== IN_FLIGHT) return replay(storedMeanwhile);
+      // Instances sharing the database hold the key with a row as well: a retry that reaches another
+      // instance meanwhile gets 409 there too, and the replay once the answer is stored.
+      if (sharedDatabase(deps.db)) {
+        heldRow = await deps.writer.write(() => claim.hold());
+        if (!heldRow) {
+          const now = await lookup();
+          if (now && now.status !== IN_FLIGHT) return replay(now);
+          throw inProgress();
+        }
+      }
       const response = await next(claim);
       // Writes stored their answer in their own transaction; other storable answers are stored now.
       if (!claim.saved && storableStatus(response.status)) {
@@ -132,6 +178,7 @@ export function idempotency(deps: Deps, assertReplayable: (principal: Principal)
       return response;
     } finally {
       running.delete(runningKey);
+      if (heldRow && !claim.saved) await deps.writer.write(() => claim.letGo()).catch(() => {});
     }
   };
 }

@@ -41,11 +41,12 @@ export function identifier(deps: Deps, tokens: TokenResolver) {
   const lookups = new Map<string, Promise<Principal>>();
 
   /** A refused lookup, for a request that took its slot (`anon`) or one that waited (takes it now). */
-  function refused(e: unknown, ipOf: () => string, anon?: RateDecision): Identity {
+  function refused(e: unknown, ipOf: () => string, anon?: RateDecision): Identity | Promise<Identity> {
     if (!(e instanceof AppError)) throw e;
-    const decision = anon ?? deps.limiter.consume(`anon:${ipOf()}`, anonymousLimit, "anonymous");
-    if (!decision.allowed) return { error: rateLimited(decision), decision };
-    return { error: e, decision };
+    const refusal = (decision: RateDecision): Identity => (decision.allowed ? { error: e, decision } : { error: rateLimited(decision), decision });
+    if (anon) return refusal(anon);
+    const decision = deps.limiter.consume(`anon:${ipOf()}`, anonymousLimit, "anonymous");
+    return decision instanceof Promise ? decision.then(refusal) : refusal(decision);
   }
 
   return function identify(authorization: string | null, ipOf: () => string): Identity | Promise<Identity> {
@@ -66,6 +67,24 @@ export function identifier(deps: Deps, tokens: TokenResolver) {
     }
     const ip = ipOf();
     const anon = deps.limiter.consume(`anon:${ip}`, anonymousLimit, "anonymous");
+    if (!(anon instanceof Promise)) return afterSlot(secret, ip, ipOf, anon);
+    if (typeof secret !== "string") return anon.then((a) => afterSlot(secret, ip, ipOf, a));
+    // Counted in PostgreSQL, the slot is a round trip: requests with the same token meanwhile wait
+    // for this one's slot and lookup, as for a running lookup, instead of each taking a slot.
+    const key = secret;
+    const identity = anon.then((a) => afterSlot(key, ip, ipOf, a));
+    const principal = identity.then((i) => {
+      if ("principal" in i) return i.principal;
+      throw "error" in i ? i.error : new AppError("unauthorized", "a token is required");
+    });
+    principal.catch(() => {});
+    lookups.set(key, principal);
+    void identity.finally(() => lookups.get(key) === principal && lookups.delete(key)).catch(() => {});
+    return identity;
+  };
+
+  /** A request without a cached token took an anonymous slot (`anon`): refused, anonymous, or its token looked up. */
+  function afterSlot(secret: string | AppError | null, ip: string, ipOf: () => string, anon: RateDecision): Identity | Promise<Identity> {
     if (!anon.allowed) return { error: rateLimited(anon), decision: anon };
     if (secret === null) return { anonymous: anon };
     if (secret instanceof AppError) return { error: secret, decision: anon };
@@ -78,7 +97,7 @@ export function identifier(deps: Deps, tokens: TokenResolver) {
         deps.limiter.refund(`anon:${ip}`);
         return { principal };
       },
-      (e: unknown): Identity => {
+      (e: unknown): Identity | Promise<Identity> => {
         lookups.delete(key);
         return refused(e, ipOf, anon);
       },

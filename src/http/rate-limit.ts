@@ -13,7 +13,6 @@ export interface RateDecision {
   bucket: Bucket;
 }
 
-const WINDOW_MS = 60_000;
 
 interface Counter {
   windowMs: number;
@@ -22,10 +21,34 @@ interface Counter {
 }
 
 /**
+ * Counts requests in fixed windows. In memory for SQLite's one server (`RateLimiter`); in the
+ * database when instances share PostgreSQL (`PgRateLimiter`, rate-limit-pg.ts), so a window is
+ * counted once across all of them. A decision from memory is at hand; from the database, a promise.
+ */
+export interface Limiter {
+  /** Counts one request against `key` and says whether it is within `limit` per window (a minute by default). */
+  consume(key: string, limit: number, bucket: Bucket, windowMs?: number): RateDecision | Promise<RateDecision>;
+  /** Gives back a request counted provisionally (an anonymous slot taken before a token proved good). */
+  refund(key: string, windowMs?: number): void;
+  /** Forgets windows that have ended (the database's; memory prunes itself as it goes). */
+  forgetEnded?(): Promise<number>;
+}
+
+/** The decision for the `count`th request of a window (counted, refused ones too, by the database). */
+export function decide(count: number, limit: number, bucket: Bucket, window: number, windowMs: number): RateDecision {
+  const reset = ((window + 1) * windowMs) / 1000;
+  if (count > limit) return { allowed: false, limit, remaining: 0, reset, bucket };
+  return { allowed: true, limit, remaining: limit - count, reset, bucket };
+}
+
+export const RATE_WINDOW_MS = 60_000;
+const WINDOW_MS = RATE_WINDOW_MS;
+
+/**
  * Fixed one-minute windows counted in memory: no database write per request, and exact under
  * concurrency because JavaScript runs one request's check-and-increment at a time.
  */
-export class RateLimiter {
+export class RateLimiter implements Limiter {
   private counters = new Map<string, Counter>();
   private currentWindow = 0;
 

@@ -1,14 +1,13 @@
-import { aliasedTable, and, eq, inArray, isNull, lt, lte, min, notExists, or, sql } from "drizzle-orm";
+import { aliasedTable, and, eq, inArray, isNull, lt, lte, min, notExists, or, sql, type SQLWrapper } from "drizzle-orm";
 import type { Deps } from "../deps";
 import { jobs } from "../db/tables";
 import { sqlRows } from "../db/sql";
+import { sharedDatabase } from "../db/cluster";
 
 export type JobRow = typeof jobs.$inferSelect;
 
 /** Retry delays after the 1st, 2nd, … failed attempt (scaled by NOTESTREAM_RETRY_SCALE). */
 export const BACKOFF_MS = [10_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 10_800_000, 21_600_000];
-/** A claimed job not finished within this long is assumed lost and claimed again. */
-export const LEASE_MS = 60_000;
 
 export function backoffMs(deps: Deps, attempt: number): number {
   return Math.round(BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length) - 1]! * deps.config.retryScale);
@@ -60,6 +59,20 @@ function firstOfItsKey(deps: Deps) {
 export async function claimDueJobs(deps: Deps, limit: number, leaseId: string): Promise<JobRow[]> {
   const now = deps.clock.now();
   const due = or(and(eq(jobs.status, "pending"), lte(jobs.runAt, now)), and(eq(jobs.status, "running"), lte(jobs.leaseExpiresAt, now)));
+  if (sharedDatabase(deps.db)) {
+    // Instances claim side by side: each locks the due jobs it picks and skips those another is
+    // picking (FOR UPDATE SKIP LOCKED), in one statement. An earlier unfinished job of a serial key
+    // still holds back its later ones, whichever instance runs it.
+    const pick = deps.db.select({ id: jobs.id }).from(jobs).where(and(due, firstOfItsKey(deps))).orderBy(jobs.id).limit(limit) as unknown as {
+      for(strength: "update", config: { skipLocked: boolean }): SQLWrapper;
+    };
+    const rows = await deps.db
+      .update(jobs)
+      .set({ status: "running", leaseId, leaseExpiresAt: now + deps.config.jobLeaseMs, attempts: sql`${jobs.attempts} + 1` })
+      .where(inArray(jobs.id, pick.for("update", { skipLocked: true }) as never))
+      .returning();
+    return rows.sort((a, b) => a.id - b.id);
+  }
   const candidates = await deps.db
     .select({ id: jobs.id })
     .from(jobs)
@@ -70,7 +83,7 @@ export async function claimDueJobs(deps: Deps, limit: number, leaseId: string): 
   for (const c of candidates) {
     const [row] = await deps.db
       .update(jobs)
-      .set({ status: "running", leaseId, leaseExpiresAt: now + LEASE_MS, attempts: sql`${jobs.attempts} + 1` })
+      .set({ status: "running", leaseId, leaseExpiresAt: now + deps.config.jobLeaseMs, attempts: sql`${jobs.attempts} + 1` })
       .where(and(eq(jobs.id, c.id), or(eq(jobs.status, "pending"), and(eq(jobs.status, "running"), lte(jobs.leaseExpiresAt, now)))))
       .returning();
     if (row) claimed.push(row);
@@ -119,14 +132,20 @@ export async function failJob(deps: Deps, job: JobRow, leaseId: string, error: s
 
 /**
  * When the next claimable job falls due, so the runner can wake for it without waiting for a
- * sweep. A job waiting behind an earlier one of its serial key is not claimable yet.
+ * sweep. A job waiting behind an earlier one of its serial key is not claimable yet. Where
+ * instances share the database, a job another instance claimed is claimable again when its lease
+ * ends (that instance may have died): the survivors wake then, not at the next sweep.
  */
 export async function nextDueAt(deps: Deps): Promise<number | null> {
   const [r] = await deps.db
     .select({ t: min(jobs.runAt) })
     .from(jobs)
     .where(and(eq(jobs.status, "pending"), firstOfItsKey(deps)));
-  return r?.t ?? null;
+  const pending = r?.t ?? null;
+  if (!sharedDatabase(deps.db)) return pending;
+  const [l] = await deps.db.select({ t: min(jobs.leaseExpiresAt) }).from(jobs).where(eq(jobs.status, "running"));
+  const leased = l?.t == null ? null : Number(l.t);
+  return pending === null ? leased : leased === null ? pending : Math.min(pending, leased);
 }
 
 /**
@@ -134,6 +153,8 @@ export async function nextDueAt(deps: Deps): Promise<number | null> {
  * process that died; it is due again at once instead of after its lease.
  */
 export async function reclaimAbandoned(deps: Deps): Promise<number> {
+  // Other instances may be running those jobs right now: theirs come back when their lease ends.
+  if (sharedDatabase(deps.db)) return 0;
   const changed = await deps.db
     .update(jobs)
     .set({ status: "pending", leaseId: null, leaseExpiresAt: null })

@@ -37,6 +37,8 @@ export const JOBS_BEAT = "jobs";
  */
 export class JobRunner {
   private inflight = 0;
+  /** Claims under way (and the timer armed after them): their jobs are about to be in flight, so stop() and drain() wait for them too. */
+  private claiming = 0;
   private scheduled = false;
   private stopped = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -68,7 +70,15 @@ export class JobRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    if (this.inflight > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    if (!this.idle()) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private idle(): boolean {
+    return this.inflight === 0 && this.claiming === 0;
+  }
+
+  private notifyIdle(): void {
+    if (this.idle()) this.idleWaiters.splice(0).forEach((r) => r());
   }
 
   /** Resolves when nothing is running and nothing is due (for tests and shutdown). */
@@ -76,12 +86,12 @@ export class JobRunner {
     for (;;) {
       await new Promise((r) => setImmediate(r));
       await this.deps.writer.idle();
-      if (this.inflight === 0 && !this.scheduled) {
+      if (this.idle() && !this.scheduled) {
         const next = await nextDueAt(this.deps);
         if (next === null || next > this.deps.clock.now()) return;
-        if ((await this.tick()) === 0 && this.inflight === 0) return;
+        if ((await this.tick()) === 0 && this.idle()) return;
       }
-      if (this.inflight > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      if (!this.idle()) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }
   }
 
@@ -91,12 +101,19 @@ export class JobRunner {
     const free = this.concurrency - this.inflight;
     this.deps.heartbeats.set(JOBS_BEAT, this.deps.clock.now());
     if (free <= 0) return 0;
-    const claimed = await this.deps.writer.write(() => claimDueJobs(this.deps, free, this.leaseId));
-    for (const job of claimed) {
-      this.inflight++;
-      void this.run(job);
+    let claimed: JobRow[];
+    this.claiming++;
+    try {
+      claimed = await this.deps.writer.write(() => claimDueJobs(this.deps, free, this.leaseId));
+      for (const job of claimed) {
+        this.inflight++;
+        void this.run(job);
+      }
+      await this.armTimer();
+    } finally {
+      this.claiming--;
+      this.notifyIdle();
     }
-    await this.armTimer();
     return claimed.length;
   }
 
@@ -122,7 +139,7 @@ export class JobRunner {
       }
     }
     this.inflight--;
-    if (this.inflight === 0) this.idleWaiters.splice(0).forEach((r) => r());
+    this.notifyIdle();
     this.wake();
   }
 

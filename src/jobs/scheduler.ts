@@ -1,6 +1,7 @@
 import { cron } from "@elysiajs/cron";
 import { Elysia } from "elysia";
 import type { Deps } from "../deps";
+import { onceAcrossInstances, tickOf } from "../db/cluster";
 
 /** Periodic work. Each task reads its due items from the database, so none is lost to a restart. */
 export interface PeriodicTask {
@@ -9,6 +10,11 @@ export interface PeriodicTask {
   pattern: string;
   /** Runs inside one write; a promise it returns (its queries) is awaited before the write ends. */
   run: (deps: Deps) => unknown;
+  /**
+   * Work of this process itself (its own runner, its own counters), done by every instance. Any
+   * other task is done once per tick across the instances sharing a PostgreSQL database.
+   */
+  everyInstance?: boolean;
 }
 
 export const SCHEDULER_BEAT = "scheduler";
@@ -20,9 +26,12 @@ export async function runTasks(deps: Deps, tasks: readonly PeriodicTask[]): Prom
   for (const task of tasks) await runTask(deps, task);
 }
 
-export async function runTask(deps: Deps, task: PeriodicTask): Promise<void> {
+/** `tick`: the scheduled second, when the schedule runs it (null: asked for, at start-up or by a test). */
+export async function runTask(deps: Deps, task: PeriodicTask, tick: number | null = null): Promise<void> {
   try {
-    await deps.writer.write(() => task.run(deps));
+    await deps.writer.write(async () => {
+      if (task.everyInstance || (await onceAcrossInstances(deps.db, task.name, tick))) await task.run(deps);
+    });
     deps.heartbeats.set(SCHEDULER_BEAT, deps.clock.now());
   } catch (e) {
     console.error(JSON.stringify({ level: "error", msg: "periodic task failed", task: task.name, error: String(e) }));
@@ -33,7 +42,7 @@ export async function runTask(deps: Deps, task: PeriodicTask): Promise<void> {
 export function startScheduler(deps: Deps, tasks: readonly PeriodicTask[]): { stop: () => void } {
   let app = new Elysia();
   for (const task of tasks) {
-    app = app.use(cron({ name: task.name, pattern: task.pattern, protect: true, run: () => void runTask(deps, task) })) as unknown as Elysia;
+    app = app.use(cron({ name: task.name, pattern: task.pattern, protect: true, run: () => void runTask(deps, task, tickOf(deps.clock.now())) })) as unknown as Elysia;
   }
   const store = app.store as { cron?: Record<string, { stop: () => void }> };
   return { stop: () => Object.values(store.cron ?? {}).forEach((c) => c.stop()) };

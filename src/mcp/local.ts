@@ -25,7 +25,7 @@ export class LocalBackend implements NotesBackend {
 
   private async run<T>(bucket: Bucket, fn: () => T | Promise<T>): Promise<T> {
     const { deps, principal } = this.ctx;
-    const d = deps.limiter.consume(tokenRateKey(principal.tokenId, bucket), rateFor(principal, bucket), bucket);
+    const d = await deps.limiter.consume(tokenRateKey(principal.tokenId, bucket), rateFor(principal, bucket), bucket);
     if (!d.allowed) throw new ToolFailure("rate_limited", `rate limit of ${d.limit} ${bucket} per minute reached; retry in a minute`);
     if (bucket !== "reads" && deps.config.limitProfile !== "unlimited" && (await getWorkspace(deps, principal.workspaceId)).plan === "free") {
       throw new ToolFailure("plan_required", "agent writes need a paid plan; reading works on every plan");

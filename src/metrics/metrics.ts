@@ -7,8 +7,8 @@ export interface ScrapeSources {
   jobQueues(): Promise<{ queue: string; depth: number; oldestAgeSeconds: number }[]>;
   /** Streams followed live (Server-Sent Events) right now. */
   sseOpen(): number;
-  /** The database file's and its write-ahead log's size, in bytes. */
-  files(): { database: number; wal: number };
+  /** The database's and its write-ahead log's size, in bytes (no log of its own on PostgreSQL: null). */
+  files(): Promise<{ database: number; wal: number | null }>;
 }
 
 interface Child {
@@ -90,13 +90,13 @@ export class Metrics {
       const s = sources();
       if (s) g.set(s.sseOpen());
     });
-    this.gauge("notestream_database_bytes", "Size of the SQLite database file.", [], (g) => {
+    this.gauge("notestream_database_bytes", "Size of the database: SQLite's file, or PostgreSQL's pg_database_size.", [], async (g) => {
       const s = sources();
-      if (s) g.set(s.files().database);
+      if (s) g.set((await s.files()).database);
     });
-    this.gauge("notestream_wal_bytes", "Size of the SQLite write-ahead log file.", [], (g) => {
-      const s = sources();
-      if (s) g.set(s.files().wal);
+    this.gauge("notestream_wal_bytes", "Size of the SQLite write-ahead log file (no series on PostgreSQL, whose log is the server's).", [], async (g) => {
+      const wal = (await sources()?.files())?.wal;
+      if (wal != null) g.set(wal);
     });
   }
 

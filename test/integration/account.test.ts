@@ -7,6 +7,7 @@ import { issueTokens } from "../../src/mcp/oauth/tokens";
 import { hashPassword } from "../../src/modules/accounts/password";
 import { createAccount } from "../../src/modules/accounts/service";
 import { FormBrowser, fieldMessage, inputNamed } from "../helpers/form-browser";
+import { exportZipKept } from "../helpers/exports";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
@@ -202,8 +203,9 @@ describe("the account's password and its deletion, in the browser", () => {
     const csrf = me.b.csrfOf(page);
     expect((await me.b.post("/settings/export", { _csrf: csrf })).status).toBe(303);
     await h.jobs.drain();
-    const exportFile = (await h.deps.db.select({ path: exportsTable.filePath }).from(exportsTable))[0]!.path!;
-    expect(await Bun.file(exportFile).exists()).toBe(true);
+    const [built] = await h.deps.db.select({ id: exportsTable.id, status: exportsTable.status }).from(exportsTable);
+    expect(built!.status).toBe("ready");
+    expect(await exportZipKept(h, built!.id)).toBe(true);
 
     const wrong = await me.b.post("/settings/delete", { _csrf: csrf, password: "Wrong1!pass" });
     expect(wrong.status).toBe(422);
@@ -241,7 +243,7 @@ describe("the account's password and its deletion, in the browser", () => {
     expect(await rowsIn(oauthTokens, eq(oauthTokens.accountId, me.accountId))).toBe(0);
     expect(await rowsIn(sessions, eq(sessions.accountId, me.accountId))).toBe(0);
     expect(await rowsIn(exportsTable, eq(exportsTable.accountId, me.accountId))).toBe(0);
-    expect(await Bun.file(exportFile).exists()).toBe(false);
+    expect(await exportZipKept(h, built!.id)).toBe(false);
     expect(await rowsIn(workspaceMembers, eq(workspaceMembers.workspaceId, teamId))).toBe(1);
     expect(await rowsIn(notes, eq(notes.workspaceId, teamId))).toBe(1);
     expect(sent.filter((m) => m.to === "leaving@example.com").at(-1)!.subject).toBe("[notestream] your account is deleted");

@@ -5,15 +5,16 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { unzipSync } from "fflate";
-import { exportsTable, notes } from "../../src/db/tables";
+import { exportFiles, exportsTable, notes } from "../../src/db/tables";
 import { runAllTasks } from "../../src/schedule";
 import type { MailMessage } from "../../src/mail/mailer";
 import { lapse } from "../../src/modules/accounts/lifecycle";
-import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
+import { exportZipKept, exportZipsKept } from "../helpers/exports";
+import { errorOf, harness, onPostgres, type Harness, type TestResponse } from "../helpers/harness";
 
 const HOUR = 3600 * 1000;
 const DAY = 24 * HOUR;
@@ -294,8 +295,7 @@ describe("export: who may see it, and for how long", () => {
     const a = await h.account("dev");
     const token = await h.token(a, ["read"]);
     const ready = await readyExport(token);
-    const file = join(h.dataDir, "exports", `${ready.id}.zip`);
-    expect(existsSync(file)).toBe(true);
+    expect(await exportZipKept(h, ready.id)).toBe(true);
 
     // Just before the deadline it still works.
     const expiresAt = Date.parse(ready.expires_at);
@@ -310,8 +310,8 @@ describe("export: who may see it, and for how long", () => {
     expect(afterDeadline).toMatchObject({ status: "expired", download_url: null });
 
     await runAllTasks(h.deps);
-    expect(existsSync(file)).toBe(false);
-    expect(readdirSync(join(h.dataDir, "exports"))).toEqual([]);
+    expect(await exportZipKept(h, ready.id)).toBe(false);
+    expect(await exportZipsKept(h)).toEqual([]);
     const record = await (await exportStatus(token, ready.id)).json();
     expect(record).toMatchObject({ id: ready.id, status: "expired", download_url: null });
     const rows = await h.deps.db.select({ status: exportsTable.status, file_path: exportsTable.filePath }).from(exportsTable).where(eq(exportsTable.id, ready.id));
@@ -427,5 +427,70 @@ describe("export: rich-text notes", () => {
     expect(new TextDecoder().decode(zip["Plan.pdf"]!.slice(0, 5))).toBe("%PDF-");
     const manifest = JSON.parse(new TextDecoder().decode(zip["manifest.json"]!));
     expect(manifest.notes[0].renderings).toEqual(["Plan.docx", "Plan.pdf"]);
+  });
+});
+
+describe("export: where the zip lives", () => {
+  /** A stream of about `mb` MB of incompressible text: its zip spans several parts. */
+  async function bigStream(token: string, mb: number): Promise<void> {
+    for (let i = 0; i < mb; i++) {
+      const r = await h.request("POST", "/api/v1/notes/by-filename/big.log/append", { token, body: { text: randomBytes(786_000).toString("base64") } });
+      expect(r.status).toBeLessThan(300);
+    }
+  }
+
+  test.skipIf(!onPostgres)("on PostgreSQL the zip is in the database, in 1 MB parts: another instance serves it with no file on disk", async () => {
+    await h.close();
+    await setup({ profile: "unlimited" });
+    const a = await h.account("dev");
+    const token = await h.token(a, ["read", "write"]);
+    await bigStream(token, 3);
+    const ready = await readyExport(token);
+
+    // Nothing on disk; the parts are 1 MiB each but the last, and add up to the zip.
+    expect(existsSync(join(h.dataDir, "exports"))).toBe(false);
+    const [row] = await h.deps.db.select({ filePath: exportsTable.filePath }).from(exportsTable).where(eq(exportsTable.id, ready.id));
+    expect(row!.filePath).toBeNull();
+    const parts = await h.deps.db.select({ part: exportFiles.part, data: exportFiles.data }).from(exportFiles).where(eq(exportFiles.exportId, ready.id)).orderBy(exportFiles.part);
+    expect(parts.length).toBeGreaterThanOrEqual(3);
+    expect(parts.map((p) => p.part)).toEqual(parts.map((_, i) => i));
+    for (const p of parts.slice(0, -1)) expect(p.data.length).toBe(1 << 20);
+    expect(parts.at(-1)!.data.length).toBeGreaterThan(0);
+    expect(parts.at(-1)!.data.length).toBeLessThanOrEqual(1 << 20);
+    expect(parts.reduce((n, p) => n + p.data.length, 0)).toBe(ready.size_bytes);
+    const stored = Buffer.concat(parts.map((p) => p.data));
+
+    // A second instance on the same database serves the download, with no file anywhere.
+    rmSync(join(h.dataDir, "exports"), { recursive: true, force: true });
+    const other = await harness({ profile: "unlimited", dataDir: h.dataDir, clock: h.clock });
+    try {
+      const res = await other.request("GET", pathOf(ready.download_url), { token });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("application/zip");
+      expect(res.headers.get("content-length")).toBe(String(ready.size_bytes));
+      const zip = new Uint8Array(await res.arrayBuffer());
+      expect(Buffer.from(zip).equals(stored)).toBe(true);
+      const { files, manifest } = unzip(zip);
+      expectManifestMatches(files, manifest);
+      expect(existsSync(join(other.dataDir, "exports"))).toBe(false);
+    } finally {
+      await other.stop();
+    }
+
+    // The expiry sweep deletes the parts.
+    h.clock.advance(DAY);
+    await runAllTasks(h.deps);
+    expect(await exportZipsKept(h)).toEqual([]);
+  }, 60_000);
+
+  test.skipIf(onPostgres)("on SQLite the zip is a file under the data dir; nothing goes to export_files", async () => {
+    const a = await h.account("dev");
+    const token = await h.token(a, ["read", "write"]);
+    expect((await h.request("POST", "/api/v1/notes/by-filename/s.log/append", { token, body: { text: "x" } })).status).toBe(201);
+    const ready = await readyExport(token);
+    const [row] = await h.deps.db.select({ filePath: exportsTable.filePath }).from(exportsTable).where(eq(exportsTable.id, ready.id));
+    expect(row!.filePath).toBe(join(h.dataDir, "exports", `${ready.id}.zip`));
+    expect(readdirSync(join(h.dataDir, "exports"))).toEqual([`${ready.id}.zip`]);
+    expect(await h.deps.db.select().from(exportFiles)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { asc } from "drizzle-orm";
+import { sqlRun } from "../../src/db/sql";
 import { apiErrors, tokens } from "../../src/db/tables";
 import { SCHEDULER_STALE_MS } from "../../src/jobs/scheduler";
 import { runAllTasks } from "../../src/schedule";
@@ -49,11 +50,11 @@ describe("GET /up/deep", () => {
   test("is 503 when the database does not answer", async () => {
     h = await harness();
     await runAllTasks(h.deps);
-    h.deps.db.$client.run("ALTER TABLE workspaces RENAME TO workspaces_gone");
+    await sqlRun(h.deps.db, "ALTER TABLE workspaces RENAME TO workspaces_gone");
     const res = await h.request("GET", "/up/deep");
     expect(res.status).toBe(503);
     expect((await res.json()).checks).toMatchObject({ database: { status: "fail" }, scheduler: { status: "ok" } });
-    h.deps.db.$client.run("ALTER TABLE workspaces_gone RENAME TO workspaces");
+    await sqlRun(h.deps.db, "ALTER TABLE workspaces_gone RENAME TO workspaces");
   });
 
   test("allows 60 a minute per address: the 61st is 429, another address still gets through", async () => {

@@ -3,7 +3,7 @@ import { count, eq, inArray, sql } from "drizzle-orm";
 import { idempotencyKeys, notes, workspaces } from "../../src/db/tables";
 import { sqlRun } from "../../src/db/sql";
 import { runAllTasks } from "../../src/schedule";
-import { errorOf, harness, type Harness } from "../helpers/harness";
+import { errorOf, harness, onPostgres, type Harness } from "../helpers/harness";
 
 let h: Harness;
 afterEach(() => h.close());
@@ -210,10 +210,13 @@ describe("Idempotency-Key", () => {
     h = await harness();
     const token = await h.token(await h.account("dev"));
     // Make the idempotency record fail to store: the note must not be created either.
-    // SQLite only: a trigger that refuses (PostgreSQL's would be a function and a trigger).
-    h.deps.db.$client.run(
-      "CREATE TRIGGER no_keys BEFORE INSERT ON idempotency_keys BEGIN SELECT RAISE(ABORT, 'refused'); END",
-    );
+    // A trigger that refuses (on PostgreSQL a function and a trigger).
+    if (onPostgres) {
+      await sqlRun(h.deps.db, "CREATE FUNCTION no_keys() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$");
+      await sqlRun(h.deps.db, "CREATE TRIGGER no_keys BEFORE INSERT ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION no_keys()");
+    } else {
+      await sqlRun(h.deps.db, "CREATE TRIGGER no_keys BEFORE INSERT ON idempotency_keys BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    }
     const res = await h.request("POST", "/api/v1/notes", { token, body: { note: {} }, headers: withKey("atomic") });
     expect(res.status).toBe(500);
     expect(await countNotes()).toBe(0);

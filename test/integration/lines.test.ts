@@ -1,11 +1,13 @@
+import { SQL } from "bun";
 import { Database } from "bun:sqlite";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq, min } from "drizzle-orm";
 import { join } from "node:path";
+import { CHANGES_CHANNEL } from "../../src/db/pg/other-writers";
 import { noteChunks } from "../../src/db/tables";
 import { mintExtensionToken } from "../../src/modules/tokens/service";
 import { followers } from "../../src/modules/streams/follow";
-import { errorOf, harness, type Harness } from "../helpers/harness";
+import { errorOf, harness, onPostgres, type Harness } from "../helpers/harness";
 import { sseReader } from "../helpers/sse";
 
 let h: Harness;
@@ -320,13 +322,29 @@ describe("following with Accept: text/event-stream", () => {
     expect(followers(h.deps).size).toBe(0);
   });
 
-  test("lines written by another process (the CLI) are found by the periodic re-check", async () => {
+  // SQLite only: another process's commit is seen in data_version, polled; on PostgreSQL nothing
+  // is polled and other instances announce their commits (the next test).
+  test.skipIf(onPostgres)("lines written by another process (the CLI) are found by the periodic re-check", async () => {
     followers(h.deps).recheckMs = 30;
     const { id } = (await (await append("f.log", "x")).json()) as { id: string };
     const sse = sseReader((await follow(`/api/v1/notes/${id}/lines`)).body!);
     const other = new Database(join(h.dataDir, "notestream.db"));
     other.run("INSERT INTO note_chunks (note_id, text, at) VALUES (?, ?, ?)", [id, "from elsewhere\n", h.clock.now()]);
     other.close();
+    expect((await sse.take(1, 3000)).map((e) => JSON.parse(e.data).text)).toEqual(["from elsewhere"]);
+    await sse.close();
+  });
+
+  test.skipIf(!onPostgres)("lines written by another instance on the same PostgreSQL are found when it announces its commit", async () => {
+    const { id } = (await (await append("f.log", "x")).json()) as { id: string };
+    const sse = sseReader((await follow(`/api/v1/notes/${id}/lines`)).body!);
+    // What another instance's append does: the chunk, and the announcement on commit.
+    const other = new SQL({ url: h.deps.config.postgres!.url, max: 1 });
+    await other.begin(async (tx) => {
+      await tx`INSERT INTO note_chunks (note_id, text, at) VALUES (${id}, ${"from elsewhere\n"}, ${h.clock.now()})`;
+      await tx`SELECT pg_notify(${CHANGES_CHANNEL}, ${"another-instance"})`;
+    });
+    await other.close();
     expect((await sse.take(1, 3000)).map((e) => JSON.parse(e.data).text)).toEqual(["from elsewhere"]);
     await sse.close();
   });

@@ -13,6 +13,8 @@ import * as pgSchema from "../../src/db/pg/schema";
 import { freshDatabase, hasPostgres, type TestDatabase } from "../helpers/postgres";
 
 const KNOWN = migrationJournal.entries.length;
+/** Full-text search's indexes, which drizzle's schema cannot express (migrations-pg/0002_search.sql). */
+const SEARCH_INDEXES = ["note_chunks_search", "notes_search"];
 
 const clientFor = (db: TestDatabase, pool = 2) => pgClient(loadConfig({ NOTESTREAM_DATABASE_URL: db.url }).postgres!, pool);
 
@@ -52,6 +54,9 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
     }
   });
 
+  /** rate_windows (migrations-pg/0003_rate_windows.sql), counted by src/http/rate-limit-pg.ts, is outside the drizzle schema. */
+  const RATE_WINDOW_COLUMNS = ["rate_windows.key text not null", "rate_windows.window_start bigint not null", "rate_windows.expires_at bigint not null", "rate_windows.count integer not null"];
+
   // Catches a schema change in src/db/pg/schema whose `make migration-pg` was forgotten.
   test("leave the database with exactly the tables, columns and indexes of src/db/pg/schema", async () => {
     const db = await fresh();
@@ -67,6 +72,7 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
     const actualColumns = columns.map((c) => `${c.table_name}.${c.column_name} ${c.data_type}${c.is_nullable === "NO" ? " not null" : ""}`).sort();
     const expectedColumns = tables
       .flatMap((t) => t.columns.map((c) => `${t.name}.${c.name} ${c.getSQLType()}${c.notNull ? " not null" : ""}`))
+      .concat(RATE_WINDOW_COLUMNS)
       .sort();
     expect(actualColumns).toEqual(expectedColumns);
 
@@ -77,8 +83,15 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
         ...t.columns.filter((c) => c.isUnique).map((c) => c.uniqueName!),
         ...(t.primaryKeys.length ? t.primaryKeys.map((k) => k.getName()) : [`${t.name}_pkey`]),
       ])
+      // Outside the drizzle schema: full-text search's GIN expression indexes (migrations-pg/0002_search.sql).
+      .concat(SEARCH_INDEXES)
+      // Outside the drizzle schema too: the shared rate-limit windows, an UNLOGGED table (migrations-pg/0003_rate_windows.sql).
+      .concat(["rate_windows_pkey", "rate_windows_expires"])
       .sort();
     expect(indexes.map((i) => i.indexname).sort()).toEqual(expectedIndexes);
+    for (const name of SEARCH_INDEXES) expect(indexes.find((i) => i.indexname === name)!.indexdef).toMatch(/ USING gin \(.*to_tsvector\('notestream_search'::regconfig, notestream_search_text\(/);
+    const [unlogged] = await db.sql<{ persistence: string }[]>`SELECT relpersistence AS persistence FROM pg_class WHERE relname = 'rate_windows'`;
+    expect(unlogged!.persistence).toBe("u");
     const partial = indexes.filter((i) => i.indexdef.includes(" WHERE ")).map((i) => i.indexname).sort();
     expect(partial).toEqual(["notes_retention_days", "notes_run_started", "notes_trashed"]);
   });

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { errorOf, harness, type Harness, type TestResponse } from "../helpers/harness";
+import { sqlRows } from "../../src/db/sql";
+import { errorOf, harness, onPostgres, type Harness, type TestResponse } from "../helpers/harness";
+import { rowChanges } from "../helpers/row-changes";
 
 let h: Harness;
 afterEach(() => h.close());
@@ -72,17 +74,39 @@ describe("per-token buckets", () => {
     expect([ok, limited]).toEqual([300, 20]);
   });
 
-  test("counting costs no database write", async () => {
+  // SQLite only: its one server counts in memory. PostgreSQL's instances share the windows in a
+  // table, which the next test holds to its counterpart.
+  test.skipIf(onPostgres)("counting costs no database write", async () => {
     h = await harness();
     const token = await h.token(await h.account("dev"));
     await h.request("GET", "/api/v1/notes", { token }); // resolve and cache the token
     await h.deps.writer.idle();
-    // SQLite only: total_changes() counts every row this connection changed, the writer's included.
+    // total_changes() counts every row this connection changed, the writer's included.
     const changes = () => (h.deps.db.$client.query("SELECT total_changes() AS c").get() as { c: number }).c;
     const before = changes();
     for (let i = 0; i < 50; i++) expect((await h.request("GET", "/api/v1/notes", { token })).status).toBe(200);
     await h.deps.writer.idle();
     expect(changes()).toBe(before);
+  });
+
+  test.skipIf(!onPostgres)("on PostgreSQL counting writes one row of rate_windows, an UNLOGGED table, and no other row", async () => {
+    h = await harness();
+    const token = await h.token(await h.account("dev"));
+    await h.request("GET", "/api/v1/notes", { token }); // resolve and cache the token
+    await h.deps.writer.idle();
+    // Every other table's changed rows (rowChanges leaves the windows out).
+    const changes = await rowChanges(h.deps.db);
+    const windows = async () =>
+      (await sqlRows<{ n: string; counted: string | null }>(h.deps.db, "SELECT count(*) AS n, sum(count) AS counted FROM rate_windows")).map((r) => [Number(r.n), Number(r.counted)])[0]!;
+    const before = await changes();
+    const [rows, counted] = await windows();
+    for (let i = 0; i < 50; i++) expect((await h.request("GET", "/api/v1/notes", { token })).status).toBe(200);
+    await h.deps.writer.idle();
+    expect(await changes()).toBe(before);
+    // The same window's row, counted up: no row per request, and none in the write-ahead log.
+    expect(await windows()).toEqual([rows!, counted! + 50]);
+    const [table] = await sqlRows<{ persistence: string }>(h.deps.db, "SELECT relpersistence AS persistence FROM pg_class WHERE relname = 'rate_windows'");
+    expect(table!.persistence).toBe("u");
   });
 
   test("the unlimited profile still answers with rate-limit headers but never 429s a token", async () => {

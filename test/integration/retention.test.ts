@@ -4,6 +4,7 @@ import { accounts, jobs as jobsTable, noteChunks, notes } from "../../src/db/tab
 import { runTask } from "../../src/schedule";
 import { createSession } from "../../src/web/session";
 import { errorOf, harness, type Harness } from "../helpers/harness";
+import { dropSearchTriggers, rowChanges } from "../helpers/row-changes";
 
 let h: Harness;
 let acct: { accountId: string; workspaceId: string; email: string };
@@ -48,7 +49,6 @@ async function fill(filename: string, size = CAP): Promise<string> {
   return id;
 }
 
-const sqlite = () => h.deps.db.$client;
 /** What the stored chunks of the workspace hold, in bytes: the truth storage and byte_size must match. */
 const chunkBytes = async (noteId?: string) => {
   const [r] = await h.deps.db
@@ -60,7 +60,6 @@ const chunkBytes = async (noteId?: string) => {
 };
 const storageUsed = async () => (await (await h.request("GET", "/api/v1/account", { token })).json()).usage.storage_bytes as number;
 const chunkCount = async (noteId: string) => (await h.deps.db.select({ n: count() }).from(noteChunks).where(eq(noteChunks.noteId, noteId)))[0]!.n;
-const totalChanges = () => sqlite().query<{ c: number }, []>("SELECT total_changes() AS c").get()!.c;
 
 describe("PATCH retention and retention_days", () => {
   test("a stream shows retention reject, retention_days null and full false until set; both round-trip", async () => {
@@ -244,13 +243,12 @@ describe("retention_days", () => {
     expect(await chunkCount(id)).toBe(200);
     // The stream's own rows: the search index's triggers are set aside, as each removed chunk also
     // removes its index rows (test/integration/search.test.ts has those).
-    for (const { name } of sqlite().query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search_%'").all()) {
-      sqlite().run(`DROP TRIGGER ${name}`);
-    }
-    const before = totalChanges();
+    await dropSearchTriggers(h.deps.db);
+    const totalChanges = await rowChanges(h.deps.db);
+    const before = await totalChanges();
     await runTask(h.deps, "retention");
     // 50 chunks, the note and the workspace (and the scheduler's own nothing).
-    expect(totalChanges() - before).toBe(52);
+    expect((await totalChanges()) - before).toBe(52);
     expect(await chunkCount(id)).toBe(150);
     const note = await noteOf(id);
     expect(note.plain_body.startsWith("new 0\n")).toBe(true);

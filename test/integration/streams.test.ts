@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { notes } from "../../src/db/tables";
+import { count, desc, eq, sql } from "drizzle-orm";
+import { noteChunks, notes } from "../../src/db/tables";
 import { errorOf, harness, type Harness } from "../helpers/harness";
+import { dropSearchTriggers, rowChanges, settleSearchIndex } from "../helpers/row-changes";
 
 let h: Harness;
 let token: string;
@@ -153,17 +154,25 @@ describe("append by id", () => {
 });
 
 /**
- * Rows one request changes (SQLite's change counter). The search index is merged first: it
- * merges its segments every few commits, and that work would land on whichever write is next.
+ * Rows one request changes (SQLite's change counter; rowChanges has PostgreSQL's). The search
+ * index is merged first: it merges its segments every few commits, and that work would land on
+ * whichever write is next.
  */
 async function changesOf(send: () => Promise<Response>): Promise<number> {
-  const sqlite = h.deps.db.$client;
-  for (const index of ["search_chunks", "search_notes"]) sqlite.run(`INSERT INTO ${index} (${index}) VALUES ('optimize')`);
-  const total = () => (sqlite.query("SELECT total_changes() AS c").get() as { c: number }).c;
-  const before = total();
+  await settleSearchIndex(h.deps.db);
+  const total = await rowChanges(h.deps.db);
+  const before = await total();
   expect((await send()).status).toBeLessThan(300);
-  return total() - before;
+  return (await total()) - before;
 }
+
+const chunkStats = async (noteId: string) => {
+  const [row] = await h.deps.db
+    .select({ n: count(), bytes: sql<number>`sum(length(${noteChunks.text}))`.mapWith(Number) })
+    .from(noteChunks)
+    .where(eq(noteChunks.noteId, noteId));
+  return row!;
+};
 
 describe("append cost does not grow with the note", () => {
   test("appending to a 3 MB stream writes one chunk and does not rewrite the note", async () => {
@@ -171,11 +180,7 @@ describe("append cost does not grow with the note", () => {
     // Grow the stream to ~3 MB through the API in 100 KB appends.
     const block = "x".repeat(100 * 1024 - 1);
     for (let i = 0; i < 30; i++) expect((await append("big.log", block)).status).toBe(200);
-    const sqlite = h.deps.db.$client;
-    const before = sqlite.query("SELECT count(*) AS n, sum(length(text)) AS bytes FROM note_chunks WHERE note_id = ?").get(id) as {
-      n: number;
-      bytes: number;
-    };
+    const before = await chunkStats(id);
     expect(before.bytes).toBeGreaterThan(3_000_000);
 
     // SQLite's change counter: an append to the 3 MB stream touches as many rows as one to a
@@ -184,11 +189,16 @@ describe("append cost does not grow with the note", () => {
     const small = await changesOf(() => append("small.log", "one more line"));
     expect(await changesOf(() => append("big.log", "one more line"))).toBe(small);
 
-    const after = sqlite.query("SELECT count(*) AS n FROM note_chunks WHERE note_id = ?").get(id) as { n: number };
+    const after = await chunkStats(id);
     expect(after.n).toBe(before.n + 1);
     // The new line is stored alone, not as a rewritten body.
-    const last = sqlite.query("SELECT text FROM note_chunks WHERE note_id = ? ORDER BY seq DESC LIMIT 1").get(id) as { text: string };
-    expect(last.text).toBe("one more line\n");
+    const [last] = await h.deps.db
+      .select({ text: noteChunks.text })
+      .from(noteChunks)
+      .where(eq(noteChunks.noteId, id))
+      .orderBy(desc(noteChunks.seq))
+      .limit(1);
+    expect(last!.text).toBe("one more line\n");
     const note = await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json();
     expect(note.plain_body.endsWith(block + "\none more line\n")).toBe(true);
     expect(note.byte_size).toBe(Buffer.byteLength(note.plain_body));
@@ -204,23 +214,20 @@ describe("a full drop_oldest stream", () => {
     const have = 5 + 30 * 100 * 1024;
     expect((await append("big.log", "y".repeat(cap - have - 1))).status).toBe(200);
     expect((await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { retention: "drop_oldest" } } })).status).toBe(200);
-    const sqlite = h.deps.db.$client;
     // The rows of the stream itself: the search index's triggers are set aside, as what it writes
     // for a dropped chunk grows with that chunk's words (test/integration/search.test.ts has it).
-    for (const { name } of sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search_%'").all()) {
-      sqlite.run(`DROP TRIGGER ${name}`);
-    }
-    const changes = () => (sqlite.query("SELECT total_changes() AS c").get() as { c: number }).c;
+    await dropSearchTriggers(h.deps.db);
+    const changes = await rowChanges(h.deps.db);
     // "seed\n" (5 bytes) is the oldest chunk and enough for a 4-byte line: one row goes.
-    let before = changes();
+    let before = await changes();
     let res = await (await append("big.log", "one")).json();
     expect(res).toMatchObject({ dropped_bytes: 5, byte_size: cap - 1 });
-    expect(changes() - before).toBe(4);
+    expect((await changes()) - before).toBe(4);
     // The next needs more than the byte left: a whole 100 KB chunk goes, and nothing else.
-    before = changes();
+    before = await changes();
     res = await (await append("big.log", "two")).json();
     expect(res).toMatchObject({ dropped_bytes: 100 * 1024, byte_size: cap - 1 - 100 * 1024 + 4 });
-    expect(changes() - before).toBe(4);
+    expect((await changes()) - before).toBe(4);
     const note = await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json();
     expect(note.byte_size).toBe(Buffer.byteLength(note.plain_body));
     expect(note.plain_body.endsWith("one\ntwo\n")).toBe(true);
@@ -245,15 +252,14 @@ describe("concurrent appends", () => {
 describe("a batch of appends to one stream", () => {
   test("is stored as one chunk row, each line once and whole; a write in the middle sees the lines before it", async () => {
     const { id } = await (await append("b.log", "first")).json();
-    const sqlite = h.deps.db.$client;
-    const rows = () => (sqlite.query("SELECT count(*) AS n FROM note_chunks WHERE note_id = ?").get(id) as { n: number }).n;
-    expect(rows()).toBe(1);
+    const rows = async () => (await chunkStats(id)).n;
+    expect(await rows()).toBe(1);
     const batchesBefore = h.deps.writer.stats.batches;
     const results = await Promise.all(Array.from({ length: 30 }, (_, i) => append("b.log", `line ${i}`)));
     expect(results.map((r) => r.status)).toEqual(Array(30).fill(200));
     const batches = h.deps.writer.stats.batches - batchesBefore;
     // One row per batch the writer made, not one per append.
-    expect(rows()).toBe(1 + batches);
+    expect(await rows()).toBe(1 + batches);
     expect(batches).toBeLessThan(30);
     const body = (await (await h.request("GET", `/api/v1/notes/${id}`, { token })).json()).plain_body as string;
     expect(body.split("\n").filter(Boolean).sort()).toEqual(["first", ...Array.from({ length: 30 }, (_, i) => `line ${i}`)].sort());

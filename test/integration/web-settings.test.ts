@@ -6,8 +6,8 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/tables";
+import { and, count, eq, type SQL } from "drizzle-orm";
+import { accounts, jobs, notes, sessions, tokens, webhookAttempts } from "../../src/db/tables";
 import { sha256Hex } from "../../src/lib/secrets";
 import type { PlanName } from "../../src/limits/plans";
 import { createSession } from "../../src/web/session";
@@ -85,9 +85,9 @@ class Browser {
 
 async function signedIn(plan: PlanName) {
   const a = await h.account(plan);
-  const account = h.deps.db.select().from(accounts).where(eq(accounts.id, a.accountId)).get()!;
-  const { secret } = await createSession(h.deps, account);
-  const csrf = h.deps.db.$client.query<{ csrf: string }, [string]>("SELECT csrf_token AS csrf FROM sessions WHERE id_hash = ?").get(sha256Hex(secret))!.csrf;
+  const [account] = await h.deps.db.select().from(accounts).where(eq(accounts.id, a.accountId));
+  const { secret } = await createSession(h.deps, account!);
+  const [{ csrf }] = (await h.deps.db.select({ csrf: sessions.csrfToken }).from(sessions).where(eq(sessions.idHash, sha256Hex(secret)))) as [{ csrf: string }];
   const b = new Browser(() => h, secret, csrf);
   return { ...a, b, session: secret };
 }
@@ -100,7 +100,10 @@ async function stream(a: { accountId: string; workspaceId: string }, filename: s
   return (await res.json()).id;
 }
 
-const noteRow = (id: string) => h.deps.db.$client.query<Record<string, unknown>, [string]>("SELECT * FROM notes WHERE id = ?").get(id)!;
+const noteRow = async (id: string) => (await h.deps.db.select().from(notes).where(eq(notes.id, id)))[0]!;
+
+/** How many tokens match. */
+const tokenCount = async (where: SQL | undefined) => (await h.deps.db.select({ n: count() }).from(tokens).where(where))[0];
 
 describe("creating and rotating answer with a redirect; the secret is shown once", () => {
   test("minting a token: 303 to the tokens page, the secret in a sealed cookie scoped to that page, shown once, never in the URL", async () => {
@@ -115,7 +118,7 @@ describe("creating and rotating answer with a redirect; the secret is shown once
     expect(cookie).toContain("SameSite=Strict");
     expect(cookie).toMatch(/Max-Age=\d+/);
     expect(cookie).not.toContain("nst_");
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM tokens WHERE name = 'laptop'").get()).toEqual({ n: 1 });
+    expect(await tokenCount(eq(tokens.name, "laptop"))).toEqual({ n: 1 });
 
     const shown = await b.get("/settings/tokens");
     expect(shown.status).toBe(200);
@@ -128,7 +131,7 @@ describe("creating and rotating answer with a redirect; the secret is shown once
     const again = await b.get("/settings/tokens");
     expect(again.text).not.toContain("nst_");
     expect(again.text).not.toContain("created.");
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM tokens WHERE workspace_id = ? AND name = 'laptop'").get(workspaceId)).toEqual({ n: 1 });
+    expect(await tokenCount(and(eq(tokens.workspaceId, workspaceId), eq(tokens.name, "laptop")))).toEqual({ n: 1 });
   });
 
   test("the flash opens on another instance of the service over the same database, but not for another session", async () => {
@@ -143,8 +146,8 @@ describe("creating and rotating answer with a redirect; the secret is shown once
     expect(await onOther.text()).toMatch(/id="new-token" value="nst_\w{40}"/);
 
     // Another session of the same account (another browser) cannot open it.
-    const account = h.deps.db.select().from(accounts).where(eq(accounts.id, me.accountId)).get()!;
-    const { secret } = await createSession(h.deps, account);
+    const [account] = await h.deps.db.select().from(accounts).where(eq(accounts.id, me.accountId));
+    const { secret } = await createSession(h.deps, account!);
     const elsewhere = await h.request("GET", "/settings/tokens", { headers: { cookie: `ns_session=${secret}; ${flash}` } });
     expect(await elsewhere.text()).not.toContain("nst_");
   });
@@ -156,13 +159,13 @@ describe("creating and rotating answer with a redirect; the secret is shown once
     const res = await a.b.post(`/notes/${id}/inbox/rotate`, {});
     expect(res.status).toBe(303);
     expect(res.location).toBe(`/notes/${id}/settings`);
-    const hash = noteRow(id).inbox_token_hash;
+    const hash = (await noteRow(id)).inboxTokenHash;
     const shown = await a.b.get(`/notes/${id}/settings`);
     const url = /id="inbox-url" value="([^"]+)"/.exec(shown.text)![1]!;
     expect(url).toMatch(/\/h\/inb_\w{32}$/);
     const again = await a.b.get(`/notes/${id}/settings`);
     expect(again.text).not.toContain("inb_");
-    expect(noteRow(id).inbox_token_hash).toBe(hash);
+    expect((await noteRow(id)).inboxTokenHash).toBe(hash);
     expect((await h.request("POST", new URL(url).pathname, { body: "a line" })).status).toBe(202);
   });
 });
@@ -181,14 +184,14 @@ describe("refused input comes back in place", () => {
     expect(message).toContain("which notestream does not call by default");
     expect(message).toContain("NOTESTREAM_WEBHOOK_ALLOW_CIDRS");
     expect(res.text).not.toContain("webhook_url points at");
-    expect(noteRow(id).webhook_url).toBeNull();
+    expect((await noteRow(id)).webhookUrl).toBeNull();
 
     const format = await a.b.post(`/notes/${id}/webhook`, { webhook_url: "https://hooks.example.com/x", webhook_format: "irc" });
     expect(format.status).toBe(422);
     expect(format.text).toContain('value="https://hooks.example.com/x"');
     expect(/id="webhook-webhook_format-error">([^<]+)</.exec(format.text)![1]).toBe("Choose one of the formats in the list.");
-    expect(noteRow(id).webhook_url).toBeNull();
-    expect(noteRow(id).webhook_format).toBe("generic");
+    expect((await noteRow(id)).webhookUrl).toBeNull();
+    expect((await noteRow(id)).webhookFormat).toBe("generic");
   });
 
   test("the token form: a long name, no scope and a bad expiry are each said beside their field; the plan's cap above the form", async () => {
@@ -204,7 +207,7 @@ describe("refused input comes back in place", () => {
     expect(/id="token-expires_in_days-error">([^<]+)</.exec(res.text)![1]).toBe("Enter a whole number of days from 1 to 365.");
     // The scope boxes come back as they were sent (none), not as the default.
     expect(res.text).not.toMatch(/value="append" checked/);
-    expect(h.deps.db.$client.query("SELECT count(*) AS n FROM tokens WHERE workspace_id = ?").get(a.workspaceId)).toEqual({ n: 0 });
+    expect(await tokenCount(eq(tokens.workspaceId, a.workspaceId))).toEqual({ n: 0 });
 
     for (const name of ["one", "two", "three"]) expect((await a.b.post("/settings/tokens", { name, scope: "read" })).status).toBe(303);
     const full = await a.b.post("/settings/tokens", { name: "four", scope: ["read", "append"] });
@@ -230,21 +233,21 @@ describe("refused input comes back in place", () => {
     const email = await a.b.post(`/notes/${id}/deadman`, { every: "2", unit: "hours", alert_email: "not an address" });
     expect(/id="deadman-alert_email-error">([^<]+)</.exec(email.text)![1]).toContain("Enter an e-mail address");
     expect(email.text).toContain('value="not an address"');
-    expect(noteRow(id).expected_interval_seconds).toBeNull();
+    expect((await noteRow(id)).expectedIntervalSeconds).toBeNull();
 
     // The signals' settings: how long a run may take, and alerts to the webhook too.
     const run = await a.b.post(`/notes/${id}/deadman`, { every: "2", unit: "hours", max_run_minutes: "-5" });
     expect(run.status).toBe(422);
     expect(/id="deadman-max_run_minutes-error">([^<]+)</.exec(run.text)![1]).toContain("number of minutes");
     expect((await a.b.post(`/notes/${id}/deadman`, { every: "2", unit: "hours", max_run_minutes: "30", alert_webhook: "yes" })).status).toBe(303);
-    expect(noteRow(id)).toMatchObject({ expected_interval_seconds: 7200, max_run_seconds: 1800, alert_webhook: 1 });
+    expect(await noteRow(id)).toMatchObject({ expectedIntervalSeconds: 7200, maxRunSeconds: 1800, alertWebhook: true });
     expect((await a.b.get(`/notes/${id}/settings`)).text).toMatch(/name="alert_webhook" value="yes" checked/);
 
     const days = await a.b.post(`/notes/${id}/retention`, { retention: "drop_oldest", retention_days: "0" });
     expect(days.status).toBe(422);
     expect(/id="retention-retention_days-error">([^<]+)</.exec(days.text)![1]).toContain("from 1 to 3650");
     expect(days.text).toMatch(/<option value="drop_oldest" selected>/);
-    expect(noteRow(id).retention).toBe("reject");
+    expect((await noteRow(id)).retention).toBe("reject");
   });
 });
 
@@ -255,7 +258,7 @@ describe("the dead-man's switch follows the plan", () => {
     const dev = await h.account("dev");
     const id = await stream(dev, "cron.log");
     // Moved into the free account's workspace: free plans have no API to make a stream with.
-    h.deps.db.$client.query("UPDATE notes SET workspace_id = ? WHERE id = ?").run(a.workspaceId, id);
+    await h.deps.db.update(notes).set({ workspaceId: a.workspaceId }).where(eq(notes.id, id));
     const page = await a.b.get(`/notes/${id}/settings`);
     expect(page.text).toContain("Available on Dev and Team.");
     expect(page.text).toMatch(/<fieldset class="group" disabled>[^]*name="every"[^]*<\/fieldset>/);
@@ -264,7 +267,7 @@ describe("the dead-man's switch follows the plan", () => {
     const forged = await a.b.post(`/notes/${id}/deadman`, { every: "1", unit: "hours" });
     expect(forged.status).toBe(403);
     expect(forged.text).toContain("The dead-man&#39;s switch is available on Dev and Team.");
-    expect(noteRow(id).expected_interval_seconds).toBeNull();
+    expect((await noteRow(id)).expectedIntervalSeconds).toBeNull();
   });
 
   test("in the alternate profile the words follow its tiers", async () => {
@@ -291,7 +294,7 @@ describe("test deliveries", () => {
     const body = JSON.parse(got.body);
     expect(body.content).toStartWith("[payments.log] This is a test delivery");
     expect(body.allowed_mentions).toEqual({ parse: [] });
-    const secret = noteRow(id).webhook_secret as string;
+    const secret = (await noteRow(id)).webhookSecret!;
     expect(new Webhook(secret).verify(got.body, got.headers)).toBeTruthy();
     expect(got.headers["webhook-id"]).toStartWith("dlv_test");
 
@@ -310,7 +313,7 @@ describe("test deliveries", () => {
     expect(page.text).toMatch(/<span class="badge">test<\/span>/);
     expect(page.text).toMatch(/<td data-label="Answer">200 in \d+ ms<\/td>/);
     // Nothing was appended.
-    expect(noteRow(id).byte_size).toBe(Buffer.byteLength("first line\n"));
+    expect((await noteRow(id)).byteSize).toBe(Buffer.byteLength("first line\n"));
   });
 
   test("a failing test is tried once and neither counts towards disabling the webhook nor re-arms a disabled one", async () => {
@@ -319,23 +322,23 @@ describe("test deliveries", () => {
     const a = await signedIn("dev");
     const id = await stream(a, "flaky.log");
     await a.b.post(`/notes/${id}/webhook`, { webhook_url: `${r.url}/hook` });
-    h.deps.db.$client.query("UPDATE notes SET webhook_failures = 9 WHERE id = ?").run(id);
+    await h.deps.db.update(notes).set({ webhookFailures: 9 }).where(eq(notes.id, id));
     await a.b.post(`/notes/${id}/webhook/test`, {});
     await h.jobs.drain();
     h.clock.advance(3_600_000);
     await h.jobs.drain();
     expect(r.received).toHaveLength(1);
-    expect(noteRow(id)).toMatchObject({ webhook_failures: 9, webhook_status: "enabled" });
-    const job = h.deps.db.$client.query("SELECT status, attempts FROM jobs WHERE queue = 'webhook'").get();
-    expect(job).toEqual({ status: "failed", attempts: 1 });
+    expect(await noteRow(id)).toMatchObject({ webhookFailures: 9, webhookStatus: "enabled" });
+    const job = await h.deps.db.select({ status: jobs.status, attempts: jobs.attempts }).from(jobs).where(eq(jobs.queue, "webhook"));
+    expect(job).toEqual([{ status: "failed", attempts: 1 }]);
     expect((await a.b.get(`/notes/${id}/settings`)).text).toContain("the receiver answered 503 Service Unavailable");
 
     // A disabled webhook can be tested (that is how a fixed receiver is checked); it stays disabled.
-    h.deps.db.$client.query("UPDATE notes SET webhook_status = 'disabled' WHERE id = ?").run(id);
+    await h.deps.db.update(notes).set({ webhookStatus: "disabled" }).where(eq(notes.id, id));
     await a.b.post(`/notes/${id}/webhook/test`, {});
     await h.jobs.drain();
     expect(r.received).toHaveLength(2);
-    expect(noteRow(id).webhook_status).toBe("disabled");
+    expect((await noteRow(id)).webhookStatus).toBe("disabled");
   });
 
   test("without a webhook URL the button is not offered, and a forged post says why above the form", async () => {
@@ -356,7 +359,7 @@ describe("test alerts", () => {
     const id = await stream(a, "backup.log");
     expect((await a.b.get(`/notes/${id}/settings`)).text).not.toContain("Send a test alert");
     await a.b.post(`/notes/${id}/deadman`, { every: "2", unit: "hours", alert_email: "oncall@example.com" });
-    const before = noteRow(id);
+    const before = await noteRow(id);
     const res = await a.b.post(`/notes/${id}/deadman/test`, {});
     expect(res.status).toBe(303);
     await h.jobs.drain();
@@ -366,7 +369,7 @@ describe("test alerts", () => {
     expect(sent[0]!.text).toStartWith('This is a test of the alert for "backup.log"');
     expect(sent[0]!.text).toContain("oncall@example.com");
     expect(sent[0]!.text).toContain("  first line");
-    expect(noteRow(id)).toMatchObject({ deadman_status: "ok", deadman_due_at: before.deadman_due_at });
+    expect(await noteRow(id)).toMatchObject({ deadmanStatus: "ok", deadmanDueAt: before.deadmanDueAt });
     expect((await a.b.get(`/notes/${id}/settings`)).text).toContain(`Test alert sent to ${a.email}`);
 
     for (let i = 0; i < 4; i++) expect((await a.b.post(`/notes/${id}/deadman/test`, {})).status).toBe(303);
@@ -390,10 +393,19 @@ describe("delivery errors in words", () => {
       ["HTTP 500", 500],
       [null, 204],
     ];
-    rows.forEach(([error, status], i) =>
-      h.deps.db.$client
-        .query("INSERT INTO webhook_attempts (note_id, delivery_id, attempt, at, url, status_code, duration_ms, error, response, disabled) VALUES (?, ?, 1, ?, 'https://hooks.example.com/x', ?, 87, ?, NULL, 0)")
-        .run(id, `dlv_${String(i).padStart(20, "0")}`, Date.now() + i, status, error),
+    await h.deps.db.insert(webhookAttempts).values(
+      rows.map(([error, status], i) => ({
+        noteId: id,
+        deliveryId: `dlv_${String(i).padStart(20, "0")}`,
+        attempt: 1,
+        at: Date.now() + i,
+        url: "https://hooks.example.com/x",
+        statusCode: status,
+        durationMs: 87,
+        error,
+        response: null,
+        disabled: false,
+      })),
     );
     const page = (await a.b.get(`/notes/${id}/settings`)).text;
     const cells = (label: string) => [...page.matchAll(new RegExp(`<td data-label="${label}">(.*?)</td>`, "g"))].map((m) => m[1]!.replace(/<[^>]+>/g, ""));

@@ -11,16 +11,22 @@ export const CHANGES_CHANNEL = "notestream_changes";
 export async function pgOtherWriters(pool: SQL, afterCommit: (fn: () => void) => void): Promise<OtherWriters & { id: string; stop(): Promise<void> }> {
   const me = crypto.randomUUID();
   let version = 0;
+  const listeners: (() => void)[] = [];
+  const changed = () => {
+    version++;
+    for (const fn of listeners) fn();
+  };
   const subscription = await pool.listen(
     CHANGES_CHANNEL,
     (from) => {
-      if (from !== me) version++;
+      if (from !== me) changed();
     },
-    () => version++,
+    changed,
   );
   return {
     id: me,
     version: () => version,
+    onChange: (fn) => listeners.push(fn),
     announce: () => afterCommit(() => void pool.notify(CHANGES_CHANNEL, me).catch(() => {})),
     stop: () => subscription.unlisten(),
   };

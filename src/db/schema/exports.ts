@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts, workspaces } from "./accounts";
 
 /** Full-account exports: built by a job into a zip under <data dir>/exports, downloadable for 24 hours. */
@@ -18,4 +18,19 @@ export const exportsTable = sqliteTable(
     expiresAt: integer("expires_at"),
   },
   (t) => [index("exports_account").on(t.accountId, t.createdAt), index("exports_expiry").on(t.status, t.expiresAt)],
+);
+
+/**
+ * A finished export's zip in 1 MB parts, for PostgreSQL, where several instances share the
+ * database and the one that serves the download need not be the one that built it. On SQLite
+ * (one process, the file under <data dir>/exports) nothing writes here.
+ */
+export const exportFiles = sqliteTable(
+  "export_files",
+  {
+    exportId: text("export_id").notNull().references(() => exportsTable.id, { onDelete: "cascade" }),
+    part: integer("part").notNull(),
+    data: blob("data", { mode: "buffer" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.exportId, t.part] })],
 );

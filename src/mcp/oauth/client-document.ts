@@ -35,7 +35,7 @@ export async function documentClient(deps: Deps, clientId: string, ip: string): 
   const url = documentUrl(clientId);
   const cached = await findClient(deps, clientId);
   if (cached?.documentFetchedAt != null && cached.documentFetchedAt > deps.clock.now() - DOCUMENT_CACHE_MS) return cached;
-  const rate = deps.limiter.consume(`oauth:document:${ip}`, DOCUMENT_FETCHES_PER_HOUR, "anonymous", 3600_000);
+  const rate = await deps.limiter.consume(`oauth:document:${ip}`, DOCUMENT_FETCHES_PER_HOUR, "anonymous", 3600_000);
   if (!rate.allowed) throw new DocumentRefused(`this address asked for more than ${DOCUMENT_FETCHES_PER_HOUR} client documents in an hour; try again later`);
   const document = await fetchDocument(deps, url);
   if (document.client_id !== clientId) throw new DocumentRefused("the document does not name its own URL as its client_id");

@@ -12,8 +12,8 @@ export const UNUSED_CLIENT_TTL_MS = 24 * 3600_000;
 const HOUR_MS = 3600_000;
 
 /** Counts one registration attempt from `ip`; past the limit, the seconds until the next one is allowed. */
-export function registrationRetryAfter(deps: Deps, ip: string): number | null {
-  const d = deps.limiter.consume(`oauth:register:${ip}`, REGISTRATIONS_PER_HOUR, "anonymous", HOUR_MS);
+export async function registrationRetryAfter(deps: Deps, ip: string): Promise<number | null> {
+  const d = await deps.limiter.consume(`oauth:register:${ip}`, REGISTRATIONS_PER_HOUR, "anonymous", HOUR_MS);
   return d.allowed ? null : Math.max(1, Math.ceil(d.reset - deps.clock.now() / 1000));
 }
 

@@ -21,7 +21,7 @@ export const registerRoutes = (deps: Deps) =>
     "/oauth/register",
     async ({ request }) => {
       // Counted before the body is read: every attempt costs, so a script cannot probe for free.
-      const wait = registrationRetryAfter(deps, clientIp(request));
+      const wait = await registrationRetryAfter(deps, clientIp(request));
       if (wait !== null) return oauthError(new TooManyRequestsError(`at most ${REGISTRATIONS_PER_HOUR} client registrations an hour from one address; retry later`), 429, wait);
       const tooLarge = () => oauthError(new InvalidClientMetadataError(`the registration is larger than ${MAX_REGISTRATION_BYTES / 1024} KB`));
       if (Number(request.headers.get("content-length") ?? 0) > MAX_REGISTRATION_BYTES) return tooLarge();

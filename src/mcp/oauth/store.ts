@@ -3,11 +3,13 @@
 import { eq } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { oauthClients, oauthCodes } from "../../db/tables";
+import { mayNameRow } from "../../db/keys";
 
 export type OAuthClient = typeof oauthClients.$inferSelect;
 export type OAuthCode = typeof oauthCodes.$inferSelect;
 
 export async function findClient(deps: Deps, clientId: string): Promise<OAuthClient | undefined> {
+  if (!mayNameRow(clientId)) return undefined;
   const [client] = await deps.db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId));
   return client;
 }

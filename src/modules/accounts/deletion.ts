@@ -1,5 +1,3 @@
-import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { and, asc, count, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import { t } from "elysia";
 import type { Deps } from "../../deps";
@@ -11,6 +9,7 @@ import { defineQueue } from "../../jobs/define-queue";
 import type { JobOutcome } from "../../jobs/runner";
 import { enqueueMail } from "../../mail/queue";
 import { revokeAccountGrants } from "../../mcp/oauth/tokens";
+import { exportStorage } from "../export/storage";
 import { revokeAccountTokens } from "../tokens/service";
 import type { AccountRow } from "./service";
 import { checkCurrentPassword, liveLink, newLink, takeLink } from "./web-auth";
@@ -23,7 +22,8 @@ import { checkCurrentPassword, liveLink, newLink, takeLink } from "./web-auth";
  * - the job deletes the notes of the workspaces it owns a bounded batch per write, as the trash's
  *   purge does, so appends never wait behind one huge delete; then the account row, whose
  *   cascade takes the rest (workspaces, folders, tokens, exports, sessions, team seats, grants),
- *   and the export files on disk. A restart mid-way runs the job again from where it stopped.
+ *   and the exports' zips (files on disk; rows of export_files on PostgreSQL). A restart mid-way
+ *   runs the job again from where it stopped.
  * Teams the account owns go with it when nobody else uses them; one that others use would take
  * their notes, so it stops the deletion until they have left.
  */
@@ -110,19 +110,16 @@ async function deleteNoteBatch(deps: Deps, accountId: string): Promise<number> {
   return ids.length;
 }
 
-/** The last write: the account row and, by cascade, everything else it owns; then its export files. */
+/** The last write: the account row and, by cascade, everything else it owns, with its exports' zips. */
 async function finishDeletion(deps: Deps, accountId: string): Promise<JobOutcome> {
   const [account] = await deps.db.select().from(accounts).where(eq(accounts.id, accountId));
   if (!account) return { ok: true };
-  const exportDir = join(deps.config.dataDir, "exports");
-  // A building export has no path yet, but its file appears under its id.
   const owned = deps.db.select({ id: workspaces.id }).from(workspaces).where(eq(workspaces.ownerId, accountId));
-  const files = (
-    await deps.db
-      .select({ id: exportsTable.id, path: exportsTable.filePath })
-      .from(exportsTable)
-      .where(or(eq(exportsTable.accountId, accountId), inArray(exportsTable.workspaceId, owned)))
-  ).map((e) => e.path ?? join(exportDir, `${e.id}.zip`));
+  const exported = await deps.db
+    .select({ id: exportsTable.id, filePath: exportsTable.filePath })
+    .from(exportsTable)
+    .where(or(eq(exportsTable.accountId, accountId), inArray(exportsTable.workspaceId, owned)));
+  await exportStorage(deps).files.remove(exported);
   await deps.db.delete(accounts).where(eq(accounts.id, accountId));
   deps.tokens.clear();
   await enqueueMail(deps, {
@@ -130,10 +127,7 @@ async function finishDeletion(deps: Deps, accountId: string): Promise<JobOutcome
     subject: "[notestream] your account is deleted",
     text: `Your notestream account ${account.email} is deleted, with every note, folder, version, token and export it had.\n\nThank you for using notestream.`,
   });
-  deps.writer.afterCommit(() => {
-    for (const f of files) rmSync(f, { force: true });
-    logEvent("info", "account deleted", { account_id: accountId });
-  });
+  deps.writer.afterCommit(() => logEvent("info", "account deleted", { account_id: accountId }));
   return { ok: true };
 }
 

@@ -32,12 +32,7 @@ export const exportRoutes = (auth: AnyAuth) =>
     })
     .get(
       "/export/:id/download",
-      async ({ ctx, params }) => {
-        const file = await exportFile({ ctx, id: params.id });
-        return new Response(Bun.file(file.path), {
-          headers: { "content-type": "application/zip", "content-disposition": `attachment; filename="${file.name}"` },
-        });
-      },
+      ({ ctx, params }) => exportFile({ ctx, id: params.id }),
       {
         params: t.Object({ id: t.String() }),
         response: { 200: t.File({ type: "application/zip" }) },

@@ -1,10 +1,8 @@
-import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { and, desc, eq, gt, lte } from "drizzle-orm";
 import { t } from "elysia";
 import type { Ctx, Deps } from "../../deps";
 import { commit, type Reply } from "../../db/commit";
-import { databasePath } from "../../db/client";
+import { mayNameRow } from "../../db/keys";
 import { accounts, exportsTable } from "../../db/tables";
 import { AppError, NotFound } from "../../http/errors";
 import { defineQueue } from "../../jobs/define-queue";
@@ -13,6 +11,7 @@ import { newId } from "../../lib/ids";
 import { enqueueMail } from "../../mail/queue";
 import { exportReady } from "../../mail/templates";
 import { requireScope, requireUnpinned } from "../tokens/service";
+import { exportStorage } from "./storage";
 import { writeExportZip } from "./zip";
 
 export const EXPORTS_PER_HOUR = 2;
@@ -87,6 +86,7 @@ export async function recentExports(deps: Deps, workspaceId: string, limit: numb
 
 /** An export of the caller's workspace; any other id is the same 404 as a missing one. */
 async function visibleExport(ctx: Ctx, id: string): Promise<ExportRow> {
+  if (!mayNameRow(id)) throw new NotFound("export");
   const [row] = await ctx.deps.db
     .select()
     .from(exportsTable)
@@ -104,16 +104,24 @@ export async function getExport({ ctx, id, origin }: { ctx: Ctx; id: string; ori
 /**
  * The zip, for the workspace it was made of (its owner's session, or a read token of the
  * workspace, which for a team is any member's), until the link expires; afterwards the same 404
- * as for anyone else.
+ * as for anyone else. Served by whichever instance takes the request (storage.ts).
  */
-export async function exportFile({ ctx, id }: { ctx: Ctx; id: string }): Promise<{ path: string; name: string }> {
+export async function exportFile({ ctx, id }: { ctx: Ctx; id: string }): Promise<Response> {
   requireScope(ctx, "read");
   requireUnpinned(ctx, "download account exports");
   const row = await visibleExport(ctx, id);
-  if (row.status !== "ready" || !row.filePath || row.expiresAt === null || row.expiresAt <= ctx.deps.clock.now()) {
+  if (row.status !== "ready" || row.expiresAt === null || row.expiresAt <= ctx.deps.clock.now()) {
     throw new NotFound("export");
   }
-  return { path: row.filePath, name: `notestream-export-${iso(row.completedAt!).slice(0, 10)}.zip` };
+  const zip = await exportStorage(ctx.deps).files.open(row);
+  if (!zip) throw new NotFound("export");
+  return new Response(zip.body, {
+    headers: {
+      "content-type": "application/zip",
+      "content-disposition": `attachment; filename="notestream-export-${iso(row.completedAt!).slice(0, 10)}.zip"`,
+      ...(zip.size === null ? {} : { "content-length": String(zip.size) }),
+    },
+  });
 }
 
 /** `origin` is the requesting page's, for the links in the ready mail when no base URL is set. */
@@ -127,22 +135,22 @@ export const exportQueue = defineQueue("export", ExportJob, {
     await deps.writer.write(async () => {
       await deps.db.update(exportsTable).set({ status: "building" }).where(eq(exportsTable.id, exportId));
     });
-    const path = join(deps.config.dataDir, "exports", `${exportId}.zip`);
-    // Everything committed so far is in the database file or its WAL; the export reads its own snapshot.
-    const built = await writeExportZip(databasePath(deps.config.dataDir), row.workspaceId, path, iso(deps.clock.now()));
-    return () => finishExport(deps, exportId, path, built, origin);
+    // The export reads its own snapshot of everything committed so far.
+    const built = await writeExportZip(exportStorage(deps), exportId, row.workspaceId, iso(deps.clock.now()));
+    return () => finishExport(deps, exportId, built, origin);
   },
   onFailed: async (deps, { exportId }, error) => {
+    await exportStorage(deps).files.remove([{ id: exportId, filePath: null }]);
     await deps.db.update(exportsTable).set({ status: "failed", error: error.slice(0, 500) }).where(eq(exportsTable.id, exportId));
   },
 });
 
-async function finishExport(deps: Deps, id: string, path: string, built: { sizeBytes: number; notes: number }, origin: string) {
+async function finishExport(deps: Deps, id: string, built: { filePath: string | null; sizeBytes: number; notes: number }, origin: string) {
   const now = deps.clock.now();
   const expiresAt = now + LINK_VALID_MS;
   await deps.db
     .update(exportsTable)
-    .set({ status: "ready", filePath: path, sizeBytes: built.sizeBytes, notes: built.notes, completedAt: now, expiresAt, error: null })
+    .set({ status: "ready", filePath: built.filePath, sizeBytes: built.sizeBytes, notes: built.notes, completedAt: now, expiresAt, error: null })
     .where(eq(exportsTable.id, id));
   const [row] = await deps.db
     .select({ email: accounts.email })
@@ -151,7 +159,7 @@ async function finishExport(deps: Deps, id: string, path: string, built: { sizeB
     .where(eq(exportsTable.id, id));
   // The account was deleted while its export was being built: nobody to mail, nothing to keep.
   if (!row) {
-    rmSync(path, { force: true });
+    await exportStorage(deps).files.remove([{ id, filePath: built.filePath }]);
     return { ok: true as const };
   }
   const base = deps.config.baseUrl ?? origin;
@@ -162,14 +170,14 @@ async function finishExport(deps: Deps, id: string, path: string, built: { sizeB
   return { ok: true as const };
 }
 
-/** Links past their 24 hours: the file goes, the export says expired (a periodic task). */
+/** Links past their 24 hours: the zip goes, the export says expired (a periodic task, inside a write). */
 export async function expireExports(deps: Deps): Promise<number> {
   const due = await deps.db
     .select({ id: exportsTable.id, filePath: exportsTable.filePath })
     .from(exportsTable)
     .where(and(eq(exportsTable.status, "ready"), lte(exportsTable.expiresAt, deps.clock.now())));
+  await exportStorage(deps).files.remove(due);
   for (const e of due) {
-    if (e.filePath) rmSync(e.filePath, { force: true });
     await deps.db.update(exportsTable).set({ status: "expired", filePath: null }).where(eq(exportsTable.id, e.id));
   }
   return due.length;

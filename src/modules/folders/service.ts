@@ -1,5 +1,6 @@
 import { and, asc, count, eq, isNull, ne } from "drizzle-orm";
 import { commit, type Reply } from "../../db/commit";
+import { mayNameRow } from "../../db/keys";
 import { paged } from "../../db/paged";
 import type { Ctx } from "../../deps";
 import { folders, notes } from "../../db/tables";
@@ -50,6 +51,7 @@ function toRecord(row: FolderRow, noteCount: number): FolderRecord {
 }
 
 async function visibleFolder(ctx: Ctx, id: string): Promise<FolderRow> {
+  if (!mayNameRow(id)) throw new NotFound("folder");
   const [row] = await ctx.deps.db
     .select()
     .from(folders)

@@ -2,6 +2,7 @@ import { and, desc, eq, isNull, lt, or, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { inboxDeliveries, notes } from "../../db/tables";
 import { commit, type Reply } from "../../db/commit";
+import { mayNameRow } from "../../db/keys";
 import { paged } from "../../db/paged";
 import { AppError, Conflict, NotFound, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
@@ -60,8 +61,8 @@ async function inboxNote(deps: Deps, hash: string): Promise<{ id: string; worksp
 }
 
 /** Counts one payload against `key`; the 429 to answer when it is over `limit`, else null. */
-function overRate(deps: Deps, key: string, limit: number, message: string): AppError | null {
-  const d = deps.limiter.consume(key, limit, "anonymous");
+async function overRate(deps: Deps, key: string, limit: number, message: string): Promise<AppError | null> {
+  const d = await deps.limiter.consume(key, limit, "anonymous");
   if (d.allowed) return null;
   return new AppError("rate_limited", message, undefined, {
     "retry-after": String(Math.max(1, Math.ceil(d.reset - deps.clock.now() / 1000))),
@@ -77,11 +78,11 @@ export async function receive(deps: Deps, token: string, request: Request): Prom
   if (!token.startsWith(INBOX_TOKEN_PREFIX)) throw new NotFound("inbox");
   const hash = sha256Hex(token);
   const inboxKey = `inbox:${hash}`;
-  const perInbox = overRate(deps, inboxKey, INBOX_PER_MINUTE, `this inbox accepts ${INBOX_PER_MINUTE} payloads a minute`);
+  const perInbox = await overRate(deps, inboxKey, INBOX_PER_MINUTE, `this inbox accepts ${INBOX_PER_MINUTE} payloads a minute`);
   if (perInbox) throw perInbox;
   const target = await inboxNote(deps, hash);
   if (!target) throw new NotFound("inbox");
-  const perWorkspace = overRate(
+  const perWorkspace = await overRate(
     deps,
     `inbox-ws:${target.workspaceId}`,
     INBOX_WORKSPACE_PER_MINUTE,
@@ -171,6 +172,7 @@ export async function pruneInboxDeliveries(deps: Deps): Promise<number> {
 
 /** A payload of a stream the caller sees (from visibleNote); another stream's is the same 404 as a missing one. */
 async function visibleDelivery(ctx: Ctx, note: NoteRow, deliveryId: string): Promise<Pick<typeof inboxDeliveries.$inferSelect, "id" | "status">> {
+  if (!mayNameRow(deliveryId)) throw new NotFound("inbox delivery");
   const [row] = await ctx.deps.db
     .select({ id: inboxDeliveries.id, status: inboxDeliveries.status })
     .from(inboxDeliveries)

@@ -4,6 +4,7 @@ import { noteChunks, notes } from "../../db/tables";
 import { NotFound } from "../../http/errors";
 import { paged } from "../../db/paged";
 import { tableRows } from "../../db/sql";
+import { mayNameRow } from "../../db/keys";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { Page } from "../../lib/pagination";
@@ -115,7 +116,7 @@ export async function recentNotes(deps: Deps, workspaceId: string, limit: number
  */
 export async function visibleNote(ctx: Ctx, id: string, opts: { lock?: boolean } = {}): Promise<NoteRow> {
   const { principal } = ctx;
-  if (!seesNote(principal, id)) throw new NotFound("note");
+  if (!seesNote(principal, id) || !mayNameRow(id)) throw new NotFound("note");
   const [row] = await tableRows(ctx.deps.db, notes, "WHERE id = ? AND workspace_id = ? AND trashed_at IS NULL", [id, principal.workspaceId], opts);
   if (!row) throw new NotFound("note");
   return row;
@@ -127,6 +128,7 @@ export async function visibleNote(ctx: Ctx, id: string, opts: { lock?: boolean }
  * apply the pin. `lock`: an append's write holds the row until it commits.
  */
 export async function streamByFilename(deps: Deps, workspaceId: string, filename: string, opts: { lock?: boolean } = {}): Promise<NoteRow | undefined> {
+  if (!mayNameRow(filename)) return undefined;
   const [row] = await tableRows(deps.db, notes, "WHERE workspace_id = ? AND filename = ?", [workspaceId, filename], opts);
   return row;
 }

@@ -1,5 +1,6 @@
 import { and, desc, eq, getTableColumns, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import { commit, type Reply } from "../../db/commit";
+import { mayNameRow } from "../../db/keys";
 import { paged } from "../../db/paged";
 import { notes, tokens } from "../../db/tables";
 import type { Ctx, Deps } from "../../deps";
@@ -90,7 +91,7 @@ export async function listTrash({ ctx, page }: { ctx: Ctx; page: Page }): Promis
 
 /** A note of the caller's trash (a pinned token's own note only); anything else is the same 404. */
 async function trashedNote(ctx: Ctx, id: string): Promise<Pick<NoteRow, "id" | "workspaceId" | "trashedFilename" | "format" | "byteSize">> {
-  if (!seesNote(ctx.principal, id)) throw new NotFound("note in the trash");
+  if (!seesNote(ctx.principal, id) || !mayNameRow(id)) throw new NotFound("note in the trash");
   const [row] = await ctx.deps.db
     .select({ id: notes.id, workspaceId: notes.workspaceId, trashedFilename: notes.trashedFilename, format: notes.format, byteSize: notes.byteSize })
     .from(notes)

@@ -1,5 +1,9 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { isPostgres, sqlRows } from "../../db/sql";
 import type { Deps } from "../../deps";
 import type { Page } from "../../lib/pagination";
+import { matchExpression } from "./terms";
 
 /** Where a note's best match is: one of a stream's chunks, or its row of titles and bodies. */
 export const Source = { Chunk: 0, Note: 1 } as const;
@@ -15,7 +19,7 @@ export interface HitRow {
   byteSize: number;
   updatedAt: number;
   src: Source;
-  /** The chunk's seq, or the search_notes rowid. */
+  /** The chunk's seq; for a note's row of titles and bodies, SQLite's search_notes rowid (PostgreSQL: 0, the note's id finds it). */
   rid: number;
   total: number;
 }
@@ -32,24 +36,31 @@ export const OPEN = "\uFDD0";
 export const CLOSE = "\uFDD1";
 const WORDS = 16;
 
-/** The full-text index's queries: the one place that knows how the database indexes text. */
-export interface SearchIndex {
-  /**
-   * One page of matching notes and how many match in all; `match` is the expression for the
-   * chunks and for the notes' row of titles and bodies (terms.ts).
-   */
-  hits(deps: Deps, match: { chunks: string; notes: string }, filter: HitFilter, page: Page): Promise<{ rows: HitRow[]; total: number }>;
-  /** The best passage of one chunk, matches marked. */
-  chunkSnippet(deps: Deps, match: string, seq: number): Promise<string>;
-  /** The best passage of a note's body, and its title marked, from its row of titles and bodies. */
-  noteSnippets(deps: Deps, match: string, rowid: number): Promise<{ title: string; body: string }>;
+/**
+ * The full-text index's queries: the one place that knows how the database indexes text. `M` is
+ * what one search looks for, as this index phrases it (made once per search by `match`).
+ */
+export interface SearchIndex<M = unknown> {
+  /** The words (terms.ts, each searched as text, all of them) within the workspace, as this index asks for them. */
+  match(words: readonly string[], workspaceId: string): M;
+  /** One page of matching notes and how many match in all. */
+  hits(deps: Deps, match: M, filter: HitFilter, page: Page): Promise<{ rows: HitRow[]; total: number }>;
+  /** The best passage of the hit's chunk, matches marked. */
+  chunkSnippet(deps: Deps, match: M, hit: HitRow): Promise<string>;
+  /** The best passage of the hit's note body, and its title marked, from its row of titles and bodies. */
+  noteSnippets(deps: Deps, match: M, hit: HitRow): Promise<{ title: string; body: string }>;
+}
+
+/** The index of the database this process runs on: SQLite's FTS5, or PostgreSQL's tsvector under GIN. */
+export function searchIndex(db: Db): SearchIndex {
+  return isPostgres(db) ? pgSearch : sqliteSearch;
 }
 
 /*
  * SQLite only: everything below is FTS5 (the search_chunks and search_notes tables of
  * migrations/0013_search.sql, MATCH, bm25(), snippet(), their rowids, a bare column beside min()),
- * run as SQLite's own SQL on its connection. PostgreSQL gets its own SearchIndex (tsvector and
- * GIN, docs/SCALING.md) beside this one.
+ * run as SQLite's own SQL on its connection. PostgreSQL's SearchIndex (tsvector and GIN) is
+ * pgSearch, below it.
  */
 
 /**
@@ -89,7 +100,12 @@ SELECT count(*) AS n FROM best CROSS JOIN notes n ON n.id = best.note_id WHERE $
 type Params = [string, string, string, string | null, string | null];
 
 /** SQLite only: FTS5's index (see above). */
-export const sqliteSearch: SearchIndex = {
+export const sqliteSearch: SearchIndex<{ chunks: string; notes: string }> = {
+  // The FTS5 expressions for the chunks and for the notes' row of titles and bodies (terms.ts).
+  match(words, workspaceId) {
+    return { chunks: matchExpression(words, "text", workspaceId), notes: matchExpression(words, "{title body}", workspaceId) };
+  },
+
   // The total rides on the page's rows (a window count), so the index is read once; only a page
   // past the end counts separately.
   async hits(deps, match, filter, page) {
@@ -101,22 +117,335 @@ export const sqliteSearch: SearchIndex = {
     return { rows, total };
   },
 
-  async chunkSnippet(deps, match, seq) {
+  async chunkSnippet(deps, match, hit) {
     const row = deps.db.$client
       .query<{ s: string | null }, [string, string, string, number]>(
         `SELECT snippet(search_chunks, 0, ?1, ?2, '…', ${WORDS}) AS s FROM search_chunks WHERE search_chunks MATCH ?3 AND rowid = ?4`,
       )
-      .get(OPEN, CLOSE, match, seq);
+      .get(OPEN, CLOSE, match.chunks, hit.rid);
     return row?.s ?? "";
   },
 
-  async noteSnippets(deps, match, rowid) {
+  async noteSnippets(deps, match, hit) {
     const row = deps.db.$client
       .query<{ title: string | null; body: string | null }, [string, string, string, number]>(
         `SELECT snippet(search_notes, 0, ?1, ?2, '…', ${WORDS}) AS title, snippet(search_notes, 1, ?1, ?2, '…', ${WORDS}) AS body
            FROM search_notes WHERE search_notes MATCH ?3 AND rowid = ?4`,
       )
-      .get(OPEN, CLOSE, match, rowid);
+      .get(OPEN, CLOSE, match.notes, hit.rid);
     return { title: row?.title ?? "", body: row?.body ?? "" };
+  },
+};
+
+/*
+ * PostgreSQL only: GIN indexes over tsvector expressions of the rows (migrations-pg/0002_search.sql),
+ * which PostgreSQL keeps in step with every write. The vectors below must be written exactly as
+ * the indexes are, or the planner cannot use them (test/integration/search.test.ts checks it does).
+ * Text goes through notestream_search_text() (small letters; every character that is not a
+ * letter, a digit or private use made a space, so words are unicode61's) and the notestream_search
+ * configuration ('simple' with unaccent: case- and accent-insensitive whole words). What a user
+ * typed reaches the text search parser only through phraseto_tsquery, as a parameter: never as
+ * tsquery syntax.
+ */
+
+/**
+ * The indexed vectors: a chunk's words (index note_chunks_search, the chunk as `c`), and a note's
+ * title (weight A) and body (D) (index notes_search, the note as `n`).
+ */
+export const PG_VECTORS = {
+  chunks: `to_tsvector('notestream_search', notestream_search_text(c.text))`,
+  notes:
+    `(setweight(to_tsvector('notestream_search', notestream_search_text(n.title)), 'A') || ` +
+    `setweight(to_tsvector('notestream_search', notestream_search_text(coalesce(n.body, ''))), 'D'))`,
+};
+const PG_CHUNK_VECTOR = sql.raw(PG_VECTORS.chunks);
+const PG_NOTE_VECTOR = sql.raw(PG_VECTORS.notes);
+/** ts_rank's weights {D, C, B, A}: a title match weighs four times a body's or a chunk's, as bm25's weights do on SQLite. */
+const PG_WEIGHTS = sql.raw(`'{0.25, 0.25, 0.25, 1.0}'::float4[]`);
+/** ts_rank's normalization 1: divided by 1 + the log of the text's length in words, so a short text ranks above a long one. */
+const PG_RANK_NORMALIZATION = 1;
+/** The first characters of a text that notestream_search_text() keeps (and so the index holds). */
+const PG_INDEXED_CHARS = 200_000;
+/** ts_headline's options: the whole text, every token that matches a word of the query between the noncharacter marks. */
+const PG_HEADLINE = `HighlightAll=true, StartSel=${OPEN}, StopSel=${CLOSE}`;
+
+interface PgMatch {
+  words: readonly string[];
+  /** Every word (AND), each a phrase of its tokens: what a hit must hold. */
+  all: SQL;
+  /** Any word (OR): what a snippet marks, in a note's title or body that holds only some of the words too. */
+  any: SQL;
+}
+
+function pgQuery(words: readonly string[], op: "&&" | "||"): SQL {
+  return sql.join(
+    words.map((w) => sql`phraseto_tsquery('notestream_search', notestream_search_text(${w}))`),
+    sql.raw(` ${op} `),
+  );
+}
+
+/** The conditions every hit meets: the caller's workspace, not in the trash, the pin and the folder. */
+function pgVisible(filter: HitFilter): SQL {
+  return sql`n.workspace_id = ${filter.workspaceId} AND n.trashed_at IS NULL${filter.noteId === null ? sql`` : sql` AND n.id = ${filter.noteId}`}${
+    filter.folderId === null ? sql`` : sql` AND n.folder_id = ${filter.folderId}`
+  }`;
+}
+
+/**
+ * Each visible note once, at its best match: ts_rank over its chunks and over its title and
+ * body, the highest kept with where it was (ties: the chunk). The workspace and the other
+ * filters are applied before anything is ranked.
+ *
+ * Which chunks match the index says without computing their vectors (but for a word of several
+ * tokens, whose positions it rechecks); ranking computes a vector from its text, some 20 µs for a
+ * line. So a stream ranks one chunk, not every matching one (SQLite's bm25 reads its index and
+ * ranks them all): its shortest match, which ts_rank's length normalization favours, the newest
+ * of equals.
+ */
+function pgBest(match: PgMatch, filter: HitFilter): SQL {
+  const visible = pgVisible(filter);
+  return sql`WITH chunk AS MATERIALIZED (
+  SELECT DISTINCT ON (c.note_id) c.note_id, c.seq
+    FROM note_chunks c JOIN notes n ON n.id = c.note_id
+    WHERE ${PG_CHUNK_VECTOR} @@ (${match.all}) AND ${visible}
+    ORDER BY c.note_id, octet_length(c.text), c.seq DESC
+),
+hits AS (
+  SELECT chunk.note_id, ts_rank(${PG_WEIGHTS}, ${PG_CHUNK_VECTOR}, ${match.all}, ${PG_RANK_NORMALIZATION}) AS score, ${Source.Chunk} AS src, c.seq AS rid
+    FROM chunk JOIN note_chunks c ON c.seq = chunk.seq
+  UNION ALL
+  SELECT n.id, ts_rank(${PG_WEIGHTS}, ${PG_NOTE_VECTOR}, ${match.all}, ${PG_RANK_NORMALIZATION}), ${Source.Note}, 0
+    FROM notes n
+    WHERE ${PG_NOTE_VECTOR} @@ (${match.all}) AND ${visible}
+),
+best AS (SELECT DISTINCT ON (note_id) note_id, score, src, rid FROM hits ORDER BY note_id, score DESC, src)`;
+}
+
+/** One page of the best matches, best first, then the newest, each with how many there are in all. */
+function pgPage(match: PgMatch, filter: HitFilter, page: Page): SQL {
+  return sql`${pgBest(match, filter)}
+SELECT n.id, n.kind, n.format, n.filename, n.title, n.folder_id AS "folderId", n.byte_size AS "byteSize", n.updated_at AS "updatedAt",
+       best.src, best.rid, count(*) OVER () AS total
+  FROM best JOIN notes n ON n.id = best.note_id
+  ORDER BY best.score DESC, n.updated_at DESC, n.id
+  LIMIT ${page.limit} OFFSET ${page.offset}`;
+}
+
+/** The page's query for these words, for the test that checks the indexes are used. */
+export function pgPageQuery(words: readonly string[], filter: HitFilter, page: Page): SQL {
+  return pgPage(pgSearch.match(words, filter.workspaceId), filter, page);
+}
+
+type PgHitRow = Omit<HitRow, "byteSize" | "updatedAt" | "rid" | "total" | "src"> & {
+  byteSize: number | string;
+  updatedAt: number | string;
+  src: number | string;
+  rid: number | string;
+  total: number | string;
+};
+
+interface PgHeadline {
+  k: number | string;
+  /** The text as notestream_search_text() made it, each token that matches a word marked (ts_headline). */
+  h: string;
+  /** The original text, as much of it as is indexed. */
+  t: string;
+  /** The text goes on past what is indexed. */
+  more: boolean;
+}
+
+/**
+ * The marked passage of each text (`texts`: rows of k, t), as FTS5's snippet makes it (below).
+ * PostgreSQL says which tokens match (ts_headline over the text as indexed, every token marked);
+ * notestream_search_text() keeps offsets, so the marks fall on the same characters of the original.
+ */
+async function pgHeadlines(deps: Deps, match: PgMatch, texts: SQL): Promise<Map<number, string>> {
+  const rows = await sqlRows<PgHeadline>(
+    deps.db,
+    sql`SELECT k, ts_headline('notestream_search', notestream_search_text(t), ${match.any}, ${PG_HEADLINE}) AS h,
+       left(t, ${PG_INDEXED_CHARS}) AS t, length(t) > ${PG_INDEXED_CHARS} AS more
+  FROM (${texts}) AS src(k, t)`,
+  );
+  const out = new Map<number, string>();
+  for (const r of rows) out.set(Number(r.k), snippetOfMarked(r.h, r.t, r.more, match.words));
+  return out;
+}
+
+/** What unicode61 keeps in a token (terms.ts), and combining marks, which stay with their letter. */
+const TOKEN_CHAR = /[\p{L}\p{N}\p{Co}\p{M}]/u;
+const NOT_TOKEN = /[^\p{L}\p{N}\p{Co}\p{M}]+/u;
+/** FTS5's sentence finder: a token after `.` or `:` and white space starts a sentence. */
+const SENTENCE_END = /[.:][ \t\n\r]+$/;
+const fold = (token: string) => token.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+
+interface Token {
+  start: number;
+  end: number;
+  folded: string;
+  /** PostgreSQL matched it to a token of the query. */
+  marked: boolean;
+  /** A sentence starts here: the text's first token, or one FTS5's sentence finder starts one at. */
+  sentence: boolean;
+}
+
+/** A match as FTS5 counts one: a word of the query at tokens first..last (a word of several tokens, `host-3`, whole). */
+interface Hit {
+  first: number;
+  last: number;
+  word: string;
+}
+
+/**
+ * The matches among the marked tokens. ts_headline marks every token equal to one of the query's,
+ * and FTS5 a phrase only where all of it is: a token of a word of several tokens counts (and is
+ * marked) only in a run of tokens that is the whole word.
+ */
+function hitsOf(tokens: Token[], words: readonly string[]): Hit[] {
+  const phrases = words.map((w) => w.split(NOT_TOKEN).filter((t) => t !== "").map(fold)).filter((p) => p.length > 0);
+  const singles = new Set(phrases.filter((p) => p.length === 1).map((p) => p[0]!));
+  const parts = new Set(phrases.filter((p) => p.length > 1).flat());
+  const hits: Hit[] = [];
+  const inPhrase = new Set<number>();
+  for (const p of phrases) {
+    if (p.length < 2) continue;
+    for (let i = 0; i + p.length <= tokens.length; i++) {
+      if (!p.every((part, j) => tokens[i + j]!.marked && tokens[i + j]!.folded === part)) continue;
+      hits.push({ first: i, last: i + p.length - 1, word: p.join(" ") });
+      for (let j = 0; j < p.length; j++) inPhrase.add(i + j);
+    }
+  }
+  tokens.forEach((t, i) => {
+    // A token this fold does not tell apart (PostgreSQL matched it) counts as itself.
+    if (t.marked && !inPhrase.has(i) && (singles.has(t.folded) || !parts.has(t.folded))) hits.push({ first: i, last: i, word: t.folded });
+  });
+  return hits.sort((a, b) => a.first - b.first);
+}
+
+/**
+ * FTS5's snippet() over a text whose matching tokens are marked: the window of WORDS tokens with
+ * the most distinct matches (1000 each, a repeat 1), centred on them, or starting at the sentence
+ * one of them is in (+100, +120 at the text's start); each match marked, … where the text goes on.
+ * "" when nothing matched.
+ */
+function snippetOfMarked(h: string, t: string, more: boolean, words: readonly string[]): string {
+  const chars = [...t];
+  const marked: boolean[] = [];
+  let inside = false;
+  for (const ch of h) {
+    if (ch === OPEN) inside = true;
+    else if (ch === CLOSE) inside = false;
+    else marked.push(inside);
+  }
+  // Not the text the marks were put on: nothing to show rather than marks in the wrong places.
+  if (marked.length !== chars.length) return "";
+  const tokens: Token[] = [];
+  let gap = "";
+  for (let i = 0; i < chars.length; ) {
+    if (!TOKEN_CHAR.test(chars[i]!)) {
+      gap += chars[i++];
+      continue;
+    }
+    const start = i;
+    while (i < chars.length && TOKEN_CHAR.test(chars[i]!)) i++;
+    const folded = fold(chars.slice(start, i).join(""));
+    tokens.push({ start, end: i, folded, marked: marked[start]!, sentence: tokens.length === 0 || SENTENCE_END.test(gap) });
+    gap = "";
+  }
+  const hits = hitsOf(tokens, words);
+  if (hits.length === 0) return "";
+  const score = (from: number) => {
+    const seen = new Set<string>();
+    let n = 0;
+    let first = -1;
+    let end = -1;
+    for (const hit of hits) {
+      if (hit.first < from) continue;
+      if (hit.first >= from + WORDS) break;
+      n += seen.has(hit.word) ? 1 : 1000;
+      seen.add(hit.word);
+      if (first < 0) first = hit.first;
+      end = hit.last + 1;
+    }
+    return { n, first, end };
+  };
+  let best = -1;
+  let bestStart = 0;
+  let sentence = 0;
+  for (const hit of hits) {
+    const s = score(hit.first);
+    if (s.n > best) {
+      best = s.n;
+      bestStart = Math.max(0, Math.min(s.first - Math.trunc((WORDS - (s.end - s.first)) / 2), tokens.length - WORDS));
+    }
+    if (tokens.length > WORDS) {
+      while (sentence < tokens.length - 1 && sentence < hit.first && nextSentence(tokens, sentence) <= hit.first) sentence = nextSentence(tokens, sentence);
+      if (sentence < hit.first) {
+        const n = score(sentence).n + (sentence === 0 ? 120 : 100);
+        if (n > best) [best, bestStart] = [n, sentence];
+      }
+    }
+  }
+  const last = Math.min(bestStart + WORDS, tokens.length) - 1;
+  const from = bestStart === 0 ? 0 : tokens[bestStart]!.start;
+  const to = last === tokens.length - 1 ? chars.length : tokens[last]!.end;
+  let out = bestStart === 0 ? "" : "…";
+  let at = from;
+  for (const hit of hits) {
+    if (hit.first < bestStart || hit.first > last) continue;
+    const start = tokens[hit.first]!.start;
+    if (start < at) continue;
+    const end = tokens[Math.min(hit.last, last)]!.end;
+    out += `${chars.slice(at, start).join("")}${OPEN}${chars.slice(start, end).join("")}${CLOSE}`;
+    at = end;
+  }
+  return `${out}${chars.slice(at, to).join("")}${to < chars.length || more ? "…" : ""}`;
+}
+
+/** The next token after `i` that starts a sentence (tokens.length if none). */
+function nextSentence(tokens: Token[], i: number): number {
+  for (let j = i + 1; j < tokens.length; j++) if (tokens[j]!.sentence) return j;
+  return tokens.length;
+}
+
+const num = (v: number | string) => Number(v);
+
+/** PostgreSQL only: tsvector expressions under GIN (see above). */
+export const pgSearch: SearchIndex<PgMatch> = {
+  match(words) {
+    // The workspace is a condition of every query (pgVisible), not a term.
+    return { words, all: pgQuery(words, "&&"), any: pgQuery(words, "||") };
+  },
+
+  async hits(deps, match, filter, page) {
+    const toRow = (r: PgHitRow): HitRow => ({
+      ...r,
+      byteSize: num(r.byteSize),
+      updatedAt: num(r.updatedAt),
+      src: num(r.src) as Source,
+      rid: num(r.rid),
+      total: num(r.total),
+    });
+    const rows = (await sqlRows<PgHitRow>(deps.db, pgPage(match, filter, page))).map(toRow);
+    if (rows.length > 0) return { rows, total: rows[0]!.total };
+    if (page.offset === 0) return { rows, total: 0 };
+    const [count] = await sqlRows<{ n: number | string }>(
+      deps.db,
+      sql`${pgBest(match, filter)} SELECT count(*) AS n FROM best`,
+    );
+    return { rows, total: num(count!.n) };
+  },
+
+  async chunkSnippet(deps, match, hit) {
+    const marked = await pgHeadlines(deps, match, sql`SELECT 0, text FROM note_chunks WHERE seq = ${hit.rid}`);
+    return marked.get(0) ?? "";
+  },
+
+  async noteSnippets(deps, match, hit) {
+    const marked = await pgHeadlines(
+      deps,
+      match,
+      sql`SELECT 0, title FROM notes WHERE id = ${hit.id} UNION ALL SELECT 1, coalesce(body, '') FROM notes WHERE id = ${hit.id}`,
+    );
+    return { title: marked.get(0) ?? "", body: marked.get(1) ?? "" };
   },
 };

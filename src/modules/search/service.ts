@@ -4,16 +4,13 @@ import type { Page } from "../../lib/pagination";
 import { assertFolderIdWellFormed } from "../folders/repo";
 import { requireScope } from "../tokens/service";
 import type { SearchHit, SnippetPart } from "./model";
-import { CLOSE, OPEN, Source, sqliteSearch, type HitRow } from "./repo";
-import { matchExpression, searchWords } from "./terms";
-
-/** The full-text index this process searches: SQLite's FTS5 (PostgreSQL's comes beside it). */
-const index = sqliteSearch;
+import { CLOSE, OPEN, searchIndex, Source, type HitRow, type SearchIndex } from "./repo";
+import { searchWords } from "./terms";
 
 /**
  * Full-text search of the notes the caller sees (a pinned token: its note only), best match
- * first (bm25), each note once with the passage that matched best. The same verb serves
- * GET /search, the search page and MCP's list_notes with a query.
+ * first (bm25 on SQLite, ts_rank on PostgreSQL), each note once with the passage that matched
+ * best. The same verb serves GET /search, the search page and MCP's list_notes with a query.
  */
 export async function searchNotes({
   ctx,
@@ -30,22 +27,20 @@ export async function searchNotes({
   const words = searchWords(q);
   if (folderId !== undefined) assertFolderIdWellFormed(folderId, "folder_id");
   const { workspaceId, noteId } = ctx.principal;
-  const match = {
-    chunks: matchExpression(words, "text", workspaceId),
-    notes: matchExpression(words, "{title body}", workspaceId),
-  };
+  const index = searchIndex(ctx.deps.db);
+  const match = index.match(words, workspaceId);
   const { rows, total } = await index.hits(ctx.deps, match, { workspaceId, noteId, folderId: folderId ?? null }, page);
   const items: SearchHit[] = [];
-  for (const r of rows) items.push(toHit(r, await snippetOf(ctx, r, match)));
+  for (const r of rows) items.push(toHit(r, await snippetOf(ctx, index, r, match)));
   return { items, total };
 }
 
-async function snippetOf(ctx: Ctx, r: HitRow, match: { chunks: string; notes: string }): Promise<string> {
+async function snippetOf(ctx: Ctx, index: SearchIndex, r: HitRow, match: unknown): Promise<string> {
   if (r.src === Source.Chunk) {
-    const s = await index.chunkSnippet(ctx.deps, match.chunks, r.rid);
+    const s = await index.chunkSnippet(ctx.deps, match, r);
     if (s.includes(OPEN)) return s;
   } else {
-    const { title, body } = await index.noteSnippets(ctx.deps, match.notes, r.rid);
+    const { title, body } = await index.noteSnippets(ctx.deps, match, r);
     // The body says more than the title, which the hit carries anyway.
     if (body.includes(OPEN)) return body;
     if (title.includes(OPEN)) return title;
@@ -53,7 +48,7 @@ async function snippetOf(ctx: Ctx, r: HitRow, match: { chunks: string; notes: st
   return r.title;
 }
 
-/** FTS5's marked snippet as parts: text between the marks matched, the rest did not; adjacent parts of a kind joined. */
+/** A marked snippet as parts: text between the marks matched, the rest did not; adjacent parts of a kind joined. */
 export function snippetParts(marked: string): SnippetPart[] {
   const parts: SnippetPart[] = [];
   const push = (text: string, match: boolean) => {

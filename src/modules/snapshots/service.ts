@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { commit, type Reply } from "../../db/commit";
+import { mayNameRow } from "../../db/keys";
 import type { Ctx } from "../../deps";
 import { notes, snapshots } from "../../db/tables";
 import { NoteLocked, NotFound } from "../../http/errors";
@@ -47,6 +48,7 @@ export async function listSnapshots({ ctx, noteId }: { ctx: Ctx; noteId: string 
 
 /** A snapshot of a note the caller sees (from visibleNote); another note's snapshot is the same 404 as a missing one. */
 async function visibleSnapshot(ctx: Ctx, note: NoteRow, snapshotId: string): Promise<SnapshotRow> {
+  if (!mayNameRow(snapshotId)) throw new NotFound("snapshot");
   const [row] = await ctx.deps.db
     .select()
     .from(snapshots)

@@ -34,7 +34,12 @@ export class Followers {
   private poll: ReturnType<typeof setInterval> | null = null;
   private dataVersion = -1;
 
-  constructor(private readonly deps: Deps) {}
+  constructor(private readonly deps: Deps) {
+    // Where other processes' commits are heard of at once (PostgreSQL), followers read at once.
+    deps.otherWriters.onChange?.(() => {
+      if (this.open.size > 0) this.lookForOtherWriters();
+    });
+  }
 
   get size(): number {
     return this.open.size;

@@ -75,7 +75,7 @@ export const accountDeletionPages = (deps: Deps) =>
     .post(
       "/settings/delete",
       async ({ s, body }) => {
-        limit(deps, "deletionPerAccount", s.account.id);
+        await limit(deps, "deletionPerAccount", s.account.id);
         await requestAccountDeletion(deps, s.account, firstValue(formFields(body).password));
         return back("/settings/delete", "ok", `We sent a link to ${s.account.email}. Follow it within an hour to delete the account.`);
       },

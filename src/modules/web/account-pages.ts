@@ -144,7 +144,7 @@ export const accountPages = (deps: Deps) =>
       "/settings/profile",
       async ({ s, body }) => {
         const b = formFields(body);
-        limit(deps, "profilePerAccount", s.account.id);
+        await limit(deps, "profilePerAccount", s.account.id);
         await updateProfile(deps, s.account.id, { name: firstValue(b.name), bio: firstValue(b.bio) });
         return back("/settings", "ok", "Profile saved.");
       },
@@ -155,9 +155,9 @@ export const accountPages = (deps: Deps) =>
       async ({ s, body }) => {
         const b = formFields(body);
         // Counted first, so wrong passwords use up the account's three a day too.
-        limit(deps, "emailChangePerAccount", s.account.id);
+        await limit(deps, "emailChangePerAccount", s.account.id);
         await checkCurrentPassword(s.account, firstValue(b.password));
-        limit(deps, "emailChangePerTarget", firstValue(b.email));
+        await limit(deps, "emailChangePerTarget", firstValue(b.email));
         await requestEmailChange(deps, s.account, firstValue(b.email));
         return back("/settings", "ok", `We sent a confirmation link to ${normaliseEmail(firstValue(b.email))}.`);
       },
@@ -171,7 +171,7 @@ export const accountPages = (deps: Deps) =>
         // The rule first: a password that breaks it is no guess at the current one.
         assertNewPassword(next, "new_password");
         // Counted before the check, given back when it passes: only wrong guesses use it up.
-        const attempt = limit(deps, "currentPasswordPerAccount", s.account.id);
+        const attempt = await limit(deps, "currentPasswordPerAccount", s.account.id);
         await checkCurrentPassword(s.account, firstValue(b.current_password), { field: "current_password", message: "That is not your current password." });
         attempt.refund();
         await changePassword(deps, s.account, next, sessionIdHash(request));

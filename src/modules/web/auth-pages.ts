@@ -189,9 +189,9 @@ export const authPages = (deps: Deps) =>
       "/signin",
       async ({ request, body }) => {
         const b = textFields(body);
-        limit(deps, "signInPerIp", clientIp(request));
+        await limit(deps, "signInPerIp", clientIp(request));
         // Counted before the check, so parallel guesses cannot all slip under it; given back on success.
-        const perEmail = limit(deps, "signInPerEmail", b.email ?? "");
+        const perEmail = await limit(deps, "signInPerEmail", b.email ?? "");
         const account = await signIn(deps, b.email ?? "", b.password ?? "");
         perEmail.refund();
         const { secret } = await createSession(deps, account);
@@ -214,7 +214,7 @@ export const authPages = (deps: Deps) =>
       "/signup",
       async ({ request, body }) => {
         const b = textFields(body);
-        const perIp = limit(deps, "signUpPerIp", clientIp(request));
+        const perIp = await limit(deps, "signUpPerIp", clientIp(request));
         const input = { email: b.email ?? "", name: b.name ?? "", password: b.password ?? "", birthDate: b.birth_date || undefined, ageConfirmed: b.age_confirmed === "yes" };
         const problems = signUpProblems(deps, input);
         if (problems.length) {
@@ -224,7 +224,7 @@ export const authPages = (deps: Deps) =>
         }
         // A valid sign-up mails whoever owns the address, so it is limited per address like every
         // mail; fixing the form's mistakes is not.
-        limit(deps, "signUpPerEmail", input.email);
+        await limit(deps, "signUpPerEmail", input.email);
         await signUp(deps, input);
         // The same answer whether the address was new or taken (its owner got a mail instead).
         return redirect("/signin?ok=" + encodeURIComponent(`Almost there: we sent a confirmation link to ${normaliseEmail(b.email ?? "")}.`));
@@ -247,8 +247,8 @@ export const authPages = (deps: Deps) =>
       "/confirm/resend",
       async ({ request, body }) => {
         const b = textFields(body);
-        limit(deps, "resendPerIp", clientIp(request));
-        limit(deps, "resendPerEmail", b.email ?? "");
+        await limit(deps, "resendPerIp", clientIp(request));
+        await limit(deps, "resendPerEmail", b.email ?? "");
         await resendConfirmation(deps, b.email ?? "");
         return back("/signin", "ok", "If that address has an unconfirmed account, a new link is on its way.");
       },
@@ -259,8 +259,8 @@ export const authPages = (deps: Deps) =>
       "/reset",
       async ({ request, body }) => {
         const b = textFields(body);
-        limit(deps, "resetPerIp", clientIp(request));
-        limit(deps, "resetPerEmail", b.email ?? "");
+        await limit(deps, "resetPerIp", clientIp(request));
+        await limit(deps, "resetPerEmail", b.email ?? "");
         await requestPasswordReset(deps, b.email ?? "");
         return back("/signin", "ok", "If that address has an account, a reset link is on its way.");
       },

@@ -52,9 +52,6 @@ export const exportPages = (deps: Deps) =>
     )
     .get(
       "/exports/:id/download",
-      async ({ s, params }) => {
-        const file = await exportFile({ ctx: s.ctx, id: params.id });
-        return new Response(Bun.file(file.path), { headers: { "content-type": "application/zip", "content-disposition": `attachment; filename="${file.name}"` } });
-      },
+      ({ s, params }) => exportFile({ ctx: s.ctx, id: params.id }),
       { session: "page", refused: exportGone },
     );

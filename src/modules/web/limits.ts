@@ -53,14 +53,14 @@ function waitText(seconds: number): string {
  * which limit, when "Too many attempts." would not). `refund` gives the attempt back, for limits
  * that count only failures.
  */
-export function limit(deps: Deps, name: BrowserLimit, who: string, tooMany?: string): { refund: () => void } {
+export async function limit(deps: Deps, name: BrowserLimit, who: string, tooMany?: string): Promise<{ refund: () => void }> {
   const [n, windowMs] = BROWSER_LIMITS[name];
   const key = `web:${name}:${PER_EMAIL.has(name) ? normaliseEmail(who) : who.toLowerCase()}`;
-  const d = deps.limiter.consume(key, n, "anonymous", windowMs);
+  const d = await deps.limiter.consume(key, n, "anonymous", windowMs);
   if (!d.allowed) {
     const retry = Math.max(1, Math.ceil(d.reset - deps.clock.now() / 1000));
     const message = tooMany ? `${tooMany} Try again in ${waitText(retry)}.` : `Too many attempts. Please wait ${waitText(retry)} and try again.`;
     throw new AppError("rate_limited", message, undefined, { "retry-after": String(retry) });
   }
-  return { refund: () => deps.limiter.refund(key) };
+  return { refund: () => deps.limiter.refund(key, windowMs) };
 }

@@ -132,7 +132,7 @@ export const notePages = (deps: Deps) => {
         const s = await requireForm(deps, request, body);
         const b = textFields(body) as { title?: string; plain_body?: string; html?: string };
         if (!saveBody.Check(b)) throw saveBodyProblems(saveBody, b);
-        limit(deps, "savesPerAccount", s.account.id);
+        await limit(deps, "savesPerAccount", s.account.id);
         const note = await visibleNote(s.ctx, params.id);
         const saved =
           note.format === "rich"
@@ -162,7 +162,7 @@ export const notePages = (deps: Deps) => {
       "/notes/:id/download/:ext",
       async ({ s, params }) => {
         const note = await visibleNote(s.ctx, params.id);
-        limit(deps, "downloadsPerAccount", s.account.id);
+        await limit(deps, "downloadsPerAccount", s.account.id);
         const name = (note.filename ?? note.title).replace(/[^\w.\- ]+/g, "_").slice(0, 80) || "note";
         const disposition = (ext: string) => `attachment; filename="${name.replace(/\.txt$/, "")}.${ext}"`;
         const text = await readBody(deps, note);

@@ -86,7 +86,7 @@ export const planPages = (deps: Deps) =>
     .post(
       "/settings/plan/checkout",
       async ({ s, body, request }) => {
-        limit(deps, "planActionsPerAccount", s.account.id);
+        await limit(deps, "planActionsPerAccount", s.account.id);
         const url = await startPlanCheckout(deps, {
           workspaceId: s.workspaceId,
           tierName: firstValue(formFields(body).plan),
@@ -101,7 +101,7 @@ export const planPages = (deps: Deps) =>
     .post(
       "/settings/plan/portal",
       async ({ s }) => {
-        limit(deps, "planActionsPerAccount", s.account.id);
+        await limit(deps, "planActionsPerAccount", s.account.id);
         const url = await billingPortal(deps, { workspaceId: s.workspaceId, accountId: s.account.id });
         return redirectWithFlash(deps, s, CONTINUE, { secret: { kind: "portal", value: url } });
       },

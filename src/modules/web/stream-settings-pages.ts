@@ -301,7 +301,7 @@ export const streamSettingsPages = (deps: Deps) =>
     .post(
       "/notes/:id/webhook/test",
       async ({ s, params }) => {
-        limit(deps, "testDeliveriesPerAccount", s.account.id, "At most 10 test deliveries in 10 minutes.");
+        await limit(deps, "testDeliveriesPerAccount", s.account.id, "At most 10 test deliveries in 10 minutes.");
         await sendTestDelivery({ ctx: s.ctx, noteId: params.id });
         return redirectWithFlash(deps, s, settingsPath(params.id), { ok: "Test delivery sent: its result shows under Recent deliveries in a moment (reload to see it)." });
       },
@@ -341,7 +341,7 @@ export const streamSettingsPages = (deps: Deps) =>
     .post(
       "/notes/:id/deadman/test",
       async ({ s, params, request }) => {
-        limit(deps, "testAlertsPerAccount", s.account.id, "At most 5 test alerts an hour.");
+        await limit(deps, "testAlertsPerAccount", s.account.id, "At most 5 test alerts an hour.");
         const { body } = await sendTestAlert({ ctx: s.ctx, noteId: params.id, to: s.account.email, origin: publicOrigin(deps, request) });
         return redirectWithFlash(deps, s, settingsPath(params.id), { ok: `Test alert sent to ${body.to}: it should arrive within a minute.` });
       },

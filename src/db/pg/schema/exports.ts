@@ -1,6 +1,6 @@
-import { index, integer, pgTable, text } from "drizzle-orm/pg-core";
+import { index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { accounts, workspaces } from "./accounts";
-import { byteCount, ms } from "./types";
+import { byteCount, bytea, ms } from "./types";
 
 // The PostgreSQL twin of src/db/schema/exports.ts.
 
@@ -20,4 +20,14 @@ export const exportsTable = pgTable(
     expiresAt: ms("expires_at"),
   },
   (t) => [index("exports_account").on(t.accountId, t.createdAt), index("exports_expiry").on(t.status, t.expiresAt)],
+);
+
+export const exportFiles = pgTable(
+  "export_files",
+  {
+    exportId: text("export_id").notNull().references(() => exportsTable.id, { onDelete: "cascade" }),
+    part: integer("part").notNull(),
+    data: bytea("data").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.exportId, t.part] })],
 );

@@ -5,12 +5,10 @@ import { byteCount, ms, rowId } from "./types";
 
 // The PostgreSQL twin of src/db/schema/notes.ts.
 //
-// Full-text search is not here. On SQLite it is migration 0013's FTS5 tables, filled by
-// triggers (outside the drizzle schema). PostgreSQL will index the same text with tsvector
-// columns under GIN indexes (note_chunks.text and the notes' titles and bodies, with the
-// workspace first in the query's filter), kept in step by triggers or generated columns the
-// same way; modules/search/ then needs a PostgreSQL query beside its FTS5 one. Until that
-// lands, search is one of the things serving on PostgreSQL waits for (docs/SCALING.md).
+// Full-text search is not here: drizzle-kit cannot express it. On SQLite it is migration 0013's
+// FTS5 tables, filled by triggers; on PostgreSQL, migrations-pg/0002_search.sql's GIN indexes
+// over tsvector expressions of note_chunks.text and of the notes' titles and bodies, which
+// PostgreSQL keeps in step itself. The queries of both are in src/modules/search/repo.ts.
 
 export const folders = pgTable(
   "folders",
