@@ -72,7 +72,7 @@ const AS_IS = new Set(["SQLiteInteger", "SQLiteText", "SQLiteReal", "PgText", "P
  * and request's path: the statement's text is built once per table and `rest` (PostgreSQL's with
  * $n placeholders), and on SQLite kept compiled by bun:sqlite; building it with drizzle took 8 µs
  * a call, a quarter of an append. `lock`: inside a write, hold the rows until it commits
- * (PostgreSQL's FOR UPDATE; SQLite's writer holds the whole database already).
+ * (PostgreSQL's FOR NO KEY UPDATE; SQLite's writer holds the whole database already).
  */
 export async function tableRows<T extends Table>(
   db: Db,
@@ -89,7 +89,9 @@ export async function tableRows<T extends Table>(
     const select = `SELECT ${columns.map(([key, c]) => `"${c.name}" AS "${key}"`).join(", ")} FROM "${name}" ${rest}`;
     q = {
       sqlite: select,
-      postgres: pgText(select) + (opts.lock ? " FOR UPDATE" : ""),
+      // NO KEY UPDATE, the strength of the UPDATE to come: rows inserted meanwhile that refer to
+      // this one (a chunk, a job, a webhook attempt: KEY SHARE) do not wait for it, nor it for them.
+      postgres: pgText(select) + (opts.lock ? " FOR NO KEY UPDATE" : ""),
       mapped: columns.filter(([, c]) => !AS_IS.has(c.columnType)),
     };
     tableQueries.set(cacheKey, q);

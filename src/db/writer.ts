@@ -86,6 +86,11 @@ export function sqliteTransactions(sqlite: Database): Transactions {
   };
 }
 
+/** runBatch's answer when the database aborted the batch in a way that running it again can mend. */
+interface Retry {
+  retry: unknown;
+}
+
 const noOverlay: BatchOverlay = { begin() {}, mark: () => 0, rollback() {}, apply() {}, committed() {}, discard() {}, invalidate() {} };
 
 /**
@@ -178,7 +183,7 @@ export class Writer {
    * be async (its queries awaited); it is awaited before the next one starts, so the writes of a
    * batch never interleave. A batch of synchronous writes (appends) runs without a pause.
    */
-  private async runBatch(batch: PendingWrite[], safe: boolean): Promise<{ ok: boolean; value: unknown }[] | null> {
+  private async runBatch(batch: PendingWrite[], safe: boolean): Promise<{ ok: boolean; value: unknown }[] | null | Retry> {
     await this.tx.begin();
     const overlay = this.overlay;
     overlay.invalidate();
@@ -204,6 +209,7 @@ export class Writer {
           if (value instanceof Promise) value = await value;
           outcomes.push({ ok: true, value });
         } catch (error) {
+          if (this.tx.retryable(error)) return { retry: error };
           if (!isExpected(error)) return null;
           overlay.rollback();
           after.length = mark;
@@ -220,6 +226,8 @@ export class Writer {
         if (rel) await rel;
         outcomes.push({ ok: true, value });
       } catch (error) {
+        // A deadlock with another instance: the whole batch lets go of its locks and runs again.
+        if (this.tx.retryable(error)) return { retry: error };
         await this.tx.rollbackTo("write");
         overlay.rollback();
         after.length = mark;
@@ -283,21 +291,24 @@ export class Writer {
     const batch = this.queue;
     this.queue = [];
     this.scheduled = false;
-    let outcomes: { ok: boolean; value: unknown }[] | null;
+    let outcomes: { ok: boolean; value: unknown }[] | null | Retry = null;
     try {
-      outcomes = await this.runBatch(batch, false);
-      // A deadlock with another instance's batch (PostgreSQL picks one to abort): run it again.
-      for (let retries = 0; outcomes !== null && retries < 5 && outcomes.some((o) => !o.ok && this.tx.retryable(o.value)); retries++) {
+      let safe = false;
+      for (let attempt = 1; ; attempt++) {
+        outcomes = await this.runBatch(batch, safe);
+        if (outcomes !== null && !("retry" in outcomes)) break;
         await this.tx.rollback();
         this.overlay.discard();
-        outcomes = await this.runBatch(batch, false);
-      }
-      if (outcomes === null) {
-        // A coalesced write failed unexpectedly after it may have written: start the batch over,
-        // every write under its own savepoint this time.
-        await this.tx.rollback();
-        this.overlay.discard();
-        outcomes = (await this.runBatch(batch, true))!;
+        if (outcomes === null) {
+          // A coalesced write failed unexpectedly after it may have written: start the batch over,
+          // every write under its own savepoint this time.
+          safe = true;
+          continue;
+        }
+        // PostgreSQL aborted this batch to end a deadlock with another instance's: after a pause
+        // (a random one, so the two do not meet again), the batch runs again, a few times at most.
+        if (attempt === 5) throw outcomes.retry;
+        await Bun.sleep(Math.random() * 10 * 2 ** attempt);
       }
     } catch (error) {
       this.inBatch = false;

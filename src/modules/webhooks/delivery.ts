@@ -109,7 +109,9 @@ async function recordAttempt(deps: Deps, noteId: string, deliveryId: string, att
       response: r.body || null,
       disabled: disable,
     });
-  if (current) {
+  // Only a change is written: under load most attempts succeed with no failures to reset, and an
+  // update would lock the note's row against the appends of other instances for nothing.
+  if (current && (current.failures !== failures || disable)) {
     await deps.db
       .update(notes)
       .set({ webhookFailures: failures, ...(disable ? { webhookStatus: "disabled" as const } : {}) })
