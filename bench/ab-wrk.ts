@@ -7,11 +7,14 @@
  *   AB_ENV_B=NOTESTREAM_LOG_REQUESTS=false bun bench/ab-wrk.ts dist/notestream dist/notestream
  *
  * Environment: AB_PAIRS (default 8), AB_SECONDS per run (default 3), AB_SYNC (FULL),
- * AB_ENV_A / AB_ENV_B (extra NAME=value,NAME=value for one side).
+ * AB_ENV_A / AB_ENV_B (extra NAME=value,NAME=value for one side), AB_PG=1: both sides serve from
+ * PostgreSQL instead, each from a fresh database of its own on the durable bench cluster
+ * (`scripts/ensure-postgres.sh start --durable`, fsync and synchronous_commit on; bench/pg.ts).
  */
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { procs, provision, startServer, stop, tmp, wrk } from "./lib";
+import { durableCluster, notestreamUrl, provisionPg, startPgServer, type PgCluster } from "./pg";
 
 const [binA, binB] = process.argv.slice(2).map((p) => resolve(p));
 if (!binA || !binB) {
@@ -25,10 +28,28 @@ function envList(raw: string | undefined): Record<string, string> {
   return Object.fromEntries((raw ?? "").split(",").filter(Boolean).map((kv) => kv.split("=", 2) as [string, string]));
 }
 
+let cluster: PgCluster | null = null;
+if (process.env.AB_PG === "1") {
+  const found = await durableCluster();
+  if ("unavailable" in found) {
+    console.error(`AB_PG=1, but no PostgreSQL: ${found.unavailable}`);
+    process.exit(1);
+  }
+  cluster = found;
+}
+
 async function start(label: string, bin: string, env: Record<string, string>): Promise<() => number> {
-  const dataDir = join(tmp, label);
-  const token = provision(bin, dataDir);
-  const server = await startServer(bin, dataDir, { NOTESTREAM_SYNCHRONOUS: process.env.AB_SYNC ?? "FULL", ...env });
+  let token: string;
+  let server: { base: string };
+  if (cluster) {
+    const url = notestreamUrl(cluster, await cluster.createDatabase(`ab_${label}`));
+    token = provisionPg(bin, url);
+    server = await startPgServer(bin, url, env);
+  } else {
+    const dataDir = join(tmp, label);
+    token = provision(bin, dataDir);
+    server = await startServer(bin, dataDir, { NOTESTREAM_SYNCHRONOUS: process.env.AB_SYNC ?? "FULL", ...env });
+  }
   return () => wrk(`${server.base}/api/v1/notes/by-filename/ab.log/append`, { token, seconds: SECONDS }).rps;
 }
 
@@ -52,4 +73,5 @@ for (let i = 0; i < PAIRS; i++) {
 const sorted = [...ratios].sort((x, y) => x - y);
 console.log(`B/A median ${sorted[sorted.length >> 1]!.toFixed(3)}, B faster in ${ratios.filter((r) => r > 1).length} of ${PAIRS} pairs`);
 for (const p of [...procs]) await stop(p);
+await cluster?.close();
 rmSync(tmp, { recursive: true, force: true });

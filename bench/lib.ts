@@ -28,11 +28,17 @@ function ms(text: string): number {
   return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
 }
 
-/**
- * Runs wrk with a POST of the JSON line; returns requests/s and latency percentiles in ms.
- * `requests`: stop after about that many answers (under a plan's rate limit), else run `seconds`.
- */
-export function wrk(url: string, opts: { token?: string; connections?: number; threads?: number; seconds: number; requests?: number; text?: string }): WrkResult {
+export interface WrkOptions {
+  token?: string;
+  connections?: number;
+  threads?: number;
+  seconds: number;
+  requests?: number;
+  text?: string;
+}
+
+/** wrk's command line for a POST of the JSON line (its Lua script written to the temp dir). */
+function wrkCommand(url: string, opts: WrkOptions): string[] {
   const script = join(tmp, `wrk-${Math.random().toString(36).slice(2)}.lua`);
   writeFileSync(
     script,
@@ -47,12 +53,31 @@ export function wrk(url: string, opts: { token?: string; connections?: number; t
     ].join("\n"),
   );
   const c = opts.connections ?? CONNECTIONS;
-  const r = Bun.spawnSync(["wrk", `-t${opts.threads ?? Math.min(2, c)}`, `-c${c}`, `-d${opts.seconds}s`, "--latency", "-s", script, url], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const out = r.stdout.toString();
-  if (r.exitCode !== 0 || !/Requests\/sec/.test(out)) throw new Error(`wrk failed: ${out}${r.stderr}`);
+  return ["wrk", `-t${opts.threads ?? Math.min(2, c)}`, `-c${c}`, `-d${opts.seconds}s`, "--latency", "-s", script, url];
+}
+
+/**
+ * Runs wrk with a POST of the JSON line; returns requests/s and latency percentiles in ms.
+ * `requests`: stop after about that many answers (under a plan's rate limit), else run `seconds`.
+ */
+export function wrk(url: string, opts: WrkOptions): WrkResult {
+  const r = Bun.spawnSync(wrkCommand(url, opts), { stdout: "pipe", stderr: "pipe" });
+  return wrkResult(r.exitCode, r.stdout.toString(), r.stderr.toString());
+}
+
+/** Several wrk runs at the same time (each its own process), e.g. one per server instance. */
+export async function wrkTogether(runs: { url: string; opts: WrkOptions }[]): Promise<WrkResult[]> {
+  const running = runs.map(({ url, opts }) => Bun.spawn(wrkCommand(url, opts), { stdout: "pipe", stderr: "pipe", stdin: "ignore" }));
+  return Promise.all(
+    running.map(async (p) => {
+      const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+      return wrkResult(code, out, err);
+    }),
+  );
+}
+
+function wrkResult(exitCode: number | null, out: string, stderr: string): WrkResult {
+  if (exitCode !== 0 || !/Requests\/sec/.test(out)) throw new Error(`wrk failed: ${out}${stderr}`);
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   return {
@@ -106,16 +131,19 @@ export async function startServer(bin: string, dataDir: string, env: Record<stri
   }
 }
 
-function cli(bin: string, dataDir: string, args: string[]): string {
-  const r = Bun.spawnSync([bin, ...args], { env: { ...process.env, NOTESTREAM_DATA_DIR: dataDir }, stdout: "pipe", stderr: "pipe" });
+function cli(bin: string, dataDir: string, args: string[], env: Record<string, string> = {}): string {
+  const r = Bun.spawnSync([bin, ...args], { env: { ...process.env, NOTESTREAM_DATA_DIR: dataDir, ...env }, stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`notestream ${args.join(" ")}: ${r.stderr}`);
   return r.stdout.toString().trim();
 }
 
-/** A Dev (or `plan`) account and a read,write token for it, made with the binary's own command line. */
-export function provision(bin: string, dataDir: string, plan = "dev"): string {
-  cli(bin, dataDir, ["account", "create", "--email", "bench@example.com", "--plan", plan]);
-  return cli(bin, dataDir, ["token", "create", "--email", "bench@example.com", "--scope", "read,write"]);
+/**
+ * A Dev (or `plan`) account and a read,write token for it, made with the binary's own command line
+ * (`env`: NOTESTREAM_DATABASE_URL for PostgreSQL).
+ */
+export function provision(bin: string, dataDir: string, plan = "dev", env: Record<string, string> = {}): string {
+  cli(bin, dataDir, ["account", "create", "--email", "bench@example.com", "--plan", plan], env);
+  return cli(bin, dataDir, ["token", "create", "--email", "bench@example.com", "--scope", "read,write"], env);
 }
 
 /**

@@ -14,6 +14,10 @@
  *   7. kill -9 during appends: no acknowledged append lost after restart
  *   8. what the search index costs an append: with it against without it, side by side
  *      (`BENCH_ONLY=search` runs only this row)
+ *   9. PostgreSQL (docs/SCALING.md): raw single-row commits on a server that syncs every commit,
+ *      and appends at 50 connections against one binary serving from it and against two
+ *      instances on the same database, as multiples of the raw commit rate
+ *      (`BENCH_ONLY=postgres` runs only these rows, `BENCH_POSTGRES=0` leaves them out)
  */
 import { Database } from "bun:sqlite";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -31,8 +35,10 @@ import {
   stop,
   tmp,
   wrk as wrkRun,
+  wrkTogether,
   type WrkResult,
 } from "./lib";
+import { cpuSecondsOf, durableCluster, notestreamUrl, provisionPg, rawCommits, startPgServer } from "./pg";
 
 // BENCH_BIN: another build to measure (make bench builds dist/notestream).
 const BIN = process.env.BENCH_BIN ?? join(ROOT, "dist", "notestream");
@@ -221,6 +227,142 @@ async function searchRows(row: Row): Promise<void> {
   );
 }
 
+/** The writer's commits so far on a server started with NOTESTREAM_METRICS_TOKEN (its /metrics). */
+async function commitTally(base: string): Promise<{ commits: number; writes: number }> {
+  const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } })).text();
+  const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(text)?.[1] ?? NaN);
+  return { commits: value("notestream_commit_batch_writes_count"), writes: value("notestream_commit_batch_writes_sum") };
+}
+const BENCH_METRICS_TOKEN = "bench-metrics-token-0123456789";
+
+/** The machine's CPU time so far, in seconds of all cores: idle (with I/O wait) and in all. */
+function machineCpu(): { idle: number; total: number } {
+  const ticks = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  return { idle: (ticks[3]! + ticks[4]!) / 100, total: ticks.reduce((a, b) => a + b, 0) / 100 };
+}
+
+/**
+ * 9. PostgreSQL: the durable cluster of `scripts/ensure-postgres.sh start --durable` (fsync and
+ * synchronous_commit on), a fresh database that the binary migrates, and in each of ROUNDS rounds:
+ *   raw commits | appends, one instance, 50 connections | appends, two instances, 25 connections
+ *   each at the same time (two wrk processes, summed) | raw commits
+ * Raw commits: one connection, one INSERT per transaction, as many as it can in 3 s: what group
+ * commit is judged against. Each append run's ratio is taken against the mean of the raw runs
+ * before and after it; the table gives the median round and the range. The servers run with
+ * /metrics on, read between runs for the writer's commits (writes per commit, commits per second).
+ */
+async function postgresRows(row: Row): Promise<void> {
+  const cluster = await durableCluster();
+  if ("unavailable" in cluster) {
+    row("PostgreSQL rows", "not measured", cluster.unavailable.replace(/\|/g, "/"), "");
+    return;
+  }
+  const rawSeconds = 3;
+  const half = Math.floor(CONNECTIONS / 2);
+  try {
+    const rawDb = await cluster.createDatabase("raw");
+    const url = notestreamUrl(cluster, await cluster.createDatabase("app"));
+    const token = provisionPg(BIN, url);
+    const env = { NOTESTREAM_METRICS_TOKEN: BENCH_METRICS_TOKEN };
+    const appendUrl = (base: string) => `${base}/api/v1/notes/by-filename/bench.log/append`;
+    // A fresh server's first second (its pool connecting, the JIT) is not measured.
+    const instance = async () => {
+      const server = await startPgServer(BIN, url, env);
+      await append(server.base, token, "bench.log", "warm-up");
+      wrk(appendUrl(server.base), { token, seconds: 1 });
+      return server;
+    };
+    const first = await instance();
+    type Run = {
+      rps: number;
+      p50: number[];
+      p99: number[];
+      errors: number;
+      writesPerCommit: number;
+      commitsPerSecond: number;
+      /** Cores busy on average: each server's, and PostgreSQL's (NaN when not on this machine). */
+      serverCores: number[];
+      postgresCores: number;
+      /** Cores left idle on the machine meanwhile (wrk's, other processes' and the kernel's use are the rest). */
+      idleCores: number;
+    };
+    const measured = async (servers: { base: string; proc: { pid: number } }[], go: () => WrkResult[] | Promise<WrkResult[]>): Promise<Run> => {
+      const before = await Promise.all(servers.map((s) => commitTally(s.base)));
+      const cpuBefore = { servers: servers.map((s) => cpuSecondsOf(s.proc.pid)), postgres: cluster.cpuSeconds() ?? NaN, machine: machineCpu() };
+      const t0 = performance.now();
+      const results = await go();
+      const seconds = (performance.now() - t0) / 1000;
+      const cpuAfter = { servers: servers.map((s) => cpuSecondsOf(s.proc.pid)), postgres: cluster.cpuSeconds() ?? NaN, machine: machineCpu() };
+      const after = await Promise.all(servers.map((s) => commitTally(s.base)));
+      const sum = (tallies: { commits: number; writes: number }[], key: "commits" | "writes") => tallies.reduce((n, t) => n + t[key], 0);
+      const commits = sum(after, "commits") - sum(before, "commits");
+      return {
+        rps: results.reduce((n, r) => n + r.rps, 0),
+        p50: results.map((r) => r.p50),
+        p99: results.map((r) => r.p99),
+        errors: results.reduce((n, r) => n + r.errors, 0),
+        writesPerCommit: (sum(after, "writes") - sum(before, "writes")) / commits,
+        commitsPerSecond: commits / seconds,
+        serverCores: cpuAfter.servers.map((c, i) => (c - cpuBefore.servers[i]!) / seconds),
+        postgresCores: (cpuAfter.postgres - cpuBefore.postgres) / seconds,
+        idleCores: (cpuAfter.machine.idle - cpuBefore.machine.idle) / seconds,
+      };
+    };
+    type PgRound = { raw: [number, number]; one: Run; two: Run };
+    const rounds: PgRound[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const rawBefore = await rawCommits(cluster, rawDb, rawSeconds);
+      const one = await measured([first], () => [wrk(appendUrl(first.base), { token })]);
+      const second = await instance();
+      const two = await measured([first, second], () =>
+        wrkTogether([first, second].map((s) => ({ url: appendUrl(s.base), opts: { token, connections: half, threads: 1, seconds: DURATION } }))),
+      );
+      await stop(second.proc);
+      const rawAfter = await rawCommits(cluster, rawDb, rawSeconds);
+      rounds.push({ raw: [rawBefore, rawAfter], one, two });
+      const raw = (rawBefore + rawAfter) / 2;
+      console.error(
+        `PostgreSQL round ${round + 1}/${ROUNDS}: raw ${k(rawBefore)} / ${k(rawAfter)} commits/s, one instance ${k(one.rps)} req/s (${f1(one.rps / raw)}x, ` +
+          `${f1(one.writesPerCommit)} writes per commit), two instances ${k(two.rps)} req/s (${f1(two.rps / raw)}x, ${f1(two.writesPerCommit)} writes per commit)`,
+      );
+    }
+    await stop(first.proc);
+    const med = (pick: (r: PgRound) => number) => pct(rounds.map(pick), 50);
+    const range = (pick: (r: PgRound) => number, fmt: (n: number) => string) =>
+      rounds.length > 1 ? ` (rounds: ${fmt(Math.min(...rounds.map(pick)))}-${fmt(Math.max(...rounds.map(pick)))})` : "";
+    const raws = rounds.flatMap((r) => r.raw);
+    row(
+      "raw PostgreSQL, 1 row per commit (1 connection, synchronous_commit on)",
+      `${k(pct(raws, 50))} commits/s`,
+      `${raws.length} runs of ${rawSeconds} s ${k(Math.min(...raws))}-${k(Math.max(...raws))}, one before and one after each round's append runs`,
+      "",
+    );
+    for (const which of ["one", "two"] as const) {
+      const errors = rounds.reduce((n, r) => n + r[which].errors, 0);
+      if (errors) process.exitCode = 1;
+      const overRaw = (r: PgRound) => r[which].rps / ((r.raw[0] + r.raw[1]) / 2);
+      const each = (pick: (run: Run) => number[], sep = " and ") => pick(rounds[0]![which]).map((_, i) => f2(med((r) => pick(r[which])[i]!))).join(sep);
+      const postgresCores = med((r) => r[which].postgresCores);
+      row(
+        which === "one"
+          ? `notestream on PostgreSQL, appends (1 instance, ${CONNECTIONS} connections)`
+          : `notestream on PostgreSQL, appends (2 instances on one database, ${half} connections each at once)`,
+        `${k(med((r) => r[which].rps))} req/s`,
+        `${which === "two" ? "summed; " : ""}p50 ${each((run) => run.p50)} ms, p99 ${each((run) => run.p99)} ms; ` +
+          `${f1(med((r) => r[which].writesPerCommit))} appends per commit, ${k(med((r) => r[which].commitsPerSecond))} commits/s; ` +
+          `CPU: ${which === "two" ? "servers" : "server"} ${each((run) => run.serverCores, " + ")} cores` +
+          (Number.isNaN(postgresCores) ? "" : `, PostgreSQL ${f2(postgresCores)} cores`) +
+          `, machine idle ${f2(med((r) => r[which].idleCores))} of ${navigator.hardwareConcurrency}` +
+          (which === "two" ? `; ${f2(med((r) => r.two.rps / r.one.rps))} of 1 instance` : "") +
+          (errors ? `; ${errors} errors` : ""),
+        `${f1(med(overRaw))}x raw commits${range(overRaw, f1)}`,
+      );
+    }
+  } finally {
+    await cluster.close();
+  }
+}
+
 function printTable(rows: string[][], header: string): void {
   const table = ["| measurement | result | detail | ratio |", "|---|---|---|---|", ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
   console.log(`\n${header}\n\n${table}\n`);
@@ -235,6 +377,12 @@ async function main() {
   if (process.env.BENCH_ONLY === "search") {
     await searchRows(row);
     printTable(rows, `Measured ${new Date().toISOString()} on ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}, search row only.`);
+    rmSync(tmp, { recursive: true, force: true });
+    return;
+  }
+  if (process.env.BENCH_ONLY === "postgres") {
+    await postgresRows(row);
+    printTable(rows, `Measured ${new Date().toISOString()} on ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}, PostgreSQL rows only, ${DURATION} s per wrk run, median of ${ROUNDS} round${ROUNDS > 1 ? "s" : ""}.`);
     rmSync(tmp, { recursive: true, force: true });
     return;
   }
@@ -441,6 +589,9 @@ async function main() {
     if (lost.length) process.exitCode = 1;
   }
 
+  // 9. The same binary on PostgreSQL, after every SQLite row.
+  if (process.env.BENCH_POSTGRES !== "0") await postgresRows(row);
+
   const table = [
     "| measurement | result | detail | ratio |",
     "|---|---|---|---|",
@@ -448,7 +599,8 @@ async function main() {
   ].join("\n");
   const header =
     `Measured ${new Date().toISOString()} on ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}, ${DURATION} s per wrk run, ` +
-    `the first nine rows are the median of ${ROUNDS} round${ROUNDS > 1 ? "s" : ""} (each append run between two ceiling runs, its ratio against their mean).`;
+    `the first nine rows are the median of ${ROUNDS} round${ROUNDS > 1 ? "s" : ""} (each append run between two ceiling runs, its ratio against their mean)` +
+    (process.env.BENCH_POSTGRES !== "0" ? `, and so are the PostgreSQL rows (each round's append runs between two raw-commit runs).` : ".");
   console.log(`\n${header}\n\n${table}\n`);
   mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
   writeFileSync(join(ROOT, "bench", "results", "latest.md"), `${header}\n\n${table}\n`);

@@ -6,6 +6,8 @@
 #
 #   scripts/ensure-postgres.sh          start the cluster (or reuse the running one) and print its URL
 #   scripts/ensure-postgres.sh stop     stop it and delete its files
+#   scripts/ensure-postgres.sh start --durable, stop --durable
+#                                       the same for the benchmark's cluster (below)
 #
 # Given NOTESTREAM_TEST_DATABASE_URL, that server is used and nothing is started. Otherwise one
 # cluster per machine user lives in ${TMPDIR:-/tmp}/notestream-test-pg-<uid>: initdb'd with trust
@@ -15,20 +17,48 @@
 # we are root; the server refuses to run as root, so then it runs as the package's `postgres` user.
 # When no server can be had this says why on stderr, prints nothing and exits 0: the tests that
 # need PostgreSQL skip, as the browser tests do without Chromium.
+#
+# --durable is the cluster `make bench` measures (bench/run.ts): a server that syncs like a real
+# one (fsync, synchronous_commit and full_page_writes on, initdb's files synced, PostgreSQL's
+# default shared_buffers), otherwise made the same way, in its own directory
+# ${TMPDIR:-/tmp}/notestream-bench-pg-<uid> on its own port, so it never meets the tests' cluster.
+# NOTESTREAM_BENCH_DATABASE_URL names another server to measure instead (reached without TLS;
+# the benchmark creates and drops databases of its own there, so the URL's role must be allowed to).
 set -u
 
+ACTION=start
+DURABLE=
+for arg in "$@"; do
+  case $arg in
+    start | stop) ACTION=$arg ;;
+    --durable) DURABLE=1 ;;
+    *)
+      echo "ensure-postgres: usage: $0 [start|stop] [--durable]" >&2
+      exit 2
+      ;;
+  esac
+done
+
 PGBIN=${NOTESTREAM_PG_BIN:-/usr/lib/postgresql/15/bin}
-STATE=${NOTESTREAM_TEST_PG_DIR:-${TMPDIR:-/tmp}/notestream-test-pg-$(id -u)}
+if [ -n "$DURABLE" ]; then
+  STATE=${NOTESTREAM_BENCH_PG_DIR:-${TMPDIR:-/tmp}/notestream-bench-pg-$(id -u)}
+  GIVEN_URL=${NOTESTREAM_BENCH_DATABASE_URL:-}
+  WHO="the PostgreSQL bench rows"
+else
+  STATE=${NOTESTREAM_TEST_PG_DIR:-${TMPDIR:-/tmp}/notestream-test-pg-$(id -u)}
+  GIVEN_URL=${NOTESTREAM_TEST_DATABASE_URL:-}
+  WHO="the PostgreSQL tests"
+fi
 DATA=$STATE/data
 
 warn() { echo "ensure-postgres: $*" >&2; }
 unavailable() {
-  warn "$*: the PostgreSQL tests will be skipped"
+  warn "$*: $WHO will be skipped"
   exit 0
 }
 
-if [ "${1:-start}" = "start" ] && [ -n "${NOTESTREAM_TEST_DATABASE_URL:-}" ]; then
-  echo "$NOTESTREAM_TEST_DATABASE_URL"
+if [ "$ACTION" = "start" ] && [ -n "$GIVEN_URL" ]; then
+  echo "$GIVEN_URL"
   exit 0
 fi
 
@@ -51,13 +81,10 @@ stop_server() {
   for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
 }
 
-if [ "${1:-start}" = "stop" ]; then
+if [ "$ACTION" = "stop" ]; then
   stop_server
   rm -rf "$STATE"
   exit 0
-elif [ "${1:-start}" != "start" ]; then
-  warn "usage: $0 [start|stop]"
-  exit 2
 fi
 
 if [ ! -x "$PGBIN/postgres" ]; then
@@ -92,19 +119,31 @@ rm -rf "$STATE"
 mkdir -m 700 -p "$STATE" || unavailable "cannot create $STATE"
 [ "$(id -u)" = 0 ] && chown postgres: "$STATE"
 log=$STATE/initdb.log
-as_owner "$PGBIN/initdb" -D "$DATA" -U postgres --auth=trust -E UTF8 --locale=C --no-sync >"$log" 2>&1 ||
+nosync=--no-sync
+[ -n "$DURABLE" ] && nosync=
+as_owner "$PGBIN/initdb" -D "$DATA" -U postgres --auth=trust -E UTF8 --locale=C $nosync >"$log" 2>&1 ||
   unavailable "initdb failed: $(tail -n 3 "$log" | tr '\n' ' ')"
-# Settings of a server whose data nobody keeps: no fsync, nothing listening beyond loopback, the
-# socket in our own directory (Debian's /var/run/postgresql may be missing or someone else's),
-# and enough connections for the test files' pools.
-as_owner tee -a "$DATA/postgresql.conf" >/dev/null <<EOF
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$STATE'
-fsync = off
+# Nothing listening beyond loopback, the socket in our own directory (Debian's /var/run/postgresql
+# may be missing or someone else's). The tests' server keeps no data: no fsync, and enough
+# connections for the test files' pools. The bench's syncs every commit as a production server
+# does (PostgreSQL's defaults, written out so that nothing else decides them).
+if [ -n "$DURABLE" ]; then
+  settings="fsync = on
+synchronous_commit = on
+full_page_writes = on
+max_connections = 100
+shared_buffers = 128MB"
+else
+  settings="fsync = off
 synchronous_commit = off
 full_page_writes = off
 max_connections = 200
-shared_buffers = 32MB
+shared_buffers = 32MB"
+fi
+as_owner tee -a "$DATA/postgresql.conf" >/dev/null <<EOF
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$STATE'
+$settings
 log_min_messages = warning
 EOF
 
@@ -117,7 +156,7 @@ for _ in 1 2 3 4 5; do
     echo "port = $port" | as_owner tee -a "$DATA/postgresql.conf" >/dev/null
     url="postgres://postgres@127.0.0.1:$port/postgres"
     echo "$url" >"$STATE/url"
-    warn "started a throwaway PostgreSQL at $url ($0 stop ends it)"
+    warn "started a throwaway ${DURABLE:+durable }PostgreSQL at $url ($0 stop${DURABLE:+ --durable} ends it)"
     echo "$url"
     exit 0
   fi

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { lookup } from "node:dns/promises";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, type Config } from "./config";
 import { OutboxMailer, SmtpMailer, type Mailer } from "./mail/mailer";
@@ -65,6 +66,8 @@ export function createDeps(config: Config = loadConfig(), clock: Clock = systemC
  */
 export async function openDeps(config: Config = loadConfig(), clock: Clock = systemClock): Promise<Deps> {
   if (!config.postgres) return createDeps(config, clock);
+  // The data dir holds what is this instance's own (its pid file, mail's outbox without SMTP).
+  mkdirSync(config.dataDir, { recursive: true });
   const pool = pgClient(config.postgres);
   try {
     await migratePostgres(pool);
