@@ -66,11 +66,12 @@ export function createDeps(config: Config = loadConfig(), clock: Clock = systemC
  */
 export async function openDeps(config: Config = loadConfig(), clock: Clock = systemClock): Promise<Deps> {
   if (!config.postgres) return createDeps(config, clock);
-  // The data dir holds what is this instance's own (its pid file, mail's outbox without SMTP).
-  mkdirSync(config.dataDir, { recursive: true });
   const pool = pgClient(config.postgres);
   try {
     await migratePostgres(pool);
+    // The data dir holds what is this instance's own (its pid file, mail's outbox without SMTP);
+    // made once the database answered, so a refused start leaves nothing behind.
+    mkdirSync(config.dataDir, { recursive: true });
     assertTablesOf("postgres");
     const current = new AsyncLocalStorage<PgDb>();
     const conn = await pool.reserve();
