@@ -1,4 +1,5 @@
 import type { Ctx } from "../deps";
+import { then, type Maybe } from "../lib/maybe";
 
 /** A write's answer: the HTTP status a route sends and the body. */
 export interface Reply<T> {
@@ -16,10 +17,13 @@ export function commit<T>(
   run: () => T | Promise<T>,
   opts: { coalesce?: boolean } = {},
 ): Promise<Reply<T>> {
-  return ctx.deps.writer.write(async () => {
-    const body = await run();
-    const reply = { status: typeof status === "function" ? status(body) : status, body };
-    if (ctx.idempotency) await ctx.idempotency.store(reply.status, JSON.stringify(body));
-    return reply;
-  }, opts);
+  // A write that needs no database round trip (most appends) stays synchronous (lib/maybe.ts).
+  return ctx.deps.writer.write(
+    () =>
+      then(run(), (body): Maybe<Reply<T>> => {
+        const reply = { status: typeof status === "function" ? status(body) : status, body };
+        return ctx.idempotency ? ctx.idempotency.store(reply.status, JSON.stringify(body)).then(() => reply) : reply;
+      }),
+    opts,
+  );
 }

@@ -93,9 +93,14 @@ export async function recipient(deps: Deps, note: { alertEmail: string | null; w
  * and brings a failing stream back too; `fail` ends it and, unless the stream is failing already,
  * alerts at once. The status is kept on every plan; alerts go out on plans with the switch.
  */
-export async function noteSignalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal | undefined, line: string, now: number): Promise<void> {
+export function noteSignalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal | undefined, line: string, now: number): Promise<void> | undefined {
+  // Nothing to say for a plain line to a stream that is not late: no pause (lib/maybe.ts).
+  if (signal === undefined && note.deadmanStatus !== "late") return undefined;
+  return signalled(deps, note, tier, signal, line, now);
+}
+
+async function signalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal | undefined, line: string, now: number): Promise<void> {
   const before = note.deadmanStatus;
-  if (signal === undefined && before !== "late") return;
   const changes: Partial<NoteRow> = {};
   if (signal === "start") changes.runStartedAt = now;
   if (signal === "ok" || signal === "fail") {

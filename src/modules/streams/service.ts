@@ -15,6 +15,7 @@ import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/ca
 import { assertWritable, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
 import type { BatchRows } from "./batch";
 import type { AppendResponse, Signal } from "./model";
+import { then, type Maybe } from "../../lib/maybe";
 import { applyDrop, endFullSpell, planDrop, refusedFull, type Drop } from "./retention";
 
 function cleanText(text: string): string {
@@ -43,12 +44,12 @@ export function appendByFilename({ ctx, filename, text, signal }: { ctx: Ctx; fi
   return commit(
     ctx,
     (r) => (r.created ? 201 : 200),
-    async () => {
-      const { ws, note } = await streamForAppend(ctx, filename);
-      // A pinned token sees no other note, so it cannot bring one into being either.
-      if (!note && ctx.principal.noteId) throw new NotFound("note");
-      return applyAppend(ctx, await checkAppend(ctx, note ?? { filename }, line, ws), signal);
-    },
+    () =>
+      then(streamForAppend(ctx, filename), ({ ws, note }) => {
+        // A pinned token sees no other note, so it cannot bring one into being either.
+        if (!note && ctx.principal.noteId) throw new NotFound("note");
+        return then(checkAppend(ctx, note ?? { filename }, line, ws), (plan) => applyAppend(ctx, plan, signal));
+      }),
     { coalesce: true },
   );
 }
@@ -56,9 +57,7 @@ export function appendByFilename({ ctx, filename, text, signal }: { ctx: Ctx; fi
 export function appendById({ ctx, id, text, signal }: { ctx: Ctx; id: string; text: string; signal?: Signal }) {
   requireScope(ctx, "append");
   const line = cleanText(text);
-  return commit(ctx, 200, async () => applyAppend(ctx, await checkAppend(ctx, await visibleNote(ctx, id, { lock: true }), line), signal), {
-    coalesce: true,
-  });
+  return commit(ctx, 200, async () => applyAppend(ctx, await checkAppend(ctx, await visibleNote(ctx, id, { lock: true }), line), signal), { coalesce: true });
 }
 
 /** A workspace's row and its streams by filename, read once per writer batch. */
@@ -74,14 +73,21 @@ async function batchRows(deps: Deps, workspaceId: string): Promise<BatchRows> {
  * The caller's workspace and the stream with this filename as the caller may see it, from the
  * batch's row cache: a run of appends to one stream reads them once.
  */
-async function streamForAppend(ctx: Ctx, filename: string): Promise<{ ws: WorkspaceRow; note: NoteRow | undefined }> {
+function streamForAppend(ctx: Ctx, filename: string): Maybe<{ ws: WorkspaceRow; note: NoteRow | undefined }> {
+  const cached = ctx.deps.appendBatch.rows.get(ctx.principal.workspaceId);
+  const stream = cached?.streams.get(filename);
+  // The cache is per workspace, not per token: the pin is applied to every append.
+  if (cached && stream) return { ws: cached.ws, note: seesNote(ctx.principal, stream.id) ? stream : undefined };
+  return readStreamForAppend(ctx, filename);
+}
+
+async function readStreamForAppend(ctx: Ctx, filename: string): Promise<{ ws: WorkspaceRow; note: NoteRow | undefined }> {
   const rows = await batchRows(ctx.deps, ctx.principal.workspaceId);
   let note = rows.streams.get(filename);
   if (!note) {
     note = await streamByFilename(ctx.deps, ctx.principal.workspaceId, filename, { lock: true });
     if (note) rows.streams.set(filename, note);
   }
-  // The cache is per workspace, not per token: the pin is applied to every append.
   return { ws: rows.ws, note: note && seesNote(ctx.principal, note.id) ? note : undefined };
 }
 
@@ -111,7 +117,7 @@ interface AppendPlan {
  * relies on that to run appends without a savepoint each. (A refusal for size may queue a write
  * of its own, to run after this one: the start of a full spell.)
  */
-async function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: string, workspace?: WorkspaceRow): Promise<AppendPlan> {
+function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: string, workspace?: WorkspaceRow): Maybe<AppendPlan> {
   const { deps } = ctx;
   if ("id" in note) {
     if (note.format === "rich") throw new NoteLocked("rich-text notes are edited in the browser; the API writes plain text only");
@@ -119,28 +125,30 @@ async function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line:
       throw ValidationFailed.field("id", "not_a_stream", "append works on streams; edit an editable note with PATCH");
     }
   }
+  if (!workspace) return writableWorkspace(ctx).then((ws) => checkAppend(ctx, note, line, ws));
   // Earlier appends of this batch may not have reached the rows yet: read through the overlay.
   const batch = deps.appendBatch;
-  const ws = workspace ? assertWritable(workspace) : await writableWorkspace(ctx);
+  const ws = assertWritable(workspace);
   const storageUsed = ws.storageUsed + batch.storageDelta(ws.id);
   const tier = tierOf(deps, ws);
-  if (!("id" in note)) await assertNoteSlots(deps, ws, tier, "plain");
   const size = byteLength(line);
   const currentSize = "id" in note ? (batch.noteSize(note.id) ?? note.byteSize) : 0;
-  let newSize = currentSize + size;
   const cap = bodyCapFor(tier, "plain");
-  let drop: Drop | null = null;
+  const planned = (drop: Drop | null): AppendPlan => {
+    const newSize = currentSize + size - (drop ? drop.bytes : 0);
+    assertNoteSize(tier, "plain", newSize, currentSize);
+    const delta = drop ? size - drop.bytes : size;
+    assertStorage(ws, tier, delta, storageUsed);
+    return { note, line, size: delta, newSize, ws, storageUsed, tier, cap, drop };
+  };
+  if (!("id" in note)) return assertNoteSlots(deps, ws, tier, "plain").then(() => planned(null));
   // Past the cap, a stream's retention decides: make room by dropping its oldest lines (never
   // for a line larger than the cap itself), or refuse and start a full spell.
-  if (cap !== null && newSize > cap && "id" in note) {
-    if (note.retention === "drop_oldest" && size <= cap) drop = await planDrop(deps, note.id, newSize - cap);
-    else if (note.retention === "reject" && note.fullSince === null) refusedFull(deps, note);
-    if (drop) newSize -= drop.bytes;
+  if (cap !== null && currentSize + size > cap) {
+    if (note.retention === "drop_oldest" && size <= cap) return planDrop(deps, note.id, currentSize + size - cap).then(planned);
+    if (note.retention === "reject" && note.fullSince === null) refusedFull(deps, note);
   }
-  assertNoteSize(tier, "plain", newSize, currentSize);
-  const delta = drop ? size - drop.bytes : size;
-  assertStorage(ws, tier, delta, storageUsed);
-  return { note, line, size: delta, newSize, ws, storageUsed, tier, cap, drop };
+  return planned(null);
 }
 
 /**
@@ -149,7 +157,7 @@ async function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line:
  * on the first write. The cost does not depend on how large the note is, and the bytes, the
  * accounting and the webhook job commit together.
  */
-async function applyAppend(ctx: Ctx, plan: AppendPlan, signal?: Signal): Promise<AppendResponse> {
+function applyAppend(ctx: Ctx, plan: AppendPlan, signal?: Signal): Maybe<AppendResponse> {
   const { deps } = ctx;
   const now = deps.clock.now();
   const created = !("id" in plan.note);
@@ -157,18 +165,28 @@ async function applyAppend(ctx: Ctx, plan: AppendPlan, signal?: Signal): Promise
     "id" in plan.note
       ? plan.note
       : newNoteRow({ workspaceId: plan.ws.id, kind: "stream", filename: plan.note.filename, title: plan.note.filename }, now);
-  if (created) {
-    await deps.db.insert(notes).values(note);
-    (await batchRows(deps, note.workspaceId)).streams.set(note.filename!, note);
-  }
-  const batch = deps.appendBatch;
-  if (plan.drop) await applyDrop(deps, note.id, plan.drop);
-  batch.addText(note.id, plan.line);
-  batch.setNote(note.id, plan.newSize, now, note.expectedIntervalSeconds != null);
-  batch.addStorage(plan.ws.id, plan.size);
-  await enqueueAppendDelivery(deps, note, plan.line, plan.newSize, now);
-  await noteSignalled(deps, note, plan.tier, signal, plan.line, now);
-  if (note.fullSince !== null) await endFullSpell(deps, note);
+  // What only the database can do (a new stream's row, a drop, a webhook job, a signal, the end of
+  // a full spell); most appends have none of it and go through without a pause.
+  const first = created ? insertStream(deps, note) : plan.drop ? applyDrop(deps, note.id, plan.drop) : undefined;
+  return then(first, () => {
+    const batch = deps.appendBatch;
+    batch.addText(note.id, plan.line);
+    batch.setNote(note.id, plan.newSize, now, note.expectedIntervalSeconds != null);
+    batch.addStorage(plan.ws.id, plan.size);
+    return then(enqueueAppendDelivery(deps, note, plan.line, plan.newSize, now), () =>
+      then(noteSignalled(deps, note, plan.tier, signal, plan.line, now), () =>
+        then(note.fullSince !== null ? endFullSpell(deps, note) : undefined, () => appendAnswer(plan, note, created, now)),
+      ),
+    );
+  });
+}
+
+async function insertStream(deps: Deps, note: NoteRow): Promise<void> {
+  await deps.db.insert(notes).values(note);
+  (await batchRows(deps, note.workspaceId)).streams.set(note.filename!, note);
+}
+
+function appendAnswer(plan: AppendPlan, note: NoteRow, created: boolean, now: number): AppendResponse {
   const cap = plan.cap;
   return {
     id: note.id,

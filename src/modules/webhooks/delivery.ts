@@ -37,10 +37,11 @@ export type WebhookDelivery = typeof WebhookDelivery.static;
 export const webhookDelivery = defineQueue("webhook", WebhookDelivery, { run: deliver, settled: afterAttempt });
 
 /** Inside an append's write: one delivery job, committed with the append, ordered per note. */
-export async function enqueueAppendDelivery(deps: Deps, note: NoteRow, text: string, byteSize: number, now: number): Promise<void> {
-  if (!note.webhookUrl || note.webhookStatus !== "enabled") return;
+export function enqueueAppendDelivery(deps: Deps, note: NoteRow, text: string, byteSize: number, now: number): Promise<number> | undefined {
+  // Nothing to wait for without a webhook: the append goes on without a pause (lib/maybe.ts).
+  if (!note.webhookUrl || note.webhookStatus !== "enabled") return undefined;
   const payload: WebhookDelivery = { deliveryId: newId("dlv"), noteId: note.id, createdAt: iso(now), text, byteSize, updatedAt: iso(now) };
-  await webhookDelivery.enqueue(deps, payload, { serialKey: note.id });
+  return webhookDelivery.enqueue(deps, payload, { serialKey: note.id });
 }
 
 /** Inside the write that raises an alert: the same alert to the stream's webhook, when it asks for them. */
