@@ -321,10 +321,12 @@ export class Writer {
     }
     this.inBatch = false;
     try {
+      // PostgreSQL's overlay statement and COMMIT go out together (a round trip fewer): should the
+      // statement fail, the server ends the transaction with ROLLBACK for that COMMIT, and the
+      // statement's error fails the batch here.
       const applied = this.overlay.apply();
-      if (applied) await applied;
       const c = this.tx.commit();
-      if (c) await c;
+      if (applied || c) await Promise.all([applied, c]);
       this.stats.batches++;
       this.stats.writes += batch.length;
       this.observer?.committed(batch.length);

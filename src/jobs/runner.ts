@@ -101,7 +101,7 @@ export class JobRunner {
     const free = this.concurrency - this.inflight;
     this.deps.heartbeats.set(JOBS_BEAT, this.deps.clock.now());
     if (free <= 0) return 0;
-    let claimed: JobRow[];
+    let claimed: JobRow[] = [];
     this.claiming++;
     try {
       claimed = await this.deps.writer.write(() => claimDueJobs(this.deps, free, this.leaseId));
@@ -110,6 +110,11 @@ export class JobRunner {
         void this.run(job);
       }
       await this.armTimer();
+    } catch (e) {
+      // The claim's batch failed (PostgreSQL restarting, another write in it aborting the
+      // transaction): nothing was claimed. Logged, not thrown: a tick is started with `void`, and
+      // an unhandled rejection would end the process. The next wake or the cron sweep claims again.
+      console.error(JSON.stringify({ level: "error", msg: "could not claim jobs", error: String(e) }));
     } finally {
       this.claiming--;
       this.notifyIdle();

@@ -75,7 +75,7 @@ export async function harness(
   const deps = await openDeps(config, clock);
   const handle = buildHandler(deps);
   const jobs = new JobRunner(deps, jobHandlers);
-  void jobs.start();
+  await jobs.start();
   const settle = async () => {
     await new Promise((resolve) => setImmediate(resolve));
     await deps.writer.idle();

@@ -104,4 +104,28 @@ describe("typed job queues", () => {
     const a = defineQueue("same", Type.Object({}), { run: async () => ({ ok: true }) });
     expect(() => queueRegistry([a, a])).toThrow("two job queues are named same");
   });
+
+  test("a claim whose batch fails is logged and tried again, not an unhandled rejection that ends the process", async () => {
+    const { counter, ran, runner } = await setup();
+    // The writer's next write fails, as a batch does when PostgreSQL restarts or another write aborts it.
+    const write = h.deps.writer.write.bind(h.deps.writer);
+    let failures = 0;
+    h.deps.writer.write = ((run: () => unknown, opts?: { coalesce?: boolean }) => {
+      if (failures++ === 0) return Promise.reject(new Error("connection lost"));
+      return write(run, opts);
+    }) as typeof h.deps.writer.write;
+    const logged: string[] = [];
+    const error = console.error;
+    console.error = (line: string) => void logged.push(String(line));
+    try {
+      // Enqueued past the failing writer: the wake it sends makes the claim the next write.
+      await write(() => counter.enqueue(h.deps, { count: 5 }));
+      await Bun.sleep(20);
+    } finally {
+      console.error = error;
+    }
+    expect(logged.filter((l) => l.includes("could not claim jobs") && l.includes("connection lost"))).toHaveLength(1);
+    await runner.drain();
+    expect(ran).toEqual([{ count: 5 }]);
+  });
 });

@@ -24,7 +24,12 @@ export function pgTransactions(conn: ReservedSQL, current: AsyncLocalStorage<PgD
       await run(`ROLLBACK TO SAVEPOINT ${name}`);
       await run(`RELEASE SAVEPOINT ${name}`);
     },
-    commit: () => run("COMMIT"),
+    // A transaction that a failed statement aborted answers COMMIT with ROLLBACK, not an error:
+    // nothing of the batch is stored, and its writes must not be told otherwise.
+    commit: async () => {
+      const done = await conn.unsafe("COMMIT");
+      if ((done as { command?: string }).command === "ROLLBACK") throw new Error("the batch's transaction was aborted: COMMIT rolled it back");
+    },
     rollback: () => run("ROLLBACK"),
     within: (fn) => current.run(txDb, fn),
     // drizzle wraps the driver's error (its SQLSTATE is on `cause`); Bun's own carries it as errno.

@@ -82,13 +82,17 @@ function streamForAppend(ctx: Ctx, filename: string): Maybe<{ ws: WorkspaceRow; 
 }
 
 async function readStreamForAppend(ctx: Ctx, filename: string): Promise<{ ws: WorkspaceRow; note: NoteRow | undefined }> {
-  const rows = await batchRows(ctx.deps, ctx.principal.workspaceId);
-  let note = rows.streams.get(filename);
-  if (!note) {
-    note = await streamByFilename(ctx.deps, ctx.principal.workspaceId, filename, { lock: true });
-    if (note) rows.streams.set(filename, note);
-  }
-  return { ws: rows.ws, note: note && seesNote(ctx.principal, note.id) ? note : undefined };
+  const { deps, principal } = ctx;
+  const cached = deps.appendBatch.rows.get(principal.workspaceId);
+  // The batch's first append reads (and on PostgreSQL locks) the workspace and the stream, both
+  // sent at once: one round trip, and always the workspace's lock before the stream's.
+  const [rows, read] = await Promise.all([
+    cached ?? batchRows(deps, principal.workspaceId),
+    cached?.streams.get(filename) ?? streamByFilename(deps, principal.workspaceId, filename, { lock: true }),
+  ]);
+  const note = rows.streams.get(filename) ?? read;
+  if (note) rows.streams.set(filename, note);
+  return { ws: rows.ws, note: note && seesNote(principal, note.id) ? note : undefined };
 }
 
 /** Appends inside a write that is already running (the inbox worker's). */
