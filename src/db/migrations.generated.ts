@@ -17,6 +17,7 @@ import m13 from "../../migrations/0013_search.sql" with { type: "text" };
 import m14 from "../../migrations/0014_oauth_grants.sql" with { type: "text" };
 import m15 from "../../migrations/0015_onboarding.sql" with { type: "text" };
 import m16 from "../../migrations/0016_export_files.sql" with { type: "text" };
+import m17 from "../../migrations/0017_jobs_unfinished.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -37,4 +38,5 @@ export const migrationSql: Record<string, string> = {
   "0014_oauth_grants": m14,
   "0015_onboarding": m15,
   "0016_export_files": m16,
+  "0017_jobs_unfinished": m17,
 };

@@ -52,20 +52,35 @@ function firstOfItsKey(deps: Deps) {
 }
 
 /**
+ * The ids of the first `limit` jobs due, oldest first: pending ones whose time has come, and
+ * running ones whose lease expired. The status term repeats what `due` says, written as the
+ * partial index jobs_unfinished's condition (SQLite matches it literally): once SQLite had
+ * statistics (an ANALYZE), its planner walked the whole table in id order for this query, finished
+ * jobs and all (kept a day, millions on a busy instance; 10–17 ms at 200,000, inside the writer's
+ * transaction); with the term and that index it reads only the unfinished jobs (0.3 ms).
+ */
+export function dueJobs(deps: Deps, now: number, limit: number) {
+  const due = or(and(eq(jobs.status, "pending"), lte(jobs.runAt, now)), and(eq(jobs.status, "running"), lte(jobs.leaseExpiresAt, now)));
+  return deps.db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(sql`${jobs.status} IN ('pending', 'running')`, due, firstOfItsKey(deps)))
+    .orderBy(jobs.id)
+    .limit(limit);
+}
+
+/**
  * Claims up to `limit` due jobs by compare-and-swap on their lease: pending ones whose time has
  * come, and running ones whose lease expired (their runner died). A job waits while an earlier
  * job with the same serial key is unfinished, which keeps deliveries in append order per note.
  */
 export async function claimDueJobs(deps: Deps, limit: number, leaseId: string): Promise<JobRow[]> {
   const now = deps.clock.now();
-  const due = or(and(eq(jobs.status, "pending"), lte(jobs.runAt, now)), and(eq(jobs.status, "running"), lte(jobs.leaseExpiresAt, now)));
   if (sharedDatabase(deps.db)) {
     // Instances claim side by side: each locks the due jobs it picks and skips those another is
     // picking (FOR UPDATE SKIP LOCKED), in one statement. An earlier unfinished job of a serial key
     // still holds back its later ones, whichever instance runs it.
-    const pick = deps.db.select({ id: jobs.id }).from(jobs).where(and(due, firstOfItsKey(deps))).orderBy(jobs.id).limit(limit) as unknown as {
-      for(strength: "update", config: { skipLocked: boolean }): SQLWrapper;
-    };
+    const pick = dueJobs(deps, now, limit) as unknown as { for(strength: "update", config: { skipLocked: boolean }): SQLWrapper };
     const rows = await deps.db
       .update(jobs)
       .set({ status: "running", leaseId, leaseExpiresAt: now + deps.config.jobLeaseMs, attempts: sql`${jobs.attempts} + 1` })
@@ -73,12 +88,7 @@ export async function claimDueJobs(deps: Deps, limit: number, leaseId: string): 
       .returning();
     return rows.sort((a, b) => a.id - b.id);
   }
-  const candidates = await deps.db
-    .select({ id: jobs.id })
-    .from(jobs)
-    .where(and(due, firstOfItsKey(deps)))
-    .orderBy(jobs.id)
-    .limit(limit);
+  const candidates = await dueJobs(deps, now, limit);
   const claimed: JobRow[] = [];
   for (const c of candidates) {
     const [row] = await deps.db

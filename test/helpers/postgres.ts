@@ -17,7 +17,7 @@
  */
 import { SQL } from "bun";
 import { migratePostgres } from "../../src/db/pg/migrate";
-import { migrationSql } from "../../src/db/pg/migrations.generated";
+import { migrationJournal, migrationSql } from "../../src/db/pg/migrations.generated";
 import { join } from "node:path";
 
 const SCRIPT = join(import.meta.dir, "..", "..", "scripts", "ensure-postgres.sh");
@@ -117,7 +117,8 @@ let template: string | null = null;
 /** The migrated template of this binary's migrations (named by their hash), made once per server. */
 async function migratedTemplate(admin: SQL): Promise<string> {
   if (template) return template;
-  const hash = Bun.hash(JSON.stringify(migrationSql)).toString(36);
+  // The journal too: its times decide what counts as applied.
+  const hash = Bun.hash(JSON.stringify([migrationSql, migrationJournal])).toString(36);
   const name = `ns_tmpl_${hash}`;
   // Test processes may run at once: the first makes it under a lock, the others wait and find it.
   await admin`SELECT pg_advisory_lock(4242)`;

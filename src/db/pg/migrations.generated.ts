@@ -4,6 +4,7 @@ import m0 from "../../../migrations-pg/0000_init.sql" with { type: "text" };
 import m1 from "../../../migrations-pg/0001_export_files.sql" with { type: "text" };
 import m2 from "../../../migrations-pg/0002_search.sql" with { type: "text" };
 import m3 from "../../../migrations-pg/0003_rate_windows.sql" with { type: "text" };
+import m4 from "../../../migrations-pg/0004_jobs_unfinished.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -11,4 +12,5 @@ export const migrationSql: Record<string, string> = {
   "0001_export_files": m1,
   "0002_search": m2,
   "0003_rate_windows": m3,
+  "0004_jobs_unfinished": m4,
 };

@@ -1,4 +1,5 @@
 import { bigint, boolean, index, integer, pgTable, text } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
 import { notes } from "./notes";
 import { bytea, ms, rowId } from "./types";
 
@@ -25,6 +26,10 @@ export const jobs = pgTable(
   (t) => [
     index("jobs_due").on(t.status, t.runAt),
     index("jobs_serial").on(t.serialKey, t.status, t.id),
+    // Unfinished jobs only (a few, beside a day of finished ones): with it SQLite's planner knows
+    // how few they are even after an ANALYZE, and reads them for the claim instead of scanning
+    // the table (queue.ts dueJobs).
+    index("jobs_unfinished").on(t.id).where(sql`status IN ('pending', 'running')`),
     index("jobs_finished").on(t.finishedAt),
   ],
 );

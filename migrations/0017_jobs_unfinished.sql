@@ -1,0 +1,1 @@
+CREATE INDEX `jobs_unfinished` ON `jobs` (`id`) WHERE status IN ('pending', 'running');
