@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
+import { sqlRows } from "../../src/db/sql";
 import { notes } from "../../src/db/tables";
 import { Writer } from "../../src/db/writer";
 import { overlayDb } from "../helpers/overlay-db";
@@ -247,13 +248,14 @@ describe("the overlay around other writes", () => {
     const first = await h.request("POST", "/api/v1/notes/by-filename/log.txt/append", { token, body: { text: "one" } });
     expect(first.status).toBe(201);
     const id: string = (await first.json()).id;
-    const noteRow = () => h.deps.db.select().from(notes).where(eq(notes.id, id)).get()!;
-    const before = noteRow();
-    const usedBefore = h.deps.db.$client.query("SELECT storage_used AS used FROM workspaces WHERE id = ?").get(a.workspaceId);
+    const noteRow = async () => (await h.deps.db.select().from(notes).where(eq(notes.id, id)))[0]!;
+    const before = await noteRow();
+    const used = async () => Number((await sqlRows<{ used: number }>(h.deps.db, "SELECT storage_used AS used FROM workspaces WHERE id = ?", [a.workspaceId]))[0]!.used);
+    const usedBefore = await used();
     const runner = new JobRunner(h.deps, {
       halfDone: {
         run: async () => async () => {
-          await appendTo({ deps: h.deps, principal: { tokenId: "t", accountId: a.accountId, workspaceId: a.workspaceId, scopes: new Set(["append"]), noteId: id, kind: "api", rate: null, validUntil: Infinity } }, noteRow(), "two\n");
+          await appendTo({ deps: h.deps, principal: { tokenId: "t", accountId: a.accountId, workspaceId: a.workspaceId, scopes: new Set(["append"]), noteId: id, kind: "api", rate: null, validUntil: Infinity } }, await noteRow(), "two\n");
           throw new Error("failed after the append");
         },
       },
@@ -262,11 +264,11 @@ describe("the overlay around other writes", () => {
     await runner.start();
     await runner.drain();
     await runner.stop();
-    const job = h.deps.db.$client.query("SELECT status, attempts, last_error AS error FROM jobs WHERE queue = 'halfDone'").get();
+    const [job] = await sqlRows(h.deps.db, "SELECT status, attempts, last_error AS error FROM jobs WHERE queue = 'halfDone'");
     expect(job).toEqual({ status: "pending", attempts: 1, error: "failed after the append" });
-    expect(noteRow().byteSize).toBe(before.byteSize);
-    expect(h.deps.db.$client.query("SELECT storage_used AS used FROM workspaces WHERE id = ?").get(a.workspaceId)).toEqual(usedBefore);
-    expect(h.deps.db.$client.query("SELECT text FROM note_chunks WHERE note_id = ?").all(id)).toEqual([{ text: "one\n" }]);
+    expect((await noteRow()).byteSize).toBe(before.byteSize);
+    expect(await used()).toBe(usedBefore);
+    expect(await sqlRows(h.deps.db, "SELECT text FROM note_chunks WHERE note_id = ?", [id])).toEqual([{ text: "one\n" }]);
     await h.close();
   });
 });
