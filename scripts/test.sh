@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
-# `make test`: the whole suite on SQLite, then the unit and integration suites again on PostgreSQL
-# (each app on a database of its own, test/helpers/harness.ts). Arguments go to the SQLite run only.
+# `make test`: the whole suite on SQLite, then again on PostgreSQL (each app and each data dir on a
+# database of its own: test/helpers/harness.ts, test/helpers/binary.ts). Arguments go to the SQLite
+# run only.
+#
+# The PostgreSQL run leaves out what does not depend on the database, to keep CI under 15 minutes:
+# the browser files other than browser.test.ts (the main path) and browser-search (where the two
+# databases' search engines differ most); their pages call the same services the integration suite
+# runs on PostgreSQL (about 100 s). And scale-out and postgres-migrate, which make PostgreSQL
+# databases of their own and so ran on it already in the first run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-chromium.sh
@@ -8,6 +15,14 @@ NOTESTREAM_TEST_DATABASE_URL="$(bash scripts/ensure-postgres.sh)"
 export NOTESTREAM_TEST_DATABASE_URL
 bun test --timeout 20000 "$@"
 if [ $# -eq 0 ] && [ -n "$NOTESTREAM_TEST_DATABASE_URL" ]; then
-  echo "== test/unit and test/integration again, on PostgreSQL"
-  NOTESTREAM_DATABASE_URL="$NOTESTREAM_TEST_DATABASE_URL" bun test --timeout 20000 test/unit test/integration
+  e2e=()
+  for f in test/e2e/*.test.ts; do
+    case "$(basename "$f")" in
+      browser.test.ts | browser-search.test.ts) e2e+=("$f") ;;
+      browser-* | scale-out.test.ts | postgres-migrate.test.ts) ;;
+      *) e2e+=("$f") ;;
+    esac
+  done
+  echo "== test/unit, test/integration and ${#e2e[@]} of test/e2e again, on PostgreSQL"
+  NOTESTREAM_DATABASE_URL="$NOTESTREAM_TEST_DATABASE_URL" bun test --timeout 20000 test/unit test/integration "${e2e[@]}"
 fi

@@ -96,7 +96,9 @@ export class Metrics {
     });
     this.gauge("notestream_wal_bytes", "Size of the SQLite write-ahead log file (no series on PostgreSQL, whose log is the server's).", [], async (g) => {
       const wal = (await sources()?.files())?.wal;
+      // No reading (PostgreSQL): no sample, rather than the 0 an unlabelled gauge shows after reset().
       if (wal != null) g.set(wal);
+      else g.remove({});
     });
   }
 

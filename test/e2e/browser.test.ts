@@ -15,7 +15,8 @@ import { loadConfig } from "../../src/config";
 import type { Deps } from "../../src/deps";
 import { jobHandlers } from "../../src/queues";
 import { JobRunner } from "../../src/jobs/runner";
-import { createDeps } from "../../src/runtime";
+import { openDeps } from "../../src/runtime";
+import { databaseEnv, dropDatabase } from "../helpers/harness";
 import { smtpServer } from "../helpers/mail";
 
 /** The page's document, inside functions that run in the browser (the project's types have no DOM). */
@@ -41,8 +42,9 @@ beforeAll(async () => {
   if (!hasChromium) return;
   smtp = await smtpServer();
   dataDir = mkdtempSync(join(tmpdir(), "notestream-browser-"));
-  deps = createDeps(
-    loadConfig({ NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_SMTP_URL: smtp.url, NOTESTREAM_LOG_REQUESTS: "false", NOTESTREAM_SYNCHRONOUS: "NORMAL", NOTESTREAM_RETRY_SCALE: "0.001" }),
+  // On the PostgreSQL run (NOTESTREAM_DATABASE_URL set), a database of its own, as the harness's apps.
+  deps = await openDeps(
+    loadConfig({ ...(await databaseEnv(dataDir)), NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_SMTP_URL: smtp.url, NOTESTREAM_LOG_REQUESTS: "false", NOTESTREAM_SYNCHRONOUS: "NORMAL", NOTESTREAM_RETRY_SCALE: "0.001" }),
   );
   const handle = buildHandler(deps);
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r, srv) => handle(r, srv.requestIP(r)?.address) });
@@ -68,8 +70,10 @@ afterAll(async () => {
   await runner?.stop();
   server?.stop(true);
   await smtp?.stop();
-  deps?.db.$client.close();
+  await deps?.writer.idle();
+  await deps?.close();
   rmSync(dataDir, { recursive: true, force: true });
+  await dropDatabase(dataDir);
 });
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });

@@ -8,14 +8,30 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json";
-import { BUILD_TIMEOUT_MS, append, buildBinary, childEnv, cleanup, cli, provision, readStream, request, startServer, tempDir } from "../helpers/binary";
+import { MIGRATIONS_TABLE } from "../../src/db/pg/migrate";
+import {
+  BUILD_TIMEOUT_MS,
+  append,
+  buildBinary,
+  childEnv,
+  cleanup,
+  cli,
+  databaseOf,
+  onPostgres,
+  provision,
+  readStream,
+  request,
+  startServer,
+  tempDir,
+} from "../helpers/binary";
 
 let BIN = "";
 beforeAll(() => void (BIN = buildBinary()), BUILD_TIMEOUT_MS);
 afterAll(() => cleanup());
 
 describe("backup and restore", () => {
-  test("a backup taken under append load holds every append acknowledged before it began; a server on the restored copy serves the same tokens and notes", async () => {
+  // backup and restore copy the SQLite file; on PostgreSQL they point to pg_dump (the test after these).
+  test.skipIf(onPostgres)("a backup taken under append load holds every append acknowledged before it began; a server on the restored copy serves the same tokens and notes", async () => {
     const dataDir = tempDir("data");
     const { token } = provision(dataDir);
     // No rate limit in the way of the load (a Dev token may append 300 times a minute).
@@ -79,7 +95,8 @@ describe("backup and restore", () => {
     expect(readdirSync(dataDir).some((f) => f.startsWith("notestream.db.before-restore-"))).toBe(true);
   }, 60_000);
 
-  test("bad arguments and files are refused with one clear line", () => {
+  // SQLite's backup file and database file; on PostgreSQL both commands are refused (next test).
+  test.skipIf(onPostgres)("bad arguments and files are refused with one clear line", () => {
     const dataDir = tempDir("data");
     provision(dataDir);
     expect(cli(["backup"], { NOTESTREAM_DATA_DIR: dataDir }).code).toBe(2);
@@ -92,16 +109,37 @@ describe("backup and restore", () => {
     expect(cli(["backup", existing], { NOTESTREAM_DATA_DIR: dataDir }).code).toBe(1);
     expect(existsSync(existing)).toBe(true);
   });
+
+  test.skipIf(!onPostgres)("on PostgreSQL, backup and restore write and replace nothing, and point to pg_dump and pg_restore in one line", () => {
+    const dataDir = tempDir("data");
+    provision(dataDir);
+    const file = join(tempDir("backup"), "notestream-backup.db");
+    for (const command of ["backup", "restore"]) {
+      const r = cli([command, file], { NOTESTREAM_DATA_DIR: dataDir });
+      expect({ command, code: r.code }).toEqual({ command, code: 2 });
+      expect(r.stderr.split("\n")[0]).toBe(`notestream: ${command} copies the SQLite database; on PostgreSQL use pg_dump and pg_restore (docs/SCALING.md)`);
+      expect(r.stdout).toBe("");
+    }
+    expect(existsSync(file)).toBe(false);
+    expect(readdirSync(dataDir)).toEqual([]);
+  });
 });
 
 describe("starting", () => {
-  test("a database migrated by a newer release is refused, naming both versions, in one line", () => {
+  test("a database migrated by a newer release is refused, naming both versions, in one line", async () => {
     const dataDir = tempDir("data");
     provision(dataDir);
-    const db = new Database(join(dataDir, "notestream.db"));
-    db.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', ?)", [Date.now() + 365 * 86_400_000]);
-    db.run("UPDATE app_meta SET value = '9.9.9' WHERE key = 'migrated_by'");
-    db.close();
+    const future = Date.now() + 365 * 86_400_000;
+    const pg = databaseOf(dataDir);
+    if (pg) {
+      await pg.sql.unsafe(`INSERT INTO ${MIGRATIONS_TABLE} (hash, created_at) VALUES ('future', $1)`, [future]);
+      await pg.sql`UPDATE app_meta SET value = '9.9.9' WHERE key = 'migrated_by'`;
+    } else {
+      const db = new Database(join(dataDir, "notestream.db"));
+      db.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', ?)", [future]);
+      db.run("UPDATE app_meta SET value = '9.9.9' WHERE key = 'migrated_by'");
+      db.close();
+    }
     for (const command of [["migrate"], ["serve"], ["token", "list", "--email", "ops@example.com"]]) {
       const r = cli(command, { NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_PORT: "0" });
       expect(r.code).toBe(1);

@@ -7,9 +7,9 @@ import { extractText, getDocumentProxy } from "unpdf";
 import { loadConfig } from "../../src/config";
 import { createAccount } from "../../src/modules/accounts/service";
 import { createRichNote } from "../../src/modules/notes/rich";
-import { createDeps } from "../../src/runtime";
+import { openDeps } from "../../src/runtime";
 import { createSession, SESSION_COOKIE, webPrincipal } from "../../src/web/session";
-import { BUILD_TIMEOUT_MS, buildBinary, cleanup, FETCH_TIMEOUT_MS, startServer, tempDir, withTimeout } from "../helpers/binary";
+import { BUILD_TIMEOUT_MS, buildBinary, cleanup, databaseUrlFor, FETCH_TIMEOUT_MS, startServer, tempDir, withTimeout } from "../helpers/binary";
 
 beforeAll(() => {
   buildBinary();
@@ -24,7 +24,9 @@ const LINES = ["Crème brûlée à Łódź.", "Съешь же ещё этих �
 
 /** A data dir with a rich note and a browser session, made by the source; the binary serves it. */
 async function prepare(dataDir: string): Promise<{ id: string; cookie: string }> {
-  const deps = createDeps(loadConfig({ NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_LOG_REQUESTS: "false" }));
+  // On the PostgreSQL run, the data dir's database, the one the binary is handed.
+  const url = databaseUrlFor(dataDir);
+  const deps = await openDeps(loadConfig({ ...(url ? { NOTESTREAM_DATABASE_URL: url } : {}), NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_LOG_REQUESTS: "false" }));
   try {
     const made = await deps.writer.write(() => createAccount(deps, { email: "pdf@example.com", plan: "dev" }));
     const principal = webPrincipal(made.account.id, made.workspaceId, Infinity);
@@ -33,7 +35,7 @@ async function prepare(dataDir: string): Promise<{ id: string; cookie: string }>
     await deps.writer.idle();
     return { id: (note.body as { id: string }).id, cookie: `${SESSION_COOKIE}=${secret}` };
   } finally {
-    deps.db.$client.close();
+    await deps.close();
   }
 }
 

@@ -9,7 +9,8 @@
 import type { Subprocess } from "bun";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import type { TestDatabase } from "./postgres";
 
 export const ROOT = join(import.meta.dir, "..", "..");
 export const BUILD_TIMEOUT_MS = 60_000;
@@ -20,6 +21,38 @@ export const FETCH_TIMEOUT_MS = 10_000;
 let BIN = "";
 const tempDirs: string[] = [];
 const liveProcs = new Set<Subprocess>();
+
+/**
+ * The suite runs on SQLite, and again on PostgreSQL with NOTESTREAM_DATABASE_URL set in the test
+ * process (as test/helpers/harness.ts's onPostgres). Then every data dir handed to a child (cli,
+ * cliOk, provision, startServer, or childEnv with NOTESTREAM_DATA_DIR) gets a PostgreSQL database
+ * of its own, a copy of the migrated template, and the child gets its NOTESTREAM_DATABASE_URL
+ * (unless the test passes one of its own, which wins). The same data dir always maps to the same
+ * database, so a restart of the binary on it finds its data. `cli` is synchronous (spawnSync), so a
+ * data dir's database is made synchronously on first use, by a child process
+ * (postgres.ts freshDatabaseSync); making it in an async step would mean an await before every
+ * `cli` of a new data dir in every test. The template is made once, when this module loads.
+ */
+export const onPostgres = Boolean(process.env.NOTESTREAM_DATABASE_URL);
+// Imported only on the PostgreSQL run: on SQLite, importing it would look for (or start) a server.
+const postgres = onPostgres ? await import("./postgres") : null;
+if (postgres?.hasPostgres) await postgres.prepareMigratedTemplate();
+const databases = new Map<string, TestDatabase>();
+
+/** On the PostgreSQL run, this data dir's database (made on first use; `sql` to read it), null on SQLite. */
+export function databaseOf(dataDir: string): TestDatabase | null {
+  if (!postgres) return null;
+  const key = resolve(dataDir);
+  let db = databases.get(key);
+  if (!db) databases.set(key, (db = postgres.freshDatabaseSync({ migrated: true })));
+  return db;
+}
+
+/** On the PostgreSQL run, the NOTESTREAM_DATABASE_URL the binary gets for this data dir; "" on SQLite. */
+export function databaseUrlFor(dataDir: string): string {
+  const db = databaseOf(dataDir);
+  return db ? `${db.url}?sslmode=disable` : "";
+}
 
 // ---------------------------------------------------------------------------------------------
 // Build and clean-up
@@ -53,6 +86,9 @@ export async function cleanup(): Promise<void> {
   await Promise.all(procs.map((p) => withTimeout(p.exited, 5_000, "a leftover server to die").catch(() => {})));
   liveProcs.clear();
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  const dbs = [...databases.values()];
+  databases.clear();
+  await Promise.all(dbs.map((db) => db.drop()));
   BIN = "";
 }
 
@@ -74,13 +110,16 @@ export function tempDir(label: string): string {
 
 /**
  * The test runner's environment without NOTESTREAM_*, INPUT_*, GITHUB_* and RUNNER_* variables
- * (the suite may itself run inside GitHub Actions), plus the given ones.
+ * (the suite may itself run inside GitHub Actions), plus the given ones; on the PostgreSQL run, a
+ * given NOTESTREAM_DATA_DIR brings its database's NOTESTREAM_DATABASE_URL unless one is given.
  */
 export function childEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !/^(NOTESTREAM_|INPUT_|GITHUB_|RUNNER_)/.test(k)) env[k] = v;
   }
+  const dataDir = extra.NOTESTREAM_DATA_DIR;
+  if (onPostgres && dataDir && extra.NOTESTREAM_DATABASE_URL === undefined) env.NOTESTREAM_DATABASE_URL = databaseUrlFor(dataDir);
   return { ...env, ...extra };
 }
 

@@ -22,9 +22,10 @@ import { createAccount } from "../../src/modules/accounts/service";
 import { hashPassword } from "../../src/modules/accounts/password";
 import { mintToken } from "../../src/modules/tokens/service";
 import { jobHandlers } from "../../src/queues";
-import { createDeps } from "../../src/runtime";
+import { openDeps } from "../../src/runtime";
 import type { PlanName } from "../../src/limits/plans";
 import { createSession, SESSION_COOKIE } from "../../src/web/session";
+import { databaseEnv, dropDatabase } from "./harness";
 import { smtpServer } from "./mail";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -62,8 +63,10 @@ let counter = 0;
 export async function startWebApp(env: Record<string, string> = {}): Promise<WebApp> {
   const smtp = await smtpServer();
   const dataDir = mkdtempSync(join(tmpdir(), "notestream-browser-"));
-  const deps = createDeps(
+  // On the PostgreSQL run (NOTESTREAM_DATABASE_URL set), a database of its own, as the harness's apps.
+  const deps = await openDeps(
     loadConfig({
+      ...(await databaseEnv(dataDir)),
       NOTESTREAM_DATA_DIR: dataDir,
       NOTESTREAM_SMTP_URL: smtp.url,
       NOTESTREAM_LOG_REQUESTS: "false",
@@ -124,8 +127,10 @@ export async function startWebApp(env: Record<string, string> = {}): Promise<Web
       await runner.stop();
       server.stop(true);
       await smtp.stop();
-      deps.db.$client.close();
+      await deps.writer.idle();
+      await deps.close();
       rmSync(dataDir, { recursive: true, force: true });
+      await dropDatabase(dataDir);
     },
   };
 }

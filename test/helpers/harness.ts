@@ -21,6 +21,25 @@ export const onPostgres = Boolean(process.env.NOTESTREAM_DATABASE_URL);
 /** A restarted harness (same dataDir) finds its database again. */
 const databases = new Map<string, TestDatabase>();
 
+/**
+ * On the PostgreSQL run, the config variables of this data dir's own database (made on first use,
+ * found again on a restart); none on SQLite. Also for in-process apps other than the harness
+ * (test/helpers/browser.ts); `dropDatabase(dataDir)` once the app is closed.
+ */
+export async function databaseEnv(dataDir: string): Promise<Record<string, string>> {
+  let pg = databases.get(dataDir);
+  if (onPostgres && !pg) databases.set(dataDir, (pg = await freshDatabase({ migrated: true })));
+  return pg ? { NOTESTREAM_DATABASE_URL: `${pg.url}?sslmode=disable`, NOTESTREAM_DATABASE_POOL: "4" } : {};
+}
+
+/** Drops the data dir's database (PostgreSQL run; nothing on SQLite). */
+export async function dropDatabase(dataDir: string): Promise<void> {
+  const pg = databases.get(dataDir);
+  if (!pg) return;
+  databases.delete(dataDir);
+  await pg.drop();
+}
+
 /** A clock tests can move. `new FakeClock(Date.now())` starts at the real time (for signatures checked against it). */
 export class FakeClock {
   constructor(public t = Date.parse("2026-11-22T10:00:00Z")) {}
@@ -60,10 +79,8 @@ export async function harness(
   opts: { profile?: LimitProfileName; env?: Record<string, string>; dataDir?: string; clock?: FakeClock } = {},
 ): Promise<Harness> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "notestream-test-"));
-  let pg = databases.get(dataDir);
-  if (onPostgres && !pg) databases.set(dataDir, (pg = await freshDatabase({ migrated: true })));
   const config = loadConfig({
-    ...(pg ? { NOTESTREAM_DATABASE_URL: `${pg.url}?sslmode=disable`, NOTESTREAM_DATABASE_POOL: "4" } : {}),
+    ...(await databaseEnv(dataDir)),
     NOTESTREAM_DATA_DIR: dataDir,
     NOTESTREAM_LIMIT_PROFILE: opts.profile ?? "standard",
     NOTESTREAM_LOG_REQUESTS: "false",
@@ -114,10 +131,7 @@ export async function harness(
       await settle();
       await deps.close();
       rmSync(dataDir, { recursive: true, force: true });
-      if (pg) {
-        databases.delete(dataDir);
-        await pg.drop();
-      }
+      await dropDatabase(dataDir);
     },
     stop: async () => {
       await jobs.stop();

@@ -91,22 +91,65 @@ export async function freshDatabase(opts: { migrated?: boolean } = {}): Promise<
     const name = `ns_test_${process.pid}_${++counter}`;
     const template = opts.migrated ? ` TEMPLATE "${await migratedTemplate(admin)}"` : "";
     await admin.unsafe(`CREATE DATABASE "${name}"${template}`);
-    const url = withDatabase(POSTGRES_URL, name);
-    const sql = new SQL({ url, max: 4 });
-    return {
-      name,
-      url,
-      sql,
-      async drop() {
-        await sql.close();
-        const again = new SQL({ url: POSTGRES_URL, max: 1 });
-        try {
-          await again.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-        } finally {
-          await again.close();
-        }
-      },
-    };
+    return made(name);
+  } finally {
+    await admin.close();
+  }
+}
+
+/** The TestDatabase of a database just made. */
+function made(name: string): TestDatabase {
+  const url = withDatabase(POSTGRES_URL, name);
+  // Bun's SQL connects on first use: a caller that only hands the URL on opens nothing.
+  const sql = new SQL({ url, max: 4 });
+  return {
+    name,
+    url,
+    sql,
+    async drop() {
+      await sql.close();
+      const again = new SQL({ url: POSTGRES_URL, max: 1 });
+      try {
+        await again.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await again.close();
+      }
+    },
+  };
+}
+
+/**
+ * freshDatabase for a caller that cannot await (test/helpers/binary.ts's `cli`, which runs the
+ * binary with spawnSync): the same database, named and swept the same way, made by a short child
+ * process (Bun's SQL has no synchronous query; about 0.1 s). A migrated one copies the template,
+ * which `await prepareMigratedTemplate()` must have made beforehand (it migrates, so it is async).
+ */
+export function freshDatabaseSync(opts: { migrated?: boolean } = {}): TestDatabase {
+  if (!hasPostgres) throw new Error("freshDatabaseSync() without a PostgreSQL server: guard the suite with describe.skipIf(!hasPostgres)");
+  if (opts.migrated && !template) throw new Error("freshDatabaseSync({ migrated: true }) before prepareMigratedTemplate()");
+  const name = `ns_test_${process.pid}_${++counter}`;
+  const statement = `CREATE DATABASE "${name}"${opts.migrated ? ` TEMPLATE "${template}"` : ""}`;
+  const code = "const sql = new Bun.SQL({ url: process.env.ADMIN_URL, max: 1 }); try { await sql.unsafe(process.env.STATEMENT); } finally { await sql.close(); }";
+  const r = Bun.spawnSync([process.execPath, "-e", code], {
+    env: { PATH: process.env.PATH ?? "", ADMIN_URL: POSTGRES_URL, STATEMENT: statement },
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: 30_000,
+  });
+  if (r.exitCode !== 0) throw new Error(`${statement} failed (exit ${r.exitCode}): ${r.stderr.toString().trim()}`);
+  return made(name);
+}
+
+/** Makes (or finds) the migrated template now, and sweeps a killed run's databases, as freshDatabase's first call does. */
+export async function prepareMigratedTemplate(): Promise<void> {
+  if (!hasPostgres) throw new Error("prepareMigratedTemplate() without a PostgreSQL server");
+  const admin = new SQL({ url: POSTGRES_URL, max: 1 });
+  try {
+    if (!sweptStale) {
+      sweptStale = true;
+      await dropStale(admin);
+    }
+    await migratedTemplate(admin);
   } finally {
     await admin.close();
   }

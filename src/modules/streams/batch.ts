@@ -88,7 +88,12 @@ export class AppendBatch implements BatchOverlay {
   readonly rows = new Map<string, BatchRows>();
   /** Followers of streams (SSE), woken once a batch that wrote their lines has committed. */
   readonly followers = new LineNotifier();
-  private written: string[] = [];
+  /**
+   * The chunks the batch wrote (one array per apply), whose followers its commit wakes: kept whether
+   * or not anyone follows at apply, since a follow may open while the commit is on its way (on
+   * PostgreSQL a round trip) and read from another connection before the lines are visible.
+   */
+  private written: OverlayChunk[][] = [];
 
   private readonly writes: OverlayWrites;
 
@@ -169,9 +174,9 @@ export class AppendBatch implements BatchOverlay {
       for (const [noteId, lines] of this.texts) {
         if (lines.length === 0) continue;
         chunks.push({ noteId, text: lines.length === 1 ? lines[0]! : lines.join(""), at: this.notes.get(noteId)?.at ?? Date.now() });
-        if (this.followers.size > 0 && this.followers.has(noteId)) this.written.push(noteId);
       }
       this.texts.clear();
+      if (chunks.length > 0) this.written.push(chunks);
     }
     const notes: OverlayNote[] = [];
     for (const [id, n] of this.notes) notes.push({ id, ...n });
@@ -185,7 +190,9 @@ export class AppendBatch implements BatchOverlay {
   }
 
   committed(): void {
-    if (this.written.length > 0) this.followers.wake(this.written.splice(0));
+    if (this.written.length === 0) return;
+    if (this.followers.size > 0) for (const chunks of this.written) this.followers.wake(chunks.map((c) => c.noteId));
+    this.written.length = 0;
   }
 
   discard(): void {
