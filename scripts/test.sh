@@ -3,11 +3,8 @@
 # database of its own: test/helpers/harness.ts, test/helpers/binary.ts). Arguments go to the SQLite
 # run only.
 #
-# The PostgreSQL run leaves out what does not depend on the database, to keep CI under 15 minutes:
-# the browser files other than browser.test.ts (the main path) and browser-search (where the two
-# databases' search engines differ most); their pages call the same services the integration suite
-# runs on PostgreSQL (about 100 s). And scale-out and postgres-migrate, which make PostgreSQL
-# databases of their own and so ran on it already in the first run.
+# The PostgreSQL run leaves out only scale-out and postgres-migrate, which make PostgreSQL databases
+# of their own and so ran on it already in the first run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-chromium.sh
@@ -18,11 +15,10 @@ if [ $# -eq 0 ] && [ -n "$NOTESTREAM_TEST_DATABASE_URL" ]; then
   e2e=()
   for f in test/e2e/*.test.ts; do
     case "$(basename "$f")" in
-      browser.test.ts | browser-search.test.ts) e2e+=("$f") ;;
-      browser-* | scale-out.test.ts | postgres-migrate.test.ts) ;;
+      scale-out.test.ts | postgres-migrate.test.ts) ;;
       *) e2e+=("$f") ;;
     esac
   done
-  echo "== test/unit, test/integration and ${#e2e[@]} of test/e2e again, on PostgreSQL"
+  echo "== test/unit, test/integration and test/e2e again, on PostgreSQL"
   NOTESTREAM_DATABASE_URL="$NOTESTREAM_TEST_DATABASE_URL" bun test --timeout 20000 test/unit test/integration "${e2e[@]}"
 fi
