@@ -102,7 +102,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_SSE_MAX", "1000", "Streams followed live (Server-Sent Events) at once, server-wide; past it 429 (0 turns following off)."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
   ["NOTESTREAM_METRICS_TOKEN", "(unset)", "Turns on GET /metrics (Prometheus text format), for requests with this Bearer token; unset, /metrics is 404."],
-  ["NOTESTREAM_DATABASE_URL", "(unset)", "postgres://user:pass@host:5432/db?sslmode=disable|prefer|require|verify-full selects PostgreSQL (this release: notestream migrate only, docs/SCALING.md); unset, SQLite under the data dir."],
+  ["NOTESTREAM_DATABASE_URL", "(unset)", "postgres://user:pass@host:5432/db?sslmode=disable|prefer|require|verify-full serves from PostgreSQL instead, as any number of instances (docs/SCALING.md); unset, SQLite under the data dir."],
   ["NOTESTREAM_DATABASE_POOL", "10", "Connections to PostgreSQL each process keeps at most."],
 ] as const;
 
