@@ -5,75 +5,40 @@
  * docs/screenshots/ that the README shows.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
-import { buildHandler } from "../../src/app";
+import type { Page } from "playwright-core";
 import { inboxDeliveries } from "../../src/db/tables";
-import { loadConfig } from "../../src/config";
 import type { Deps } from "../../src/deps";
-import { jobHandlers } from "../../src/queues";
-import { JobRunner } from "../../src/jobs/runner";
-import { openDeps } from "../../src/runtime";
-import { databaseEnv, dropDatabase } from "../helpers/harness";
-import { smtpServer } from "../helpers/mail";
+import { CHROMIUM, hasChromium, startWebApp, type WebApp } from "../helpers/browser";
+import type { smtpServer } from "../helpers/mail";
 
 /** The page's document, inside functions that run in the browser (the project's types have no DOM). */
 declare const document: { getElementById(id: string): { textContent: string | null } | null; querySelector(q: string): { textContent: string | null } | null };
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = join(import.meta.dir, "..", "..", "docs", "screenshots");
-const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (make test installs Debian's chromium as root)`);
 
+let app: WebApp;
 let smtp: Awaited<ReturnType<typeof smtpServer>>;
 let deps: Deps;
-let server: ReturnType<typeof Bun.serve>;
-let runner: JobRunner;
-let browser: Browser;
 let page: Page;
 let base = "";
-let dataDir = "";
 let token = "";
-const violations: string[] = [];
+let violations: string[] = [];
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  smtp = await smtpServer();
-  dataDir = mkdtempSync(join(tmpdir(), "notestream-browser-"));
-  // On the PostgreSQL run (NOTESTREAM_DATABASE_URL set), a database of its own, as the harness's apps.
-  deps = await openDeps(
-    loadConfig({ ...(await databaseEnv(dataDir)), NOTESTREAM_DATA_DIR: dataDir, NOTESTREAM_SMTP_URL: smtp.url, NOTESTREAM_LOG_REQUESTS: "false", NOTESTREAM_SYNCHRONOUS: "NORMAL", NOTESTREAM_RETRY_SCALE: "0.001" }),
-  );
-  const handle = buildHandler(deps);
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r, srv) => handle(r, srv.requestIP(r)?.address) });
-  base = `http://127.0.0.1:${server.port}`;
-  deps.config.baseUrl = base;
-  runner = new JobRunner(deps, jobHandlers);
-  await runner.start();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
+  app = await startWebApp();
+  ({ smtp, deps, base, violations } = app);
   // The pages' Content-Security-Policy allows no inline script or style: any violation is a bug.
-  page.on("console", (m) => {
-    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
-  });
+  page = (await app.newPage()).page;
   mkdirSync(SHOTS, { recursive: true });
 }, 60_000);
 
 afterAll(async () => {
   if (!hasChromium) return;
-  await browser?.close();
-  await runner?.stop();
-  server?.stop(true);
-  await smtp?.stop();
-  await deps?.writer.idle();
-  await deps?.close();
-  rmSync(dataDir, { recursive: true, force: true });
-  await dropDatabase(dataDir);
+  await app?.close();
 });
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });

@@ -82,19 +82,33 @@ let sweptStale = false;
  */
 export async function freshDatabase(opts: { migrated?: boolean } = {}): Promise<TestDatabase> {
   if (!hasPostgres) throw new Error("freshDatabase() without a PostgreSQL server: guard the suite with describe.skipIf(!hasPostgres)");
+  return withAdmin(async (admin) => {
+    const name = nextName();
+    await admin.unsafe(createStatement(name, opts.migrated ? await migratedTemplate(admin) : null));
+    return made(name);
+  });
+}
+
+/** A connection to the server's admin database for `run`; the first one sweeps a killed run's databases. */
+async function withAdmin<T>(run: (admin: SQL) => Promise<T>): Promise<T> {
   const admin = new SQL({ url: POSTGRES_URL, max: 1 });
   try {
     if (!sweptStale) {
       sweptStale = true;
       await dropStale(admin);
     }
-    const name = `ns_test_${process.pid}_${++counter}`;
-    const template = opts.migrated ? ` TEMPLATE "${await migratedTemplate(admin)}"` : "";
-    await admin.unsafe(`CREATE DATABASE "${name}"${template}`);
-    return made(name);
+    return await run(admin);
   } finally {
     await admin.close();
   }
+}
+
+function nextName(): string {
+  return `ns_test_${process.pid}_${++counter}`;
+}
+
+function createStatement(name: string, template: string | null): string {
+  return `CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ""}`;
 }
 
 /** The TestDatabase of a database just made. */
@@ -127,8 +141,8 @@ function made(name: string): TestDatabase {
 export function freshDatabaseSync(opts: { migrated?: boolean } = {}): TestDatabase {
   if (!hasPostgres) throw new Error("freshDatabaseSync() without a PostgreSQL server: guard the suite with describe.skipIf(!hasPostgres)");
   if (opts.migrated && !template) throw new Error("freshDatabaseSync({ migrated: true }) before prepareMigratedTemplate()");
-  const name = `ns_test_${process.pid}_${++counter}`;
-  const statement = `CREATE DATABASE "${name}"${opts.migrated ? ` TEMPLATE "${template}"` : ""}`;
+  const name = nextName();
+  const statement = createStatement(name, opts.migrated ? template : null);
   const code = "const sql = new Bun.SQL({ url: process.env.ADMIN_URL, max: 1 }); try { await sql.unsafe(process.env.STATEMENT); } finally { await sql.close(); }";
   const r = Bun.spawnSync([process.execPath, "-e", code], {
     env: { PATH: process.env.PATH ?? "", ADMIN_URL: POSTGRES_URL, STATEMENT: statement },
@@ -143,16 +157,7 @@ export function freshDatabaseSync(opts: { migrated?: boolean } = {}): TestDataba
 /** Makes (or finds) the migrated template now, and sweeps a killed run's databases, as freshDatabase's first call does. */
 export async function prepareMigratedTemplate(): Promise<void> {
   if (!hasPostgres) throw new Error("prepareMigratedTemplate() without a PostgreSQL server");
-  const admin = new SQL({ url: POSTGRES_URL, max: 1 });
-  try {
-    if (!sweptStale) {
-      sweptStale = true;
-      await dropStale(admin);
-    }
-    await migratedTemplate(admin);
-  } finally {
-    await admin.close();
-  }
+  await withAdmin(migratedTemplate);
 }
 
 let template: string | null = null;

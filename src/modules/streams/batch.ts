@@ -89,11 +89,11 @@ export class AppendBatch implements BatchOverlay {
   /** Followers of streams (SSE), woken once a batch that wrote their lines has committed. */
   readonly followers = new LineNotifier();
   /**
-   * The chunks the batch wrote (one array per apply), whose followers its commit wakes: kept whether
-   * or not anyone follows at apply, since a follow may open while the commit is on its way (on
+   * The streams the batch wrote lines to, whose followers its commit wakes: kept whether or not
+   * anyone follows at apply, since a follow may open while the commit is on its way (on
    * PostgreSQL a round trip) and read from another connection before the lines are visible.
    */
-  private written: OverlayChunk[][] = [];
+  private written: string[] = [];
 
   private readonly writes: OverlayWrites;
 
@@ -174,9 +174,9 @@ export class AppendBatch implements BatchOverlay {
       for (const [noteId, lines] of this.texts) {
         if (lines.length === 0) continue;
         chunks.push({ noteId, text: lines.length === 1 ? lines[0]! : lines.join(""), at: this.notes.get(noteId)?.at ?? Date.now() });
+        this.written.push(noteId);
       }
       this.texts.clear();
-      if (chunks.length > 0) this.written.push(chunks);
     }
     const notes: OverlayNote[] = [];
     for (const [id, n] of this.notes) notes.push({ id, ...n });
@@ -191,8 +191,8 @@ export class AppendBatch implements BatchOverlay {
 
   committed(): void {
     if (this.written.length === 0) return;
-    if (this.followers.size > 0) for (const chunks of this.written) this.followers.wake(chunks.map((c) => c.noteId));
-    this.written.length = 0;
+    const noteIds = this.written.splice(0);
+    if (this.followers.size > 0) this.followers.wake(noteIds);
   }
 
   discard(): void {

@@ -83,12 +83,12 @@ function streamForAppend(ctx: Ctx, filename: string): Maybe<{ ws: WorkspaceRow; 
 
 async function readStreamForAppend(ctx: Ctx, filename: string): Promise<{ ws: WorkspaceRow; note: NoteRow | undefined }> {
   const { deps, principal } = ctx;
-  const cached = deps.appendBatch.rows.get(principal.workspaceId);
-  // The batch's first append reads (and on PostgreSQL locks) the workspace and the stream, both
-  // sent at once: one round trip, and always the workspace's lock before the stream's.
+  // Not in the batch's cache (streamForAppend looked): the batch's first append reads (and on
+  // PostgreSQL locks) the workspace and the stream, both sent at once: one round trip, and always
+  // the workspace's lock before the stream's. A later append reads only the stream.
   const [rows, read] = await Promise.all([
-    cached ?? batchRows(deps, principal.workspaceId),
-    cached?.streams.get(filename) ?? streamByFilename(deps, principal.workspaceId, filename, { lock: true }),
+    batchRows(deps, principal.workspaceId),
+    streamByFilename(deps, principal.workspaceId, filename, { lock: true }),
   ]);
   const note = rows.streams.get(filename) ?? read;
   if (note) rows.streams.set(filename, note);
