@@ -9,7 +9,9 @@
  * Environment: AB_PAIRS (default 8), AB_SECONDS per run (default 3), AB_SYNC (FULL),
  * AB_ENV_A / AB_ENV_B (extra NAME=value,NAME=value for one side), AB_PG=1: both sides serve from
  * PostgreSQL instead, each from a fresh database of its own on the durable bench cluster
- * (`scripts/ensure-postgres.sh start --durable`, fsync and synchronous_commit on; bench/pg.ts).
+ * (`scripts/ensure-postgres.sh start --durable`, fsync and synchronous_commit on; bench/pg.ts);
+ * AB_SQL_A / AB_SQL_B: SQL run on that side's PostgreSQL database once it is provisioned (a schema
+ * change tried before it becomes a migration).
  */
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -44,6 +46,12 @@ async function start(label: string, bin: string, env: Record<string, string>): P
   if (cluster) {
     const url = notestreamUrl(cluster, await cluster.createDatabase(`ab_${label}`));
     token = provisionPg(bin, url);
+    const extra = process.env[`AB_SQL_${label.toUpperCase()}`];
+    if (extra) {
+      const sql = new Bun.SQL(url);
+      await sql.unsafe(extra).simple();
+      await sql.close();
+    }
     server = await startPgServer(bin, url, env);
   } else {
     const dataDir = join(tmp, label);
