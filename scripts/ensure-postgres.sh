@@ -8,6 +8,8 @@
 #   scripts/ensure-postgres.sh stop     stop it and delete its files
 #   scripts/ensure-postgres.sh start --durable, stop --durable
 #                                       the same for the benchmark's cluster (below)
+#   scripts/ensure-postgres.sh start --tls, stop --tls
+#                                       the same for the TLS tests' cluster (below)
 #
 # Given NOTESTREAM_TEST_DATABASE_URL, that server is used and nothing is started. Otherwise one
 # cluster per machine user lives in ${TMPDIR:-/tmp}/notestream-test-pg-<uid>: initdb'd with trust
@@ -24,16 +26,23 @@
 # ${TMPDIR:-/tmp}/notestream-bench-pg-<uid> on its own port, so it never meets the tests' cluster.
 # NOTESTREAM_BENCH_DATABASE_URL names another server to measure instead (reached without TLS;
 # the benchmark creates and drops databases of its own there, so the URL's role must be allowed to).
+#
+# --tls is the test cluster with TLS on (test/e2e/postgres-tls.test.ts), in its own directory
+# ${TMPDIR:-/tmp}/notestream-tls-pg-<uid>: a CA made for it signs the server's certificate, which
+# names the host `localhost` only (not 127.0.0.1, so a test can connect by a name it does not
+# hold); the CA's certificate is <dir>/ca.pem. It takes plain connections as well.
 set -u
 
 ACTION=start
 DURABLE=
+TLS=
 for arg in "$@"; do
   case $arg in
     start | stop) ACTION=$arg ;;
     --durable) DURABLE=1 ;;
+    --tls) TLS=1 ;;
     *)
-      echo "ensure-postgres: usage: $0 [start|stop] [--durable]" >&2
+      echo "ensure-postgres: usage: $0 [start|stop] [--durable|--tls]" >&2
       exit 2
       ;;
   esac
@@ -44,6 +53,10 @@ if [ -n "$DURABLE" ]; then
   STATE=${NOTESTREAM_BENCH_PG_DIR:-${TMPDIR:-/tmp}/notestream-bench-pg-$(id -u)}
   GIVEN_URL=${NOTESTREAM_BENCH_DATABASE_URL:-}
   WHO="the PostgreSQL bench rows"
+elif [ -n "$TLS" ]; then
+  STATE=${NOTESTREAM_TLS_PG_DIR:-${TMPDIR:-/tmp}/notestream-tls-pg-$(id -u)}
+  GIVEN_URL=
+  WHO="the PostgreSQL TLS tests"
 else
   STATE=${NOTESTREAM_TEST_PG_DIR:-${TMPDIR:-/tmp}/notestream-test-pg-$(id -u)}
   GIVEN_URL=${NOTESTREAM_TEST_DATABASE_URL:-}
@@ -118,6 +131,23 @@ fi
 rm -rf "$STATE"
 mkdir -m 700 -p "$STATE" || unavailable "cannot create $STATE"
 [ "$(id -u)" = 0 ] && chown postgres: "$STATE"
+if [ -n "$TLS" ]; then
+  if ! command -v openssl >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    warn "openssl not found: installing Debian's openssl to make the TLS tests' certificates"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
+  fi
+  command -v openssl >/dev/null 2>&1 || unavailable "no openssl to make a certificate with"
+  (
+    set -e
+    cd "$STATE"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 -subj "/CN=notestream test CA" -keyout ca.key -out ca.pem
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=localhost" -keyout server.key -out server.csr
+    printf 'subjectAltName=DNS:localhost\n' >server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 -extfile server.ext -out server.pem
+    chmod 600 server.key
+    if [ "$(id -u)" = 0 ]; then chown postgres: server.key server.pem; fi
+  ) >"$STATE/openssl.log" 2>&1 || unavailable "openssl failed: $(tail -n 3 "$STATE/openssl.log" | tr '\n' ' ')"
+fi
 log=$STATE/initdb.log
 nosync=--no-sync
 [ -n "$DURABLE" ] && nosync=
@@ -140,6 +170,12 @@ full_page_writes = off
 max_connections = 200
 shared_buffers = 32MB"
 fi
+if [ -n "$TLS" ]; then
+  settings="$settings
+ssl = on
+ssl_cert_file = '$STATE/server.pem'
+ssl_key_file = '$STATE/server.key'"
+fi
 as_owner tee -a "$DATA/postgresql.conf" >/dev/null <<EOF
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$STATE'
@@ -156,7 +192,7 @@ for _ in 1 2 3 4 5; do
     echo "port = $port" | as_owner tee -a "$DATA/postgresql.conf" >/dev/null
     url="postgres://postgres@127.0.0.1:$port/postgres"
     echo "$url" >"$STATE/url"
-    warn "started a throwaway ${DURABLE:+durable }PostgreSQL at $url ($0 stop${DURABLE:+ --durable} ends it)"
+    warn "started a throwaway ${DURABLE:+durable }PostgreSQL${TLS:+ with TLS} at $url ($0 stop${DURABLE:+ --durable}${TLS:+ --tls} ends it)"
     echo "$url"
     exit 0
   fi

@@ -3,7 +3,7 @@
 # database of its own: test/helpers/harness.ts, test/helpers/binary.ts). Arguments go to the SQLite
 # run only.
 #
-# The PostgreSQL run leaves out only scale-out and postgres-migrate, which make PostgreSQL databases
+# The PostgreSQL run leaves out only scale-out, postgres-migrate and postgres-tls, which make PostgreSQL databases
 # of their own and so ran on it already in the first run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ if [ $# -eq 0 ] && [ -n "$NOTESTREAM_TEST_DATABASE_URL" ]; then
   e2e=()
   for f in test/e2e/*.test.ts; do
     case "$(basename "$f")" in
-      scale-out.test.ts | postgres-migrate.test.ts) ;;
+      scale-out.test.ts | postgres-migrate.test.ts | postgres-tls.test.ts) ;;
       *) e2e+=("$f") ;;
     esac
   done

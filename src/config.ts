@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseCidr, type Cidr } from "./lib/ip";
 import { isPlanName, type PlanName } from "./limits/plans";
@@ -48,7 +49,8 @@ export interface Config {
   postgres: PostgresConfig | null;
 }
 
-export type PostgresSslMode = "disable" | "prefer" | "require" | "verify-full";
+/** libpq's sslmode values, meaning what they mean there (docs/SCALING.md). */
+export type PostgresSslMode = "disable" | "allow" | "prefer" | "require" | "verify-ca" | "verify-full";
 
 export interface PostgresConfig {
   /** What Bun.SQL connects with, sslmode taken out (it goes as `tls`). It holds the password: log `display`, never this. */
@@ -56,7 +58,10 @@ export interface PostgresConfig {
   /** user@host:port/database, without the password: for log lines and errors. */
   display: string;
   database: string;
+  /** The mode connections use: the URL's sslmode, raised to verify-ca by an sslrootcert file (as libpq checks the chain then). */
   sslmode: PostgresSslMode;
+  /** The PEM certificates of sslrootcert=<file>, read at start: the CAs the server's certificate is checked against; null for the built-in public CAs. */
+  ca: string | null;
   /** Connections in the pool (NOTESTREAM_DATABASE_POOL). */
   pool: number;
 }
@@ -102,7 +107,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_SSE_MAX", "1000", "Streams followed live (Server-Sent Events) at once, server-wide; past it 429 (0 turns following off)."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
   ["NOTESTREAM_METRICS_TOKEN", "(unset)", "Turns on GET /metrics (Prometheus text format), for requests with this Bearer token; unset, /metrics is 404."],
-  ["NOTESTREAM_DATABASE_URL", "(unset)", "postgres://user:pass@host:5432/db?sslmode=disable|prefer|require|verify-full serves from PostgreSQL instead, as any number of instances (docs/SCALING.md); unset, SQLite under the data dir."],
+  ["NOTESTREAM_DATABASE_URL", "(unset)", "postgres://user:pass@host:5432/db?sslmode=disable|allow|prefer|require|verify-ca|verify-full&sslrootcert=/path/ca.pem serves from PostgreSQL instead, as any number of instances (docs/SCALING.md); unset, SQLite under the data dir."],
   ["NOTESTREAM_DATABASE_POOL", "10", "Connections to PostgreSQL each process keeps at most."],
 ] as const;
 
@@ -151,7 +156,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
-const SSL_MODES: readonly PostgresSslMode[] = ["disable", "prefer", "require", "verify-full"];
+const SSL_MODES: readonly PostgresSslMode[] = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
 
 /** A database URL with its password replaced, for messages: the password is never printed. */
 export function maskPassword(url: string): string {
@@ -174,21 +179,58 @@ function parsePostgres(raw: string | undefined, poolRaw: string | undefined): Po
   if (!url.hostname) throw new ConfigError(`NOTESTREAM_DATABASE_URL names no host, got ${shown}; like ${example}`);
   const database = decodeURIComponent(url.pathname.replace(/^\//, ""));
   if (!database || database.includes("/")) throw new ConfigError(`NOTESTREAM_DATABASE_URL must name one database after the host, like ${example}, got ${shown}`);
-  let sslmode: PostgresSslMode = "prefer";
+  let sslmode: PostgresSslMode | null = null;
+  let rootcert: string | null = null;
   for (const [name, value] of url.searchParams) {
-    if (name !== "sslmode") throw new ConfigError(`NOTESTREAM_DATABASE_URL: unknown parameter "${name}" (only sslmode is read), got ${shown}`);
-    if (!SSL_MODES.includes(value as PostgresSslMode)) throw new ConfigError(`NOTESTREAM_DATABASE_URL: sslmode must be disable, prefer, require or verify-full, got "${value}"`);
-    sslmode = value as PostgresSslMode;
+    if (name === "sslmode") {
+      if (!SSL_MODES.includes(value as PostgresSslMode)) {
+        throw new ConfigError(`NOTESTREAM_DATABASE_URL: sslmode must be disable, allow, prefer, require, verify-ca or verify-full, got "${value}"`);
+      }
+      sslmode = value as PostgresSslMode;
+    } else if (name === "sslrootcert") {
+      rootcert = value;
+    } else {
+      throw new ConfigError(`NOTESTREAM_DATABASE_URL: unknown parameter "${name}" (only sslmode and sslrootcert are read), got ${shown}`);
+    }
   }
+  const tls = sslRoot(sslmode, rootcert);
   url.search = "";
   const user = decodeURIComponent(url.username);
   return {
     url: url.toString(),
     display: `${user ? `${user}@` : ""}${url.host}/${database}`,
     database,
-    sslmode,
+    ...tls,
     pool,
   };
+}
+
+/**
+ * sslrootcert as libpq reads it: a PEM file of the CAs that sign the server's certificate (a
+ * managed database's CA bundle), which makes prefer, allow and require check the chain as
+ * verify-ca does (here they then insist on TLS: a CA named means an encrypted connection is
+ * wanted); or `system`, the publicly trusted CAs, which asks for verify-full. The file is read
+ * now, so a wrong path stops the start instead of every connection.
+ */
+function sslRoot(mode: PostgresSslMode | null, rootcert: string | null): { sslmode: PostgresSslMode; ca: string | null } {
+  if (rootcert === null) return { sslmode: mode ?? "prefer", ca: null };
+  if (rootcert === "system") {
+    if (mode !== null && mode !== "verify-full") {
+      throw new ConfigError(`NOTESTREAM_DATABASE_URL: sslrootcert=system checks the host name too, so it needs sslmode=verify-full (or no sslmode), got "${mode}"`);
+    }
+    return { sslmode: "verify-full", ca: null };
+  }
+  if (mode === "disable") throw new ConfigError(`NOTESTREAM_DATABASE_URL: sslrootcert names CAs for TLS, but sslmode=disable turns TLS off`);
+  let pem: string;
+  try {
+    pem = readFileSync(rootcert, "utf8");
+  } catch (e) {
+    throw new ConfigError(`NOTESTREAM_DATABASE_URL: cannot read sslrootcert "${rootcert}" (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+  }
+  if (!pem.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new ConfigError(`NOTESTREAM_DATABASE_URL: sslrootcert "${rootcert}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  }
+  return { sslmode: mode === "verify-full" ? "verify-full" : "verify-ca", ca: pem };
 }
 
 function parsePort(raw: string): number {

@@ -80,7 +80,7 @@ describe.skipIf(!hasPostgres)("notestream migrate on PostgreSQL (compiled binary
   test("a bad URL or an unreachable server is one line without the password", () => {
     const bad = cli(["migrate"], { NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@db.example.com/notes?sslmode=maybe` });
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('sslmode must be disable, prefer, require or verify-full, got "maybe"');
+    expect(bad.stderr).toContain('sslmode must be disable, allow, prefer, require, verify-ca or verify-full, got "maybe"');
     const wrongScheme = cli(["migrate"], { NOTESTREAM_DATABASE_URL: `mysql://app:${SECRET}@db.example.com/notes` });
     expect(wrongScheme.code).toBe(2);
     expect(wrongScheme.stderr).toContain('got "mysql://app:***@db.example.com/notes"');

@@ -27,11 +27,12 @@ describe("NOTESTREAM_DATABASE_URL", () => {
       display: "app@db.example.com:5433/notes",
       database: "notes",
       sslmode: "verify-full",
+      ca: null,
       pool: 10,
     });
     const c = loadConfig({ NOTESTREAM_DATABASE_URL: "postgresql://db.internal/notestream", NOTESTREAM_DATABASE_POOL: "25" }).postgres!;
     expect([c.display, c.sslmode, c.pool]).toEqual(["db.internal/notestream", "prefer", 25]);
-    for (const mode of ["disable", "prefer", "require", "verify-full"]) {
+    for (const mode of ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]) {
       expect(loadConfig({ NOTESTREAM_DATABASE_URL: `postgres://h/db?sslmode=${mode}` }).postgres!.sslmode).toBe(mode as never);
     }
   });
@@ -46,13 +47,13 @@ describe("NOTESTREAM_DATABASE_URL", () => {
     expect(refusal({ NOTESTREAM_DATABASE_URL: `mysql://app:${SECRET}@h/db` })).toBe(
       'NOTESTREAM_DATABASE_URL must be a postgres:// or postgresql:// URL (unset it for SQLite), got "mysql://app:***@h/db"',
     );
-    expect(refusal({ NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@h/db?sslmode=allow` })).toBe(
-      'NOTESTREAM_DATABASE_URL: sslmode must be disable, prefer, require or verify-full, got "allow"',
+    expect(refusal({ NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@h/db?sslmode=strict` })).toBe(
+      'NOTESTREAM_DATABASE_URL: sslmode must be disable, allow, prefer, require, verify-ca or verify-full, got "strict"',
     );
     expect(refusal({ NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@h` })).toContain("must name one database after the host");
     expect(refusal({ NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@h/a/b` })).toContain("must name one database after the host");
     expect(refusal({ NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@h/db?application_name=x` })).toBe(
-      'NOTESTREAM_DATABASE_URL: unknown parameter "application_name" (only sslmode is read), got "postgres://app:***@h/db?application_name=x"',
+      'NOTESTREAM_DATABASE_URL: unknown parameter "application_name" (only sslmode and sslrootcert are read), got "postgres://app:***@h/db?application_name=x"',
     );
     expect(refusal({ NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@/db` })).toContain("is not a URL like postgres://");
     expect(refusal({ NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@h:99999/db` })).toContain("percent-encode");
