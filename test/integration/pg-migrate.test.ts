@@ -56,6 +56,8 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
 
   /** rate_windows (migrations-pg/0003_rate_windows.sql), counted by src/http/rate-limit-pg.ts, is outside the drizzle schema. */
   const RATE_WINDOW_COLUMNS = ["rate_windows.key text not null", "rate_windows.window_start bigint not null", "rate_windows.expires_at bigint not null", "rate_windows.count integer not null"];
+  /** The stored search vectors (migrations-pg/0005_search_vectors.sql), read only by search (src/modules/search/repo.ts). */
+  const SEARCH_VECTOR_COLUMNS = ["note_chunks.search_vector tsvector", "notes.search_vector tsvector"];
 
   // Catches a schema change in src/db/pg/schema whose `make migration-pg` was forgotten.
   test("leave the database with exactly the tables, columns and indexes of src/db/pg/schema", async () => {
@@ -72,7 +74,7 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
     const actualColumns = columns.map((c) => `${c.table_name}.${c.column_name} ${c.data_type}${c.is_nullable === "NO" ? " not null" : ""}`).sort();
     const expectedColumns = tables
       .flatMap((t) => t.columns.map((c) => `${t.name}.${c.name} ${c.getSQLType()}${c.notNull ? " not null" : ""}`))
-      .concat(RATE_WINDOW_COLUMNS)
+      .concat(RATE_WINDOW_COLUMNS, SEARCH_VECTOR_COLUMNS)
       .sort();
     expect(actualColumns).toEqual(expectedColumns);
 
@@ -83,13 +85,18 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
         ...t.columns.filter((c) => c.isUnique).map((c) => c.uniqueName!),
         ...(t.primaryKeys.length ? t.primaryKeys.map((k) => k.getName()) : [`${t.name}_pkey`]),
       ])
-      // Outside the drizzle schema: full-text search's GIN expression indexes (migrations-pg/0002_search.sql).
+      // Outside the drizzle schema: full-text search's GIN indexes over the stored vectors (migrations-pg/0002_search.sql, 0005_search_vectors.sql).
       .concat(SEARCH_INDEXES)
       // Outside the drizzle schema too: the shared rate-limit windows, an UNLOGGED table (migrations-pg/0003_rate_windows.sql).
       .concat(["rate_windows_pkey", "rate_windows_expires"])
       .sort();
     expect(indexes.map((i) => i.indexname).sort()).toEqual(expectedIndexes);
-    for (const name of SEARCH_INDEXES) expect(indexes.find((i) => i.indexname === name)!.indexdef).toMatch(/ USING gin \(.*to_tsvector\('notestream_search'::regconfig, notestream_search_text\(/);
+    for (const name of SEARCH_INDEXES) expect(indexes.find((i) => i.indexname === name)!.indexdef).toEndWith(" USING gin (search_vector)");
+    const generated = await db.sql<{ column: string; expression: string }[]>`
+      SELECT table_name || '.' || column_name AS column, generation_expression AS expression FROM information_schema.columns
+      WHERE table_schema = 'public' AND is_generated = 'ALWAYS'`;
+    expect(generated.map((g) => g.column).sort()).toEqual(["note_chunks.search_vector", "notes.search_vector"]);
+    for (const g of generated) expect(g.expression).toContain("to_tsvector('notestream_search'::regconfig, notestream_search_text(");
     const [unlogged] = await db.sql<{ persistence: string }[]>`SELECT relpersistence AS persistence FROM pg_class WHERE relname = 'rate_windows'`;
     expect(unlogged!.persistence).toBe("u");
     const partial = indexes.filter((i) => i.indexdef.includes(" WHERE ")).map((i) => i.indexname).sort();

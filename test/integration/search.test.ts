@@ -481,22 +481,49 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     expect(separators.filter((c) => c < 128)).toHaveLength(127 - 62);
   });
 
-  test("migration 0002 indexes what was written before it", async () => {
+  test("migrations 0002 and 0005 index what was written before them", async () => {
     const { token } = await setup();
     const stream = (await (await append(token, "old.log", "axolotl spotted")).json()).id;
     const note = await createNote(token, { title: "Old note", plain_body: "axolotl again" });
-    // The database as the previous migration left it: no search objects at all (the indexes go with the function).
+    // The database as migration 0001 left it: no search objects at all (the vectors and indexes go with the function).
     await sqlRun(h.deps.db, "DROP FUNCTION notestream_search_text CASCADE");
     await sqlRun(h.deps.db, "DROP TEXT SEARCH CONFIGURATION notestream_search");
     await sqlRun(h.deps.db, "DROP EXTENSION unaccent");
-    for (const statement of readFileSync(join(import.meta.dir, "../../migrations-pg/0002_search.sql"), "utf8").split("--> statement-breakpoint")) {
-      await sqlRun(h.deps.db, statement);
+    for (const file of ["0002_search.sql", "0005_search_vectors.sql"]) {
+      for (const statement of readFileSync(join(import.meta.dir, "../../migrations-pg", file), "utf8").split("--> statement-breakpoint")) {
+        await sqlRun(h.deps.db, statement);
+      }
     }
     expect((await foundIds(token, "axolotl")).sort()).toEqual([stream, note.id].sort());
     expect(await indexRowsWith("axolotl")).toBe(2);
     // And it keeps up from there.
     expect((await append(token, "old.log", "salamander too")).status).toBe(200);
     expect(await foundIds(token, "salamander")).toEqual([stream]);
+  });
+
+  test("a search tokenizes no stored text: a word of several tokens and a word in every row read the stored vectors", async () => {
+    const { a, token } = await setup();
+    // Log lines in which every chunk holds `user` and `bob`, and `login` is in every row: the
+    // cases where the index alone cannot answer (a phrase) or the planner reads every row.
+    for (let i = 0; i < 60; i++) {
+      expect((await append(token, `app${i % 3}.log`, `level=info user=${i % 4 === 0 ? "bob" : "alice"} action=login bob=${i}`)).status).toBeLessThan(300);
+    }
+    await createNote(token, { title: "Runbook", plain_body: "login as user=bob first" });
+    await sqlRun(h.deps.db, "ANALYZE");
+    const filter = { workspaceId: a.workspaceId, noteId: null, folderId: null };
+    for (const words of [["user=bob"], ["login"]]) {
+      const query = new PgDialect().sqlToQuery(pgPageQuery(words, filter, { limit: 20, offset: 0 }));
+      const client = (h.deps.db as unknown as { $client: import("bun").SQL }).$client;
+      const plan = ((await client.unsafe(`EXPLAIN ${query.sql}`, query.params as unknown[])) as { "QUERY PLAN": string }[])
+        .map((r) => r["QUERY PLAN"])
+        .join("\n");
+      // Before 0005 a row's vector was computed in the scan's filter or the bitmap's recheck: to_tsvector(... notestream_search_text(text)).
+      expect({ words, plan }).toEqual({ words, plan: expect.not.stringContaining("to_tsvector(") });
+      expect(plan).toContain("search_vector @@");
+    }
+    // The same answers as ever: user=bob is the phrase, not both words anywhere in a line.
+    expect((await foundIds(token, "user=bob")).length).toBe(4);
+    expect((await foundIds(token, "login")).length).toBe(4);
   });
 });
 

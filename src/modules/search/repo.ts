@@ -149,14 +149,14 @@ export const sqliteSearch: SearchIndex<{ chunks: string; notes: string }> = {
  */
 
 /**
- * The indexed vectors: a chunk's words (index note_chunks_search, the chunk as `c`), and a note's
- * title (weight A) and body (D) (index notes_search, the note as `n`).
+ * The indexed vectors, stored beside their text (migrations-pg/0005_search_vectors.sql): a chunk's
+ * words (index note_chunks_search, the chunk as `c`), and a note's title (weight A) and body (D)
+ * (index notes_search, the note as `n`). Read, never computed: a phrase's recheck and a scan of
+ * every row both cost a read of the vector, not the text's tokenizing.
  */
 export const PG_VECTORS = {
-  chunks: `to_tsvector('notestream_search', notestream_search_text(c.text))`,
-  notes:
-    `(setweight(to_tsvector('notestream_search', notestream_search_text(n.title)), 'A') || ` +
-    `setweight(to_tsvector('notestream_search', notestream_search_text(coalesce(n.body, ''))), 'D'))`,
+  chunks: `c.search_vector`,
+  notes: `n.search_vector`,
 };
 const PG_CHUNK_VECTOR = sql.raw(PG_VECTORS.chunks);
 const PG_NOTE_VECTOR = sql.raw(PG_VECTORS.notes);
@@ -196,11 +196,10 @@ function pgVisible(filter: HitFilter): SQL {
  * body, the highest kept with where it was (ties: the chunk). The workspace and the other
  * filters are applied before anything is ranked.
  *
- * Which chunks match the index says without computing their vectors (but for a word of several
- * tokens, whose positions it rechecks); ranking computes a vector from its text, some 20 µs for a
- * line. So a stream ranks one chunk, not every matching one (SQLite's bm25 reads its index and
- * ranks them all): its shortest match, which ts_rank's length normalization favours, the newest
- * of equals.
+ * Which chunks match the index says (a word of several tokens, whose positions it does not hold,
+ * is rechecked against the stored vectors). A stream ranks one chunk, not every matching one
+ * (SQLite's bm25 reads its index and ranks them all): its shortest match, which ts_rank's length
+ * normalization favours, the newest of equals.
  */
 function pgBest(match: PgMatch, filter: HitFilter): SQL {
   const visible = pgVisible(filter);
