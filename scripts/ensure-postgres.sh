@@ -30,7 +30,9 @@
 # --tls is the test cluster with TLS on (test/e2e/postgres-tls.test.ts), in its own directory
 # ${TMPDIR:-/tmp}/notestream-tls-pg-<uid>: a CA made for it signs the server's certificate, which
 # names the host `localhost` only (not 127.0.0.1, so a test can connect by a name it does not
-# hold); the CA's certificate is <dir>/ca.pem. It takes plain connections as well.
+# hold); the CA's certificate is <dir>/ca.pem. It takes plain connections as well, but the role
+# notestream_cert only over TLS with a client certificate the same CA signed (pg_hba's `cert`):
+# <dir>/client.pem and <dir>/client.key.
 set -u
 
 ACTION=start
@@ -144,7 +146,9 @@ if [ -n "$TLS" ]; then
     openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=localhost" -keyout server.key -out server.csr
     printf 'subjectAltName=DNS:localhost\n' >server.ext
     openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 -extfile server.ext -out server.pem
-    chmod 600 server.key
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=notestream_cert" -keyout client.key -out client.csr
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 -out client.pem
+    chmod 600 server.key client.key
     if [ "$(id -u)" = 0 ]; then chown postgres: server.key server.pem; fi
   ) >"$STATE/openssl.log" 2>&1 || unavailable "openssl failed: $(tail -n 3 "$STATE/openssl.log" | tr '\n' ' ')"
 fi
@@ -174,7 +178,10 @@ if [ -n "$TLS" ]; then
   settings="$settings
 ssl = on
 ssl_cert_file = '$STATE/server.pem'
-ssl_key_file = '$STATE/server.key'"
+ssl_key_file = '$STATE/server.key'
+ssl_ca_file = '$STATE/ca.pem'"
+  # First match wins: notestream_cert gets in only with its certificate.
+  as_owner sh -c "printf 'hostssl all notestream_cert 127.0.0.1/32 cert\nhostnossl all notestream_cert 127.0.0.1/32 reject\n' | cat - '$DATA/pg_hba.conf' >'$DATA/pg_hba.new' && mv '$DATA/pg_hba.new' '$DATA/pg_hba.conf'"
 fi
 as_owner tee -a "$DATA/postgresql.conf" >/dev/null <<EOF
 listen_addresses = '127.0.0.1'
@@ -191,6 +198,10 @@ for _ in 1 2 3 4 5; do
     # The port goes into the configuration too, so a plain pg_ctl start would reuse it.
     echo "port = $port" | as_owner tee -a "$DATA/postgresql.conf" >/dev/null
     url="postgres://postgres@127.0.0.1:$port/postgres"
+    if [ -n "$TLS" ]; then
+      as_owner "$PGBIN/psql" -q -h "$STATE" -p "$port" -U postgres -d postgres -c "CREATE ROLE notestream_cert LOGIN SUPERUSER" >/dev/null 2>&1 ||
+        unavailable "could not create the role notestream_cert"
+    fi
     echo "$url" >"$STATE/url"
     warn "started a throwaway ${DURABLE:+durable }PostgreSQL${TLS:+ with TLS} at $url ($0 stop${DURABLE:+ --durable}${TLS:+ --tls} ends it)"
     echo "$url"

@@ -62,6 +62,8 @@ export interface PostgresConfig {
   sslmode: PostgresSslMode;
   /** The PEM certificates of sslrootcert=<file>, read at start: the CAs the server's certificate is checked against; null for the built-in public CAs. */
   ca: string | null;
+  /** sslcert and sslkey, read at start: the client certificate (PEM) and its private key, for a server that asks for one; both or neither. */
+  clientCert: { cert: string; key: string } | null;
   /** Connections in the pool (NOTESTREAM_DATABASE_POOL). */
   pool: number;
 }
@@ -107,7 +109,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_SSE_MAX", "1000", "Streams followed live (Server-Sent Events) at once, server-wide; past it 429 (0 turns following off)."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
   ["NOTESTREAM_METRICS_TOKEN", "(unset)", "Turns on GET /metrics (Prometheus text format), for requests with this Bearer token; unset, /metrics is 404."],
-  ["NOTESTREAM_DATABASE_URL", "(unset)", "postgres://user:pass@host:5432/db?sslmode=disable|allow|prefer|require|verify-ca|verify-full&sslrootcert=/path/ca.pem serves from PostgreSQL instead, as any number of instances (docs/SCALING.md); unset, SQLite under the data dir."],
+  ["NOTESTREAM_DATABASE_URL", "(unset)", "postgres://user:pass@host:5432/db?sslmode=disable|allow|prefer|require|verify-ca|verify-full&sslrootcert=/path/ca.pem (&sslcert=…&sslkey=… for a client certificate) serves from PostgreSQL instead, as any number of instances (docs/SCALING.md); unset, SQLite under the data dir."],
   ["NOTESTREAM_DATABASE_POOL", "10", "Connections to PostgreSQL each process keeps at most."],
 ] as const;
 
@@ -181,6 +183,7 @@ function parsePostgres(raw: string | undefined, poolRaw: string | undefined): Po
   if (!database || database.includes("/")) throw new ConfigError(`NOTESTREAM_DATABASE_URL must name one database after the host, like ${example}, got ${shown}`);
   let sslmode: PostgresSslMode | null = null;
   let rootcert: string | null = null;
+  const client: { sslcert?: string; sslkey?: string } = {};
   for (const [name, value] of url.searchParams) {
     if (name === "sslmode") {
       if (!SSL_MODES.includes(value as PostgresSslMode)) {
@@ -189,11 +192,14 @@ function parsePostgres(raw: string | undefined, poolRaw: string | undefined): Po
       sslmode = value as PostgresSslMode;
     } else if (name === "sslrootcert") {
       rootcert = value;
+    } else if (name === "sslcert" || name === "sslkey") {
+      client[name] = value;
     } else {
-      throw new ConfigError(`NOTESTREAM_DATABASE_URL: unknown parameter "${name}" (only sslmode and sslrootcert are read), got ${shown}`);
+      throw new ConfigError(`NOTESTREAM_DATABASE_URL: unknown parameter "${name}" (only sslmode, sslrootcert, sslcert and sslkey are read), got ${shown}`);
     }
   }
   const tls = sslRoot(sslmode, rootcert);
+  const clientCert = sslClient(tls.sslmode, client);
   url.search = "";
   const user = decodeURIComponent(url.username);
   return {
@@ -201,6 +207,7 @@ function parsePostgres(raw: string | undefined, poolRaw: string | undefined): Po
     display: `${user ? `${user}@` : ""}${url.host}/${database}`,
     database,
     ...tls,
+    clientCert,
     pool,
   };
 }
@@ -221,16 +228,37 @@ function sslRoot(mode: PostgresSslMode | null, rootcert: string | null): { sslmo
     return { sslmode: "verify-full", ca: null };
   }
   if (mode === "disable") throw new ConfigError(`NOTESTREAM_DATABASE_URL: sslrootcert names CAs for TLS, but sslmode=disable turns TLS off`);
+  const pem = readPem("sslrootcert", rootcert, "CERTIFICATE");
+  return { sslmode: mode === "verify-full" ? "verify-full" : "verify-ca", ca: pem };
+}
+
+/**
+ * sslcert and sslkey as libpq reads them: the client certificate a server asks for (pg_hba's
+ * `cert`, `clientcert=verify-full`), and its unencrypted private key. Like a CA file, they mean
+ * TLS: prefer and allow then insist on it.
+ */
+function sslClient(mode: PostgresSslMode, given: { sslcert?: string; sslkey?: string }): { cert: string; key: string } | null {
+  if (given.sslcert === undefined && given.sslkey === undefined) return null;
+  if (given.sslcert === undefined || given.sslkey === undefined) {
+    throw new ConfigError(`NOTESTREAM_DATABASE_URL: sslcert and sslkey go together (the client certificate and its private key), got only ${given.sslcert === undefined ? "sslkey" : "sslcert"}`);
+  }
+  if (mode === "disable") throw new ConfigError(`NOTESTREAM_DATABASE_URL: sslcert is a client certificate for TLS, but sslmode=disable turns TLS off`);
+  const key = readPem("sslkey", given.sslkey, "PRIVATE KEY");
+  if (key.includes("ENCRYPTED")) throw new ConfigError(`NOTESTREAM_DATABASE_URL: sslkey "${given.sslkey}" is encrypted; give the key without a passphrase (openssl pkey -in key.pem -out plain.pem)`);
+  return { cert: readPem("sslcert", given.sslcert, "CERTIFICATE"), key };
+}
+
+/** A PEM file named by the URL, read now so that a wrong path stops the start; `kind`: what its -----BEGIN line must name. */
+function readPem(param: string, path: string, kind: "CERTIFICATE" | "PRIVATE KEY"): string {
   let pem: string;
   try {
-    pem = readFileSync(rootcert, "utf8");
+    pem = readFileSync(path, "utf8");
   } catch (e) {
-    throw new ConfigError(`NOTESTREAM_DATABASE_URL: cannot read sslrootcert "${rootcert}" (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+    throw new ConfigError(`NOTESTREAM_DATABASE_URL: cannot read ${param} "${path}" (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
   }
-  if (!pem.includes("-----BEGIN CERTIFICATE-----")) {
-    throw new ConfigError(`NOTESTREAM_DATABASE_URL: sslrootcert "${rootcert}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
-  }
-  return { sslmode: mode === "verify-full" ? "verify-full" : "verify-ca", ca: pem };
+  const begins = kind === "CERTIFICATE" ? /-----BEGIN CERTIFICATE-----/ : /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----/;
+  if (!begins.test(pem)) throw new ConfigError(`NOTESTREAM_DATABASE_URL: ${param} "${path}" holds no PEM ${kind.toLowerCase()} (-----BEGIN ${kind}-----)`);
+  return pem;
 }
 
 function parsePort(raw: string): number {

@@ -11,6 +11,8 @@ import { append, buildBinary, cleanup, cli, readStream, startServer, tempDir } f
 const SCRIPT = join(import.meta.dir, "..", "..", "scripts", "ensure-postgres.sh");
 const STATE = process.env.NOTESTREAM_TLS_PG_DIR ?? join(process.env.TMPDIR ?? tmpdir(), `notestream-tls-pg-${process.getuid?.() ?? 0}`);
 const CA = join(STATE, "ca.pem");
+/** A client certificate of the role notestream_cert, which the server lets in only with it (pg_hba's `cert`). */
+const CLIENT = { cert: join(STATE, "client.pem"), key: join(STATE, "client.key") };
 const SECRET = "tls-pa55word";
 
 /** The TLS cluster's URL (started, or found running), or "" when this machine cannot have one. */
@@ -25,9 +27,10 @@ const SERVER = tlsServer();
 const DATABASE = `ns_tls_${process.pid}`;
 
 /** The test database on the TLS server, reached by `host`, with a password (which the server ignores: trust) and these parameters. */
-function urlOf(host: string, params: string): string {
+function urlOf(host: string, params: string, user = "postgres"): string {
   const u = new URL(SERVER);
   u.hostname = host;
+  u.username = user;
   u.password = SECRET;
   u.pathname = `/${DATABASE}`;
   return `${u.toString()}${params ? `?${params}` : ""}`;
@@ -145,9 +148,34 @@ describe.skipIf(!SERVER)("PostgreSQL over TLS (compiled binary)", () => {
       [`sslrootcert=${notPem}`, `NOTESTREAM_DATABASE_URL: sslrootcert "${notPem}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`],
       [`sslmode=disable&sslrootcert=${encodeURIComponent(CA)}`, "NOTESTREAM_DATABASE_URL: sslrootcert names CAs for TLS, but sslmode=disable turns TLS off"],
       ["sslmode=require&sslrootcert=system", 'NOTESTREAM_DATABASE_URL: sslrootcert=system checks the host name too, so it needs sslmode=verify-full (or no sslmode), got "require"'],
+      [`sslcert=${CLIENT.cert}`, "NOTESTREAM_DATABASE_URL: sslcert and sslkey go together (the client certificate and its private key), got only sslcert"],
+      [`sslcert=${CLIENT.cert}&sslkey=${CA}`, `NOTESTREAM_DATABASE_URL: sslkey "${CA}" holds no PEM private key (-----BEGIN PRIVATE KEY-----)`],
+      [`sslcert=${CLIENT.key}&sslkey=${CLIENT.key}`, `NOTESTREAM_DATABASE_URL: sslcert "${CLIENT.key}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`],
+      [`sslmode=disable&sslcert=${CLIENT.cert}&sslkey=${CLIENT.key}`, "NOTESTREAM_DATABASE_URL: sslcert is a client certificate for TLS, but sslmode=disable turns TLS off"],
     ] as const) {
       const r = cli(["migrate"], { NOTESTREAM_DATABASE_URL: urlOf("localhost", params) });
       expect({ params, code: r.code, err: r.stderr.trim().split("\n")[0] }).toEqual({ params, code: 2, err: `notestream: ${message}` });
+    }
+  });
+
+  test("a server that asks for a client certificate: sslcert and sslkey get in, and serve runs on them; without them, one line from the server", async () => {
+    const ca = `sslrootcert=${encodeURIComponent(CA)}`;
+    const client = `sslcert=${encodeURIComponent(CLIENT.cert)}&sslkey=${encodeURIComponent(CLIENT.key)}`;
+    const without = cli(["migrate"], { NOTESTREAM_DATABASE_URL: urlOf("localhost", `sslmode=verify-full&${ca}`, "notestream_cert") });
+    expect(without.code).toBe(1);
+    expect(without.stderr.trim().split("\n")).toHaveLength(1);
+    expect(without.stderr).toEndWith("connection requires a valid client certificate: give one with sslcert=/path/client.pem&sslkey=/path/client.key\n");
+    expect(without.stderr).not.toContain(SECRET);
+    for (const params of [`sslmode=verify-full&${ca}&${client}`, `sslmode=require&${client}`, client]) {
+      const r = cli(["migrate"], { NOTESTREAM_DATABASE_URL: urlOf("localhost", params, "notestream_cert") });
+      expect({ params, code: r.code, err: r.code === 0 ? "" : r.stderr }).toEqual({ params, code: 0, err: "" });
+    }
+    const dataDir = tempDir("tls-client");
+    const server = await startServer(dataDir, { NOTESTREAM_DATABASE_URL: urlOf("localhost", `sslmode=verify-full&${ca}&${client}`, "notestream_cert") });
+    try {
+      expect((await fetch(`${server.base}/up`)).status).toBe(200);
+    } finally {
+      await server.stop();
     }
   });
 

@@ -28,6 +28,7 @@ describe("NOTESTREAM_DATABASE_URL", () => {
       database: "notes",
       sslmode: "verify-full",
       ca: null,
+      clientCert: null,
       pool: 10,
     });
     const c = loadConfig({ NOTESTREAM_DATABASE_URL: "postgresql://db.internal/notestream", NOTESTREAM_DATABASE_POOL: "25" }).postgres!;
@@ -53,7 +54,7 @@ describe("NOTESTREAM_DATABASE_URL", () => {
     expect(refusal({ NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@h` })).toContain("must name one database after the host");
     expect(refusal({ NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@h/a/b` })).toContain("must name one database after the host");
     expect(refusal({ NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@h/db?application_name=x` })).toBe(
-      'NOTESTREAM_DATABASE_URL: unknown parameter "application_name" (only sslmode and sslrootcert are read), got "postgres://app:***@h/db?application_name=x"',
+      'NOTESTREAM_DATABASE_URL: unknown parameter "application_name" (only sslmode, sslrootcert, sslcert and sslkey are read), got "postgres://app:***@h/db?application_name=x"',
     );
     expect(refusal({ NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@/db` })).toContain("is not a URL like postgres://");
     expect(refusal({ NOTESTREAM_DATABASE_URL: `postgres://app:${SECRET}@h:99999/db` })).toContain("percent-encode");

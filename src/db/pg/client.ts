@@ -8,14 +8,14 @@ export type PgDb = BunSQLDatabase<typeof schema> & { $client: SQL };
 /**
  * A pool of connections to the PostgreSQL of NOTESTREAM_DATABASE_URL (Bun's built-in client),
  * with drizzle over it. The sslmode goes to Bun as its `tls` mode, or, with an sslrootcert's CAs
- * (which go as `tls`), in the URL, where Bun reads it beside them. The URL keeps the password, so
+ * or a client certificate (which go as `tls`), in the URL, where Bun reads it beside them. The URL keeps the password, so
  * neither it nor a driver error that could quote it is logged as is.
  */
 export function pgClient(config: PostgresConfig, max = config.pool): SQL {
-  if (config.ca === null) return new SQL({ url: config.url, max, tls: config.sslmode });
+  if (config.ca === null && config.clientCert === null) return new SQL({ url: config.url, max, tls: config.sslmode });
   const url = new URL(config.url);
   url.searchParams.set("sslmode", config.sslmode);
-  return new SQL({ url: url.toString(), max, tls: { ca: config.ca } });
+  return new SQL({ url: url.toString(), max, tls: { ...(config.ca === null ? {} : { ca: config.ca }), ...config.clientCert } });
 }
 
 /** Bun's codes for a server certificate that no CA trusted here signs. */
@@ -48,7 +48,10 @@ export function whyPostgresFailed(e: unknown, config: PostgresConfig): string {
   const password = decodeURIComponent(new URL(config.url).password);
   const oneLine = ((e as Error)?.message ?? String(e)).replace(/\s+/g, " ").trim();
   const said = password ? oneLine.split(password).join("***") : oneLine;
-  return tls ? `${tls} (${said})` : said;
+  if (tls) return `${tls} (${said})`;
+  // The server's own words (pg_hba's `cert`), and what to set for it.
+  if (config.clientCert === null && said.includes("requires a valid client certificate")) return `${said}: give one with sslcert=/path/client.pem&sslkey=/path/client.key`;
+  return said;
 }
 
 /** What to change when TLS to the server failed: Bun's messages name the check, not the setting. */
