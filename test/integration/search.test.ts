@@ -62,8 +62,8 @@ async function foundIds(token: string, q: string, extra = ""): Promise<string[]>
 
 /**
  * FTS5's own check of both indexes against what they index (the chunks through their view): throws
- * when out of step. PostgreSQL's are expression indexes of the rows themselves, kept by PostgreSQL
- * in the row's own write: there is nothing that could drift (indexRowsWith reads them).
+ * when out of step. PostgreSQL's are generated columns of the rows themselves, and indexes over them,
+ * kept by PostgreSQL in the row's own write: there is nothing that could drift (indexRowsWith reads them).
  */
 function assertIndexConsistent() {
   if (onPostgres) return;

@@ -138,10 +138,9 @@ export const sqliteSearch: SearchIndex<{ chunks: string; notes: string }> = {
 };
 
 /*
- * PostgreSQL only: GIN indexes over tsvector expressions of the rows (migrations-pg/0002_search.sql),
- * which PostgreSQL keeps in step with every write. The vectors below must be written exactly as
- * the indexes are, or the planner cannot use them (test/integration/search.test.ts checks it does).
- * Text goes through notestream_search_text() (small letters; every character that is not a
+ * PostgreSQL only: each text's tsvector stored beside it as a generated column, with a GIN index
+ * over it (migrations-pg/0002_search.sql, 0005_search_vectors.sql), which PostgreSQL keeps in step
+ * with every write (test/integration/search.test.ts checks the plans read them). Text goes through notestream_search_text() (small letters; every character that is not a
  * letter, a digit or private use made a space, so words are unicode61's) and the notestream_search
  * configuration ('simple' with unaccent: case- and accent-insensitive whole words). What a user
  * typed reaches the text search parser only through phraseto_tsquery, as a parameter: never as
@@ -408,7 +407,7 @@ function nextSentence(tokens: Token[], i: number): number {
 
 const num = (v: number | string) => Number(v);
 
-/** PostgreSQL only: tsvector expressions under GIN (see above). */
+/** PostgreSQL only: stored tsvectors under GIN (see above). */
 export const pgSearch: SearchIndex<PgMatch> = {
   match(words) {
     // The workspace is a condition of every query (pgVisible), not a term.

@@ -6,9 +6,10 @@ import { byteCount, ms, rowId } from "./types";
 // The PostgreSQL twin of src/db/schema/notes.ts.
 //
 // Full-text search is not here: drizzle-kit cannot express it. On SQLite it is migration 0013's
-// FTS5 tables, filled by triggers; on PostgreSQL, migrations-pg/0002_search.sql's GIN indexes
-// over tsvector expressions of note_chunks.text and of the notes' titles and bodies, which
-// PostgreSQL keeps in step itself. The queries of both are in src/modules/search/repo.ts.
+// FTS5 tables, filled by triggers; on PostgreSQL, stored generated tsvector columns
+// (search_vector) of note_chunks.text and of the notes' titles and bodies, with GIN indexes over
+// them (migrations-pg/0002_search.sql, 0005_search_vectors.sql), which PostgreSQL keeps in step
+// itself. The queries of both are in src/modules/search/repo.ts.
 
 export const folders = pgTable(
   "folders",
