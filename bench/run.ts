@@ -244,8 +244,9 @@ function machineCpu(): { idle: number; total: number } {
 /**
  * 9. PostgreSQL: the durable cluster of `scripts/ensure-postgres.sh start --durable` (fsync and
  * synchronous_commit on), a fresh database that the binary migrates, and in each of ROUNDS rounds:
- *   raw commits | appends, one instance, 50 connections | appends, two instances, 25 connections
- *   each at the same time (two wrk processes, summed) | raw commits
+ *   raw commits | appends, one instance, 50 connections | the same with a log line of a dozen words
+ *   (LOG_LINE, which PostgreSQL tokenizes inside the batch's transaction) | appends, two instances,
+ *   25 connections each at the same time (two wrk processes, summed) | raw commits
  * Raw commits: one connection, one INSERT per transaction, as many as it can in 3 s: what group
  * commit is judged against. Each append run's ratio is taken against the mean of the raw runs
  * before and after it; the table gives the median round and the range. The servers run with
@@ -308,18 +309,19 @@ async function postgresRows(row: Row): Promise<void> {
         idleCores: (cpuAfter.machine.idle - cpuBefore.machine.idle) / seconds,
       };
     };
-    type PgRound = { raw: [number, number]; one: Run; two: Run };
+    type PgRound = { raw: [number, number]; one: Run; log: Run; two: Run };
     const rounds: PgRound[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const rawBefore = await rawCommits(cluster, rawDb, rawSeconds);
       const one = await measured([first], () => [wrk(appendUrl(first.base), { token })]);
+      const log = await measured([first], () => [wrk(appendUrl(first.base), { token, text: LOG_LINE })]);
       const second = await instance();
       const two = await measured([first, second], () =>
         wrkTogether([first, second].map((s) => ({ url: appendUrl(s.base), opts: { token, connections: half, threads: 1, seconds: DURATION } }))),
       );
       await stop(second.proc);
       const rawAfter = await rawCommits(cluster, rawDb, rawSeconds);
-      rounds.push({ raw: [rawBefore, rawAfter], one, two });
+      rounds.push({ raw: [rawBefore, rawAfter], one, log, two });
       const raw = (rawBefore + rawAfter) / 2;
       console.error(
         `PostgreSQL round ${round + 1}/${ROUNDS}: raw ${k(rawBefore)} / ${k(rawAfter)} commits/s, one instance ${k(one.rps)} req/s (${f1(one.rps / raw)}x, ` +
@@ -337,7 +339,7 @@ async function postgresRows(row: Row): Promise<void> {
       `${raws.length} runs of ${rawSeconds} s ${k(Math.min(...raws))}-${k(Math.max(...raws))}, one before and one after each round's append runs`,
       "",
     );
-    for (const which of ["one", "two"] as const) {
+    for (const which of ["one", "log", "two"] as const) {
       const errors = rounds.reduce((n, r) => n + r[which].errors, 0);
       if (errors) process.exitCode = 1;
       const overRaw = (r: PgRound) => r[which].rps / ((r.raw[0] + r.raw[1]) / 2);
@@ -346,7 +348,9 @@ async function postgresRows(row: Row): Promise<void> {
       row(
         which === "one"
           ? `notestream on PostgreSQL, appends (1 instance, ${CONNECTIONS} connections)`
-          : `notestream on PostgreSQL, appends (2 instances on one database, ${half} connections each at once)`,
+          : which === "log"
+            ? `notestream on PostgreSQL, appends of 100-byte log lines (1 instance, ${CONNECTIONS} connections)`
+            : `notestream on PostgreSQL, appends (2 instances on one database, ${half} connections each at once)`,
         `${k(med((r) => r[which].rps))} req/s`,
         `${which === "two" ? "summed; " : ""}p50 ${each((run) => run.p50)} ms, p99 ${each((run) => run.p99)} ms; ` +
           `${f1(med((r) => r[which].writesPerCommit))} appends per commit, ${k(med((r) => r[which].commitsPerSecond))} commits/s; ` +
@@ -354,6 +358,7 @@ async function postgresRows(row: Row): Promise<void> {
           (Number.isNaN(postgresCores) ? "" : `, PostgreSQL ${f2(postgresCores)} cores`) +
           `, machine idle ${f2(med((r) => r[which].idleCores))} of ${navigator.hardwareConcurrency}` +
           (which === "two" ? `; ${f2(med((r) => r.two.rps / r.one.rps))} of 1 instance` : "") +
+          (which === "log" ? `; ${f2(med((r) => r.log.rps / r.one.rps))} of the one-word line's` : "") +
           (errors ? `; ${errors} errors` : ""),
         `${f1(med(overRaw))}x raw commits${range(overRaw, f1)}`,
       );
