@@ -339,6 +339,11 @@ async function postgresRows(row: Row): Promise<void> {
       `${raws.length} runs of ${rawSeconds} s ${k(Math.min(...raws))}-${k(Math.max(...raws))}, one before and one after each round's append runs`,
       "",
     );
+    const names = {
+      one: `notestream on PostgreSQL, appends (1 instance, ${CONNECTIONS} connections)`,
+      log: `notestream on PostgreSQL, appends of 100-byte log lines (1 instance, ${CONNECTIONS} connections)`,
+      two: `notestream on PostgreSQL, appends (2 instances on one database, ${half} connections each at once)`,
+    };
     for (const which of ["one", "log", "two"] as const) {
       const errors = rounds.reduce((n, r) => n + r[which].errors, 0);
       if (errors) process.exitCode = 1;
@@ -346,11 +351,7 @@ async function postgresRows(row: Row): Promise<void> {
       const each = (pick: (run: Run) => number[], sep = " and ") => pick(rounds[0]![which]).map((_, i) => f2(med((r) => pick(r[which])[i]!))).join(sep);
       const postgresCores = med((r) => r[which].postgresCores);
       row(
-        which === "one"
-          ? `notestream on PostgreSQL, appends (1 instance, ${CONNECTIONS} connections)`
-          : which === "log"
-            ? `notestream on PostgreSQL, appends of 100-byte log lines (1 instance, ${CONNECTIONS} connections)`
-            : `notestream on PostgreSQL, appends (2 instances on one database, ${half} connections each at once)`,
+        names[which],
         `${k(med((r) => r[which].rps))} req/s`,
         `${which === "two" ? "summed; " : ""}p50 ${each((run) => run.p50)} ms, p99 ${each((run) => run.p99)} ms; ` +
           `${f1(med((r) => r[which].writesPerCommit))} appends per commit, ${k(med((r) => r[which].commitsPerSecond))} commits/s; ` +

@@ -102,12 +102,16 @@ if [ "$ACTION" = "stop" ]; then
   exit 0
 fi
 
+# Installs a Debian package ($1) when we are root with apt (why: $2); says so, or why not.
+apt_install() {
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 0
+  warn "$2: installing Debian's $1"
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null ||
+    unavailable "apt-get install $1 failed"
+}
+
 if [ ! -x "$PGBIN/postgres" ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    warn "PostgreSQL 15 not found: installing Debian's postgresql-15 for the tests"
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null ||
-      unavailable "apt-get install postgresql-15 failed"
-  fi
+  apt_install postgresql-15 "PostgreSQL 15 not found"
   [ -x "$PGBIN/postgres" ] || unavailable "no PostgreSQL 15 at $PGBIN (make test installs Debian's postgresql-15 as root)"
 fi
 if [ "$(id -u)" = 0 ]; then
@@ -134,10 +138,7 @@ rm -rf "$STATE"
 mkdir -m 700 -p "$STATE" || unavailable "cannot create $STATE"
 [ "$(id -u)" = 0 ] && chown postgres: "$STATE"
 if [ -n "$TLS" ]; then
-  if ! command -v openssl >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    warn "openssl not found: installing Debian's openssl to make the TLS tests' certificates"
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
-  fi
+  command -v openssl >/dev/null 2>&1 || apt_install openssl "openssl not found (it makes the TLS tests' certificates)"
   command -v openssl >/dev/null 2>&1 || unavailable "no openssl to make a certificate with"
   (
     set -e

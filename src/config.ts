@@ -53,7 +53,7 @@ export interface Config {
 export type PostgresSslMode = "disable" | "allow" | "prefer" | "require" | "verify-ca" | "verify-full";
 
 export interface PostgresConfig {
-  /** What Bun.SQL connects with, sslmode taken out (it goes as `tls`). It holds the password: log `display`, never this. */
+  /** What Bun.SQL connects with, the TLS parameters taken out (src/db/pg/client.ts passes them). It holds the password: log `display`, never this. */
   url: string;
   /** user@host:port/database, without the password: for log lines and errors. */
   display: string;

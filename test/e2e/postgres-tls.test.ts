@@ -36,30 +36,33 @@ function urlOf(host: string, params: string, user = "postgres"): string {
   return `${u.toString()}${params ? `?${params}` : ""}`;
 }
 
-/** The test database's sessions, encrypted or not, as the server sees them. */
-async function sessions(): Promise<boolean[]> {
+/** `run` on a plain connection to the TLS server's admin database. */
+async function withAdmin<T>(run: (admin: InstanceType<typeof Bun.SQL>) => Promise<T>): Promise<T> {
   const admin = new Bun.SQL({ url: SERVER, tls: "disable", max: 1 });
   try {
-    const rows = await admin<{ ssl: boolean }[]>`SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.datname = ${DATABASE}`;
-    return rows.map((r) => r.ssl);
+    return await run(admin);
   } finally {
     await admin.close();
   }
 }
 
+/** The test database's sessions, encrypted or not, as the server sees them. */
+const sessions = () =>
+  withAdmin(async (admin) =>
+    (await admin<{ ssl: boolean }[]>`SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.datname = ${DATABASE}`).map((r) => r.ssl),
+  );
+
 describe.skipIf(!SERVER)("PostgreSQL over TLS (compiled binary)", () => {
   beforeAll(async () => {
     buildBinary();
-    const admin = new Bun.SQL({ url: SERVER, tls: "disable", max: 1 });
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${DATABASE}`);
-    await admin.unsafe(`CREATE DATABASE ${DATABASE}`);
-    await admin.close();
+    await withAdmin(async (admin) => {
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${DATABASE}`);
+      await admin.unsafe(`CREATE DATABASE ${DATABASE}`);
+    });
   });
   afterAll(async () => {
     await cleanup();
-    const admin = new Bun.SQL({ url: SERVER, tls: "disable", max: 1 });
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
-    await admin.close();
+    await withAdmin((admin) => admin.unsafe(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`));
   });
 
   test("sslmode=verify-full with sslrootcert: serve answers appends, and every connection of its pool is encrypted", async () => {

@@ -73,9 +73,11 @@ function assertIndexConsistent() {
 }
 
 /** PostgreSQL: runs `f` on one connection in a transaction that plans with the indexes only where it can. */
+/** The app's PostgreSQL pool (on the PostgreSQL run). */
+const pgClient = () => (h.deps.db as unknown as { $client: import("bun").SQL }).$client;
+
 async function withIndexesOnly<T>(f: (tx: import("bun").SQL) => Promise<T>): Promise<T> {
-  const client = (h.deps.db as unknown as { $client: import("bun").SQL }).$client;
-  return (await client.begin(async (tx) => {
+  return (await pgClient().begin(async (tx) => {
     await tx`SET LOCAL enable_seqscan = off`;
     return f(tx);
   })) as T;
@@ -513,8 +515,7 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     const filter = { workspaceId: a.workspaceId, noteId: null, folderId: null };
     for (const words of [["user=bob"], ["login"]]) {
       const query = new PgDialect().sqlToQuery(pgPageQuery(words, filter, { limit: 20, offset: 0 }));
-      const client = (h.deps.db as unknown as { $client: import("bun").SQL }).$client;
-      const plan = ((await client.unsafe(`EXPLAIN ${query.sql}`, query.params as unknown[])) as { "QUERY PLAN": string }[])
+      const plan = ((await pgClient().unsafe(`EXPLAIN ${query.sql}`, query.params as unknown[])) as { "QUERY PLAN": string }[])
         .map((r) => r["QUERY PLAN"])
         .join("\n");
       // Before 0005 a row's vector was computed in the scan's filter or the bitmap's recheck: to_tsvector(... notestream_search_text(text)).
