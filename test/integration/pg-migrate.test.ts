@@ -56,7 +56,7 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
 
   /** rate_windows (migrations-pg/0003_rate_windows.sql), counted by src/http/rate-limit-pg.ts, is outside the drizzle schema. */
   const RATE_WINDOW_COLUMNS = ["rate_windows.key text not null", "rate_windows.window_start bigint not null", "rate_windows.expires_at bigint not null", "rate_windows.count integer not null"];
-  /** The stored search vectors (migrations-pg/0005_search_vectors.sql), read only by search (src/modules/search/repo.ts). */
+  /** The stored search vectors (migrations-pg/0005_search_vectors.sql, 0006), read only by search (src/modules/search/repo.ts). */
   const SEARCH_VECTOR_COLUMNS = ["note_chunks.search_vector tsvector", "notes.search_vector tsvector"];
 
   // Catches a schema change in src/db/pg/schema whose `make migration-pg` was forgotten.
@@ -95,8 +95,13 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
     const generated = await db.sql<{ column: string; expression: string }[]>`
       SELECT table_name || '.' || column_name AS column, generation_expression AS expression FROM information_schema.columns
       WHERE table_schema = 'public' AND is_generated = 'ALWAYS'`;
-    expect(generated.map((g) => g.column).sort()).toEqual(["note_chunks.search_vector", "notes.search_vector"]);
-    for (const g of generated) expect(g.expression).toContain("to_tsvector('notestream_search'::regconfig, notestream_search_text(");
+    // A note's vector is generated; a chunk's comes from the writer or, when it sends none, from a trigger (migrations-pg/0006).
+    expect(generated.map((g) => g.column)).toEqual(["notes.search_vector"]);
+    expect(generated[0]!.expression).toContain("to_tsvector('notestream_search'::regconfig, notestream_search_text(");
+    const triggers = await db.sql<{ name: string; def: string }[]>`
+      SELECT tgname AS name, pg_get_triggerdef(t.oid) AS def FROM pg_trigger t WHERE NOT tgisinternal`;
+    expect(triggers.map((t) => t.name)).toEqual(["note_chunks_search_vector"]);
+    expect(triggers[0]!.def).toContain("BEFORE INSERT OR UPDATE OF text, search_vector ON public.note_chunks FOR EACH ROW");
     const [unlogged] = await db.sql<{ persistence: string }[]>`SELECT relpersistence AS persistence FROM pg_class WHERE relname = 'rate_windows'`;
     expect(unlogged!.persistence).toBe("u");
     const partial = indexes.filter((i) => i.indexdef.includes(" WHERE ")).map((i) => i.indexname).sort();

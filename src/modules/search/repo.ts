@@ -138,13 +138,16 @@ export const sqliteSearch: SearchIndex<{ chunks: string; notes: string }> = {
 };
 
 /*
- * PostgreSQL only: each text's tsvector stored beside it as a generated column, with a GIN index
- * over it (migrations-pg/0002_search.sql, 0005_search_vectors.sql), which PostgreSQL keeps in step
- * with every write (test/integration/search.test.ts checks the plans read them). Text goes through notestream_search_text() (small letters; every character that is not a
- * letter, a digit or private use made a space, so words are unicode61's) and the notestream_search
- * configuration ('simple' with unaccent: case- and accent-insensitive whole words). What a user
- * typed reaches the text search parser only through phraseto_tsquery, as a parameter: never as
- * tsquery syntax.
+ * PostgreSQL only: each text's tsvector stored beside it, with a GIN index over it
+ * (migrations-pg/0002_search.sql, 0005_search_vectors.sql): a note's title and body as a
+ * generated column; a chunk's sent by the writer for ASCII text (pg-vector.ts, exactly
+ * PostgreSQL's), else computed by a trigger (0006). Every write keeps them in step
+ * (test/integration/search.test.ts checks the stored vectors, and that the plans read them).
+ * Text goes through notestream_search_text() (small letters; every character that is not a
+ * letter, a digit or private use made a space, so words are unicode61's) and the
+ * notestream_search configuration ('simple' with unaccent: case- and accent-insensitive whole
+ * words). What a user typed reaches the text search parser only through phraseto_tsquery, as a
+ * parameter: never as tsquery syntax.
  */
 
 /**

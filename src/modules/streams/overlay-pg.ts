@@ -1,5 +1,6 @@
 import type { ReservedSQL } from "bun";
 import { CHANGES_CHANNEL } from "../../db/pg/other-writers";
+import { asciiSearchVector } from "../search/pg-vector";
 import type { OverlayWrites } from "./batch";
 
 /**
@@ -8,15 +9,18 @@ import type { OverlayWrites } from "./batch";
  * inside its transaction, and a notification, delivered at the commit, that wakes the followers of
  * every other instance (`instanceId`: the sender, which skips its own). A batch is a few round
  * trips whatever it holds: this one, its rows' locks, and the commit (measured: the round trips,
- * not PostgreSQL's work, bound a batch; docs/PERFORMANCE.md).
+ * not PostgreSQL's work, bound a batch; docs/PERFORMANCE.md). A chunk of ASCII text goes with its
+ * search vector, built here at a fraction of what PostgreSQL's tokenizing costs it; any other
+ * chunk's vector is left to PostgreSQL (NULL: the trigger of migrations-pg/0006 computes it).
  */
 export function pgOverlayWrites(conn: ReservedSQL, instanceId: string): OverlayWrites {
   return {
     async apply(chunks, notes, storage) {
       await conn.unsafe(
         `WITH c AS (
-           INSERT INTO note_chunks (note_id, text, at)
-           SELECT note_id, text, at FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS v(note_id, text, at, i) ORDER BY i
+           INSERT INTO note_chunks (note_id, text, at, search_vector)
+           SELECT note_id, text, at, vector::tsvector
+           FROM unnest($1::text[], $2::text[], $3::bigint[], $11::text[]) WITH ORDINALITY AS v(note_id, text, at, vector, i) ORDER BY i
            RETURNING 1
          ), n AS (
            UPDATE notes AS n SET byte_size = v.size, updated_at = v.at, last_write_at = v.at,
@@ -40,6 +44,7 @@ export function pgOverlayWrites(conn: ReservedSQL, instanceId: string): OverlayW
           storage.map(([, d]) => d),
           CHANGES_CHANNEL,
           instanceId,
+          chunks.map((c) => asciiSearchVector(c.text)),
         ],
       );
     },
