@@ -17,7 +17,7 @@ import { noteChunks, notes, workspaces } from "../../src/db/tables";
 import { RestBackend } from "../../src/mcp/rest";
 import { AppError } from "../../src/http/errors";
 import { createRichNote } from "../../src/modules/notes/rich";
-import { asciiSearchVector } from "../../src/modules/search/pg-vector";
+import { chunkSearchVector, isKnownSeparator } from "../../src/modules/search/pg-vector";
 import { PG_VECTORS, pgPageQuery } from "../../src/modules/search/repo";
 import { appendByFilename } from "../../src/modules/streams/service";
 import { lookupPrincipal } from "../../src/modules/tokens/service";
@@ -497,6 +497,11 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     const separators = rows.map((r) => Number(r.c));
     expect(separators.filter((c) => /[\p{L}\p{N}\p{Co}]/u.test(String.fromCodePoint(c))).map((c) => c.toString(16))).toEqual([]);
     expect(separators.filter((c) => c < 128)).toHaveLength(127 - 62);
+    // The writer's separators beyond ASCII (pg-vector.ts) are all among them.
+    const known = Array.from({ length: 131071 - 127 }, (_, i) => i + 128).filter((c) => (c < 55296 || c > 57343) && isKnownSeparator(String.fromCodePoint(c)));
+    expect(known.length).toBeGreaterThan(5000);
+    const pgSeparators = new Set(separators);
+    expect(known.filter((c) => !pgSeparators.has(c)).map((c) => c.toString(16))).toEqual([]);
   });
 
   test("migrations 0002, 0005 and 0006 index what was written before them", async () => {
@@ -523,13 +528,15 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     await assertIndexConsistent();
   });
 
-  test("the writer's vector of ASCII text is PostgreSQL's own: thousands of texts, the parser's splits and its limits", async () => {
+  test("the writer's vector is PostgreSQL's own: thousands of texts, the parser's splits, its limits, symbols and emoji", async () => {
     await setup();
     // A seeded generator: a failure names a text that fails again.
     let seed = 21;
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const alphabet = "eeeeeeabcdeEfxXI0123456789012345678901234567890 \n\t.-_=:/@<>&;+#'\"\\%$!?,()[]{}|~^`*\x01\x7f";
-    const text = (n: number) => Array.from({ length: n }, () => alphabet[Math.floor(random() * alphabet.length)]).join("");
+    const ascii = [..."eeeeeeabcdeEfxXI0123456789012345678901234567890 \n\t.-_=:/@<>&;+#'\"\\%$!?,()[]{}|~^`*\x01\x7f"];
+    // Separators beyond ASCII that the writer knows (a no-break space, dashes, …, arrows, ✓, emoji with a skin tone and ZWJ).
+    const symbols = [..."\u00a0«»×÷—–…“”→⇒✓✗│└🎉👍🏽\u200d\ufe0f\u3000"];
+    const text = (n: number, alphabet = ascii) => Array.from({ length: n }, () => alphabet[Math.floor(random() * alphabet.length)]).join("");
     const texts = [
       "", " ", "\n\n", "user=bob", "User=BOB host=API.example.com", "1e5", "1e5abc", "12e5x5", "12e5e5", "123e4567abc", "1e5a1e5b", "12e", "12ex", "0x1F",
       "-1.5e-3", "a-b-c", "foo@bar.com", "http://x.y/z?q=1", "<b>x</b>", "&amp;", "v1.2.3", "12.50", "\x01\x7f",
@@ -541,10 +548,14 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     ];
     for (let i = 0; i < 1500; i++) texts.push(text(1 + Math.floor(random() * 200)));
     for (let i = 0; i < 100; i++) texts.push(text(5000));
+    for (let i = 0; i < 500; i++) texts.push(text(1 + Math.floor(random() * 200), [...ascii, ...symbols, ...symbols]));
+    texts.push(`✓ ${"ab ".repeat(66_000)}→ tail`);
+    // Every one of these the writer computes itself.
+    expect(texts.filter((t) => chunkSearchVector(t) === null)).toEqual([]);
     const differ: string[] = [];
     for (let i = 0; i < texts.length; i += 200) {
       const slice = texts.slice(i, i + 200);
-      const vectors = slice.map(asciiSearchVector);
+      const vectors = slice.map(chunkSearchVector);
       const rows = await sqlRows<{ i: number }>(
         h.deps.db,
         `SELECT i FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS v(t, vector, i)
@@ -554,8 +565,10 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
       differ.push(...rows.map((r) => JSON.stringify(slice[Number(r.i) - 1]).slice(0, 120)));
     }
     expect(differ).toEqual([]);
-    // Anything else is left to PostgreSQL: the writer sends no vector.
-    for (const other of ["café", "ΣΊΣΥΦΟΣ", "日本語のテキスト", "ok 🎉", "\u00a0nbsp", "İstanbul"]) expect(asciiSearchVector(other)).toBeNull();
+    // A letter or digit beyond ASCII is left to PostgreSQL (the writer sends no vector), and so is a text beyond ASCII past 200,000 characters.
+    for (const other of ["café", "ΣΊΣΥΦΟΣ", "日本語のテキスト", "ok 🎉 é", "x²", "İstanbul", `→ ${"ab ".repeat(70_000)}`]) {
+      expect({ other: other.slice(0, 20), vector: chunkSearchVector(other) }).toEqual({ other: other.slice(0, 20), vector: null });
+    }
   });
 
   test("a chunk's stored vector is PostgreSQL's whoever computed it: the writer, the trigger for other scripts, an INSERT naming none, an UPDATE of the text", async () => {

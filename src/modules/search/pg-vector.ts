@@ -1,13 +1,14 @@
 /**
- * A chunk's search vector on PostgreSQL, built here for ASCII text instead of by PostgreSQL inside
- * the append's transaction. PostgreSQL's way (notestream_search_text()'s lower case and regular
- * expression, then the text search parser and two dictionaries) costs about 0.5 ms of its CPU for
- * a batch of 25 log lines, a third of its work per batch; reading the same vector as a literal
- * costs a seventh of that (docs/PERFORMANCE.md "Search vectors from the app").
+ * A chunk's search vector on PostgreSQL, built here instead of by PostgreSQL inside the append's
+ * transaction. PostgreSQL's way (notestream_search_text()'s lower case and regular expression,
+ * then the text search parser and two dictionaries) costs about 0.5 ms of its CPU for a batch of
+ * 25 log lines, a third of its work per batch; reading the same vector as a literal costs a
+ * seventh of that (docs/PERFORMANCE.md "Search vectors from the writer").
  *
- * For ASCII the result is exactly PostgreSQL's `to_tsvector('notestream_search',
+ * The result is exactly PostgreSQL's `to_tsvector('notestream_search',
  * notestream_search_text(text))` (test/integration/search.test.ts compares them on thousands of
- * texts, and checks every stored vector against PostgreSQL's):
+ * texts, and checks every stored vector against PostgreSQL's), for text whose letters and digits
+ * are ASCII:
  * - notestream_search_text keeps letters and digits, small, and makes everything else a space;
  *   unaccent leaves ASCII as it is, and 'simple' keeps every word;
  * - the parser's one split inside a run of letters and digits: a run that starts with digits,
@@ -15,8 +16,9 @@
  *   is `1e5` and `abc`);
  * - a word longer than 2,047 characters is left out, taking no position; positions stop at
  *   16,383 (later words all get that one) and a word keeps its first 255.
- * Anything else (a letter with an accent, another script, an emoji) is left to PostgreSQL:
- * `null`, and the trigger of migrations-pg/0006 computes the vector as before.
+ * Beyond ASCII it knows only the separators log lines hold (SEPARATORS). A letter or digit
+ * beyond ASCII (an accent, another script) is left to PostgreSQL: `null`, and the trigger of
+ * migrations-pg/0006 computes the vector as before.
  */
 
 /** The characters of a text that notestream_search_text() keeps (the rest is not indexed). */
@@ -29,10 +31,34 @@ const MAX_POSITION = 16_383;
 const MAX_POSITIONS = 255;
 const WORDS = /[0-9]+e[0-9]+(?=[a-z])|[a-z0-9]+/g;
 
-/** The tsvector literal of an ASCII text's words, or null when the text holds anything else. */
-export function asciiSearchVector(text: string): string | null {
-  const t = text.length > INDEXED_CHARS ? text.slice(0, INDEXED_CHARS) : text;
-  for (let i = 0; i < t.length; i++) if (t.charCodeAt(i) > 0x7f) return null;
+/**
+ * Characters beyond ASCII that notestream_search_text() makes spaces and log lines hold: Latin-1's
+ * punctuation and signs (no-break space, «», ×, ÷), general punctuation (dashes, quotes, …, zero
+ * width joiner), arrows, mathematical and technical signs, box drawing, dingbats (✓ ✗), the
+ * ideographic space and marks, variation selectors and emoji. Every one is in the class of
+ * migrations-pg/0002 (a test checks them code point by code point); any other character beyond
+ * ASCII leaves the vector to PostgreSQL.
+ */
+const SEPARATORS = String.raw`\u00A0-\u00A9\u00AB-\u00B1\u00B4\u00B6-\u00B8\u00BB\u00BF\u00D7\u00F7\u2000-\u206F\u2190-\u245F\u2500-\u2775\u2794-\u2BFF\u3000-\u3004\uFE00-\uFE0F\u{1F10D}-\u{1FAFF}`;
+const BEYOND_ASCII = /[^\x00-\x7f]/u;
+const BEYOND_ASCII_ALL = /[^\x00-\x7f]/gu;
+const NOT_SEPARATOR = new RegExp(`[^\\x00-\\x7f${SEPARATORS}]`, "u");
+
+/** Whether `c` (one code point) is one of SEPARATORS. */
+export function isKnownSeparator(c: string): boolean {
+  return BEYOND_ASCII.test(c) && !NOT_SEPARATOR.test(c);
+}
+
+/** The tsvector literal of a text's words, or null when PostgreSQL must compute it (see above). */
+export function chunkSearchVector(text: string): string | null {
+  let t = text;
+  if (BEYOND_ASCII.test(t)) {
+    // PostgreSQL indexes the first 200,000 code points; a text that long beyond ASCII is rare enough to leave to it.
+    if (t.length > INDEXED_CHARS || NOT_SEPARATOR.test(t)) return null;
+    t = t.replace(BEYOND_ASCII_ALL, " ");
+  } else if (t.length > INDEXED_CHARS) {
+    t = t.slice(0, INDEXED_CHARS);
+  }
   const positions = new Map<string, number[]>();
   let position = 0;
   for (const word of t.toLowerCase().match(WORDS) ?? []) {

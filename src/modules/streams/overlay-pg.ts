@@ -1,6 +1,6 @@
 import type { ReservedSQL } from "bun";
 import { CHANGES_CHANNEL } from "../../db/pg/other-writers";
-import { asciiSearchVector } from "../search/pg-vector";
+import { chunkSearchVector } from "../search/pg-vector";
 import type { OverlayWrites } from "./batch";
 
 /**
@@ -9,9 +9,9 @@ import type { OverlayWrites } from "./batch";
  * inside its transaction, and a notification, delivered at the commit, that wakes the followers of
  * every other instance (`instanceId`: the sender, which skips its own). A batch is a few round
  * trips whatever it holds: this one, its rows' locks, and the commit (measured: the round trips,
- * not PostgreSQL's work, bound a batch; docs/PERFORMANCE.md). A chunk of ASCII text goes with its
- * search vector, built here at a fraction of what PostgreSQL's tokenizing costs it; any other
- * chunk's vector is left to PostgreSQL (NULL: the trigger of migrations-pg/0006 computes it).
+ * not PostgreSQL's work, bound a batch; docs/PERFORMANCE.md). A chunk goes with its search vector,
+ * built here at a fraction of what PostgreSQL's tokenizing costs it, when its letters and digits
+ * are ASCII; any other chunk's is left to PostgreSQL (NULL: the trigger of migrations-pg/0006).
  */
 export function pgOverlayWrites(conn: ReservedSQL, instanceId: string): OverlayWrites {
   return {
@@ -44,7 +44,7 @@ export function pgOverlayWrites(conn: ReservedSQL, instanceId: string): OverlayW
           storage.map(([, d]) => d),
           CHANGES_CHANNEL,
           instanceId,
-          chunks.map((c) => asciiSearchVector(c.text)),
+          chunks.map((c) => chunkSearchVector(c.text)),
         ],
       );
     },
