@@ -21,6 +21,7 @@ import { PgRateLimiter } from "./http/rate-limit-pg";
 import { systemClock, type Clock } from "./lib/clock";
 import { AppendBatch } from "./modules/streams/batch";
 import { pgOverlayWrites } from "./modules/streams/overlay-pg";
+import { writerVectorsAgree } from "./modules/search/pg-vector";
 import { TokenCache } from "./modules/tokens/cache";
 
 function mailerFor(config: Config): Mailer {
@@ -78,7 +79,12 @@ export async function openDeps(config: Config = loadConfig(), clock: Clock = sys
     const db = routedDb(pgDrizzle(pool), current) as unknown as Db;
     let writer: Writer | null = null;
     const otherWriters = await pgOtherWriters(pool, (fn) => writer!.afterCommit(fn));
-    const appendBatch = new AppendBatch(pgOverlayWrites(conn, otherWriters.id));
+    const vectors = await writerVectorsAgree(pool);
+    if (!vectors) {
+      const msg = "this database tokenizes text unlike notestream's writer (its locale, or its PostgreSQL version): PostgreSQL computes every chunk's search vector, which is slower";
+      console.error(JSON.stringify({ time: new Date().toISOString(), level: "warn", msg }));
+    }
+    const appendBatch = new AppendBatch(pgOverlayWrites(conn, otherWriters.id, { vectors }));
     writer = new Writer(pgTransactions(conn, current), null, appendBatch);
     return {
       ...common(config, clock),

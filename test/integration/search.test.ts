@@ -588,6 +588,26 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     await assertIndexConsistent();
   });
 
+  test("a database that tokenizes unlike the writer (another locale's lower case) gets no vectors from it: PostgreSQL computes every one", async () => {
+    const { token } = await setup();
+    // What a database without ICU under a Turkish locale does to `I`, made visible: its own folding of text, o as 0.
+    await sqlRun(
+      h.deps.db,
+      `CREATE OR REPLACE FUNCTION notestream_search_text(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+       AS $b$SELECT replace(regexp_replace(lower(t), '[^[:alnum:]]', ' ', 'g'), 'o', '0')$b$`,
+    );
+    await h.stop();
+    h = await harness({ dataDir: h.dataDir });
+    expect((await append(token, "folded.log", "Quokka spotted near the dock")).status).toBe(201);
+    const rows = await sqlRows<{ v: string; own: boolean }>(
+      h.deps.db,
+      "SELECT search_vector::text AS v, search_vector = to_tsvector('notestream_search', notestream_search_text(text)) AS own FROM note_chunks WHERE text LIKE 'Quokka%'",
+    );
+    expect(rows).toEqual([{ v: "'d0ck':5 'near':3 'qu0kka':1 'sp0tted':2 'the':4", own: true }]);
+    // Search folds the query the database's way, so it finds the line.
+    expect(await foundIds(token, "quokka")).toHaveLength(1);
+  });
+
   test("a search tokenizes no stored text: a word of several tokens and a word in every row read the stored vectors", async () => {
     const { a, token } = await setup();
     // Log lines in which every chunk holds `user` and `bob`, and `login` is in every row: the

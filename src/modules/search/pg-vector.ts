@@ -18,8 +18,10 @@
  *   16,383 (later words all get that one) and a word keeps its first 255.
  * Beyond ASCII it knows only the separators log lines hold (SEPARATORS). A letter or digit
  * beyond ASCII (an accent, another script) is left to PostgreSQL: `null`, and the trigger of
- * migrations-pg/0006 computes the vector as before.
+ * migrations-pg/0006 computes the vector as before. So is every text of a database that
+ * tokenizes otherwise (writerVectorsAgree, asked once at start).
  */
+import type { SQL } from "bun";
 
 /** The characters of a text that notestream_search_text() keeps (the rest is not indexed). */
 const INDEXED_CHARS = 200_000;
@@ -71,4 +73,21 @@ export function chunkSearchVector(text: string): string | null {
   let literal = "";
   for (const [word, list] of positions) literal += `${literal ? " " : ""}'${word}':${list.join(",")}`;
   return literal;
+}
+
+/** A text that holds every rule above, upper case included. */
+const PROBE = `INFO Warn user=Bob I 1e5abc 12e5e5 4f2a1c took 12ms ✓ → … «x» 🎉👍🏽 ${"x".repeat(2048)} ${"w ".repeat(300)}end`;
+
+/**
+ * Whether this database makes of a text what chunkSearchVector does. One whose lower case or
+ * parser differs (no ICU and a Turkish locale, where `I` is not `i`; a PostgreSQL whose parser
+ * changed) gets no vectors from the writer: its trigger computes them all, so search finds what
+ * the database's own queries look for.
+ */
+export async function writerVectorsAgree(sql: SQL): Promise<boolean> {
+  const [row] = await sql.unsafe<{ same: boolean }[]>(
+    `SELECT $1::tsvector = to_tsvector('notestream_search', notestream_search_text($2)) AS same`,
+    [chunkSearchVector(PROBE), PROBE],
+  );
+  return row?.same === true;
 }

@@ -11,9 +11,10 @@ import type { OverlayWrites } from "./batch";
  * trips whatever it holds: this one, its rows' locks, and the commit (measured: the round trips,
  * not PostgreSQL's work, bound a batch; docs/PERFORMANCE.md). A chunk goes with its search vector,
  * built here at a fraction of what PostgreSQL's tokenizing costs it, when its letters and digits
- * are ASCII; any other chunk's is left to PostgreSQL (NULL: the trigger of migrations-pg/0006).
+ * are ASCII; any other chunk's is left to PostgreSQL (NULL: the trigger of migrations-pg/0006), and
+ * so is every chunk's when the database tokenizes otherwise (`vectors` false: writerVectorsAgree).
  */
-export function pgOverlayWrites(conn: ReservedSQL, instanceId: string): OverlayWrites {
+export function pgOverlayWrites(conn: ReservedSQL, instanceId: string, { vectors }: { vectors: boolean }): OverlayWrites {
   return {
     async apply(chunks, notes, storage) {
       await conn.unsafe(
@@ -44,7 +45,7 @@ export function pgOverlayWrites(conn: ReservedSQL, instanceId: string): OverlayW
           storage.map(([, d]) => d),
           CHANGES_CHANNEL,
           instanceId,
-          chunks.map((c) => chunkSearchVector(c.text)),
+          chunks.map((c) => (vectors ? chunkSearchVector(c.text) : null)),
         ],
       );
     },
