@@ -2,9 +2,9 @@
 -- As a generated column (0005), PostgreSQL tokenized every chunk inside the append's transaction:
 -- notestream_search_text()'s lower case and regular expression, the parser, two dictionaries,
 -- about 0.5 ms of its CPU for a batch of 25 log lines, a third of its work per batch. For text
--- whose letters and digits are ASCII (its punctuation, symbols and emoji may be anything) the
--- writer now sends the same vector as a literal (src/modules/search/pg-vector.ts), which
--- PostgreSQL reads at a seventh of the cost; any other text (an accent, another script) it sends
+-- whose letters are ASCII or Latin (European languages; its punctuation, symbols and emoji may be
+-- anything) the writer now sends the same vector as a literal (src/modules/search/pg-vector.ts),
+-- which PostgreSQL reads at a seventh of the cost; any other text (Greek, Cyrillic, CJK) it sends
 -- without one, and this trigger computes it exactly as the generated column did. So does
 -- an INSERT that names no vector (an older binary's during a rolling upgrade), and an UPDATE that
 -- changes the text but not the vector. Dropping the expression keeps every stored vector and

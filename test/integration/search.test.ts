@@ -17,7 +17,7 @@ import { noteChunks, notes, workspaces } from "../../src/db/tables";
 import { RestBackend } from "../../src/mcp/rest";
 import { AppError } from "../../src/http/errors";
 import { createRichNote } from "../../src/modules/notes/rich";
-import { chunkSearchVector, isKnownSeparator } from "../../src/modules/search/pg-vector";
+import { chunkSearchVector, isKnownLetter, isKnownSeparator, writerVectorsAgree } from "../../src/modules/search/pg-vector";
 import { PG_VECTORS, pgPageQuery } from "../../src/modules/search/repo";
 import { appendByFilename } from "../../src/modules/streams/service";
 import { lookupPrincipal } from "../../src/modules/tokens/service";
@@ -528,7 +528,7 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     await assertIndexConsistent();
   });
 
-  test("the writer's vector is PostgreSQL's own: thousands of texts, the parser's splits, its limits, symbols and emoji", async () => {
+  test("the writer's vector is PostgreSQL's own: thousands of texts, the parser's splits, its limits, symbols, emoji and Latin letters", async () => {
     await setup();
     // A seeded generator: a failure names a text that fails again.
     let seed = 21;
@@ -549,9 +549,17 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     for (let i = 0; i < 1500; i++) texts.push(text(1 + Math.floor(random() * 200)));
     for (let i = 0; i < 100; i++) texts.push(text(5000));
     for (let i = 0; i < 500; i++) texts.push(text(1 + Math.floor(random() * 200), [...ascii, ...symbols, ...symbols]));
+    // Latin letters beyond ASCII (pg-vector.ts's LATIN), each alone, inside words, in upper case, after a number in scientific notation.
+    const latin = Array.from({ length: 0x17f - 0xbf }, (_, i) => String.fromCodePoint(0xc0 + i)).filter(isKnownLetter);
+    expect(latin.length).toBe(0x17f - 0xbf - 3);
+    for (const c of latin) texts.push(`${c} x${c}y ${c.toUpperCase()} Z${c.toUpperCase()}Z 1e5${c} ${c}1e5 ${c}${c}${c}`);
+    for (let i = 0; i < 500; i++) texts.push(text(1 + Math.floor(random() * 200), [...ascii, ...latin, ...symbols]));
+    // PostgreSQL's word limit is in bytes: 2,047 of them is indexed, 2,048 is not.
+    texts.push(`${"é".repeat(1023)}a b`, `a ${"é".repeat(1024)} b`, `Straße ${"ß".repeat(1200)} Köln`);
     texts.push(`✓ ${"ab ".repeat(66_000)}→ tail`);
-    // Every one of these the writer computes itself.
+    // Every one of these the writer computes itself, and this database agrees at start (else the writer would send none).
     expect(texts.filter((t) => chunkSearchVector(t) === null)).toEqual([]);
+    expect(await writerVectorsAgree(pgClient())).toBe(true);
     const differ: string[] = [];
     for (let i = 0; i < texts.length; i += 200) {
       const slice = texts.slice(i, i + 200);
@@ -565,8 +573,8 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
       differ.push(...rows.map((r) => JSON.stringify(slice[Number(r.i) - 1]).slice(0, 120)));
     }
     expect(differ).toEqual([]);
-    // A letter or digit beyond ASCII is left to PostgreSQL (the writer sends no vector), and so is a text beyond ASCII past 200,000 characters.
-    for (const other of ["café", "ΣΊΣΥΦΟΣ", "日本語のテキスト", "ok 🎉 é", "x²", "İstanbul", `→ ${"ab ".repeat(70_000)}`]) {
+    // Any other letter or digit beyond ASCII is left to PostgreSQL (the writer sends no vector), and so is a text beyond ASCII past 200,000 characters.
+    for (const other of ["ΣΊΣΥΦΟΣ", "Кириллица", "日本語のテキスト", "ok 🎉 é ж", "x²", "ŉ", "ǅ", "e\u0301", `→ ${"ab ".repeat(70_000)}`]) {
       expect({ other: other.slice(0, 20), vector: chunkSearchVector(other) }).toEqual({ other: other.slice(0, 20), vector: null });
     }
   });

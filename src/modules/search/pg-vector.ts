@@ -7,8 +7,7 @@
  *
  * The result is exactly PostgreSQL's `to_tsvector('notestream_search',
  * notestream_search_text(text))` (test/integration/search.test.ts compares them on thousands of
- * texts, and checks every stored vector against PostgreSQL's), for text whose letters and digits
- * are ASCII:
+ * texts, and checks every stored vector against PostgreSQL's). For ASCII:
  * - notestream_search_text keeps letters and digits, small, and makes everything else a space;
  *   unaccent leaves ASCII as it is, and 'simple' keeps every word;
  * - the parser's one split inside a run of letters and digits: a run that starts with digits,
@@ -16,9 +15,10 @@
  *   is `1e5` and `abc`);
  * - a word longer than 2,047 characters is left out, taking no position; positions stop at
  *   16,383 (later words all get that one) and a word keeps its first 255.
- * Beyond ASCII it knows only the separators log lines hold (SEPARATORS). A letter or digit
- * beyond ASCII (an accent, another script) is left to PostgreSQL: `null`, and the trigger of
- * migrations-pg/0006 computes the vector as before. So is every text of a database that
+ * Beyond ASCII it knows the separators log lines hold (SEPARATORS) and the Latin letters of
+ * European languages (LATIN). Any other letter or digit (Greek, Cyrillic, CJK, ², the rarer Latin
+ * letters) is left to PostgreSQL: `null`, and the trigger of migrations-pg/0006 computes the
+ * vector as before. So is every text of a database that
  * tokenizes otherwise (writerVectorsAgree, asked once at start).
  */
 import type { SQL } from "bun";
@@ -46,25 +46,70 @@ const BEYOND_ASCII = /[^\x00-\x7f]/u;
 const BEYOND_ASCII_ALL = /[^\x00-\x7f]/gu;
 const NOT_SEPARATOR = new RegExp(`[^\\x00-\\x7f${SEPARATORS}]`, "u");
 
+/**
+ * Latin letters beyond ASCII, which European languages write: Latin-1's (À–ÿ) and Latin
+ * Extended-A's (Ā–ſ: ł, œ, ı, ő…). PostgreSQL makes them small (ICU), then unaccent takes their
+ * marks off (é → e) or spells them in ASCII (ß → ss, æ → ae, ł → l): here toLowerCase, the
+ * canonical decomposition without its marks, and SPELLED for the letters that do not decompose
+ * (a test checks every one of them against PostgreSQL). ŉ, which unaccent spells with an
+ * apostrophe, is left to PostgreSQL.
+ */
+const LATIN = String.raw`\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u0148\u014A-\u017F`;
+const SPELLED: Record<string, string> = { æ: "ae", ð: "d", ø: "o", þ: "th", ß: "ss", đ: "d", ħ: "h", ı: "i", ĳ: "ij", ĸ: "q", ŀ: "l", ł: "l", ŋ: "n", œ: "oe", ŧ: "t", ſ: "s" };
+const NOT_KNOWN = new RegExp(`[^\\x00-\\x7f${SEPARATORS}${LATIN}]`, "u");
+const SEPARATORS_ALL = new RegExp(`[${SEPARATORS}]`, "gu");
+const LATIN_WORDS = new RegExp(`[0-9]+e[0-9]+(?=[a-z${LATIN}])|[a-z0-9${LATIN}]+`, "gu");
+const MARKS = /\p{M}/gu;
+
 /** Whether `c` (one code point) is one of SEPARATORS. */
 export function isKnownSeparator(c: string): boolean {
   return BEYOND_ASCII.test(c) && !NOT_SEPARATOR.test(c);
 }
 
+/** Whether `c` (one code point) is one of the Latin letters handled here (LATIN). */
+export function isKnownLetter(c: string): boolean {
+  return BEYOND_ASCII.test(c) && !NOT_KNOWN.test(c) && NOT_SEPARATOR.test(c);
+}
+
+/** Words with Latin letters seen lately, as unaccent leaves them: a stream repeats its words. */
+const unaccentedWords = new Map<string, string>();
+
+/** A word with Latin letters as unaccent leaves it (small already). */
+function unaccented(word: string): string {
+  let bare = unaccentedWords.get(word);
+  if (bare === undefined) {
+    bare = word.normalize("NFD").replace(MARKS, "");
+    if (BEYOND_ASCII.test(bare)) bare = bare.replace(BEYOND_ASCII_ALL, (c) => SPELLED[c] ?? c);
+    if (unaccentedWords.size >= 10_000) unaccentedWords.clear();
+    unaccentedWords.set(word, bare);
+  }
+  return bare;
+}
+
 /** The tsvector literal of a text's words, or null when PostgreSQL must compute it (see above). */
 export function chunkSearchVector(text: string): string | null {
   let t = text;
+  let latin = false;
   if (BEYOND_ASCII.test(t)) {
     // PostgreSQL indexes the first 200,000 code points; a text that long beyond ASCII is rare enough to leave to it.
-    if (t.length > INDEXED_CHARS || NOT_SEPARATOR.test(t)) return null;
-    t = t.replace(BEYOND_ASCII_ALL, " ");
+    if (t.length > INDEXED_CHARS || NOT_KNOWN.test(t)) return null;
+    t = t.replace(SEPARATORS_ALL, " ");
+    latin = BEYOND_ASCII.test(t);
+    // As PostgreSQL does before its lower case: İ's small form is two characters.
+    if (latin) t = t.replaceAll("İ", "I");
   } else if (t.length > INDEXED_CHARS) {
     t = t.slice(0, INDEXED_CHARS);
   }
   const positions = new Map<string, number[]>();
   let position = 0;
-  for (const word of t.toLowerCase().match(WORDS) ?? []) {
-    if (word.length > MAX_WORD) continue;
+  for (let word of t.toLowerCase().match(latin ? LATIN_WORDS : WORDS) ?? []) {
+    if (latin && BEYOND_ASCII.test(word)) {
+      // PostgreSQL's limit is in bytes: each of these letters is two in UTF-8.
+      if (word.length > MAX_WORD / 2 && word.length + word.replace(/[\x00-\x7f]/g, "").length > MAX_WORD) continue;
+      word = unaccented(word);
+    } else if (word.length > MAX_WORD) {
+      continue;
+    }
     if (position < MAX_POSITION) position++;
     const list = positions.get(word);
     if (!list) positions.set(word, [position]);
@@ -75,8 +120,12 @@ export function chunkSearchVector(text: string): string | null {
   return literal;
 }
 
-/** A text that holds every rule above, upper case included. */
-const PROBE = `INFO Warn user=Bob I 1e5abc 12e5e5 4f2a1c took 12ms ✓ → … «x» 🎉👍🏽 ${"x".repeat(2048)} ${"w ".repeat(300)}end`;
+/** A text that holds every rule above, upper case and every Latin letter included. */
+function probe(): string {
+  const latin = Array.from({ length: 0x17f - 0xbf }, (_, i) => String.fromCodePoint(0xc0 + i)).filter(isKnownLetter);
+  const words = latin.map((c) => `x${c}${c.toUpperCase()}`).join(" ");
+  return `INFO Warn user=Bob I 1e5abc 12e5e5 2e5é 4f2a1c took 12ms ✓ → … «x» 🎉👍🏽 İSTANBUL ${words} ${"x".repeat(2048)} ${"w ".repeat(300)}end`;
+}
 
 /**
  * Whether this database makes of a text what chunkSearchVector does. One whose lower case or
@@ -85,9 +134,10 @@ const PROBE = `INFO Warn user=Bob I 1e5abc 12e5e5 4f2a1c took 12ms ✓ → … �
  * the database's own queries look for.
  */
 export async function writerVectorsAgree(sql: SQL): Promise<boolean> {
+  const text = probe();
   const [row] = await sql.unsafe<{ same: boolean }[]>(
     `SELECT $1::tsvector = to_tsvector('notestream_search', notestream_search_text($2)) AS same`,
-    [chunkSearchVector(PROBE), PROBE],
+    [chunkSearchVector(text), text],
   );
   return row?.same === true;
 }

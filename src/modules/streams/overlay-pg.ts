@@ -10,8 +10,8 @@ import type { OverlayWrites } from "./batch";
  * every other instance (`instanceId`: the sender, which skips its own). A batch is a few round
  * trips whatever it holds: this one, its rows' locks, and the commit (measured: the round trips,
  * not PostgreSQL's work, bound a batch; docs/PERFORMANCE.md). A chunk goes with its search vector,
- * built here at a fraction of what PostgreSQL's tokenizing costs it, when its letters and digits
- * are ASCII; any other chunk's is left to PostgreSQL (NULL: the trigger of migrations-pg/0006), and
+ * built here at a fraction of what PostgreSQL's tokenizing costs it, when its letters are ASCII or
+ * Latin; any other chunk's is left to PostgreSQL (NULL: the trigger of migrations-pg/0006), and
  * so is every chunk's when the database tokenizes otherwise (`vectors` false: writerVectorsAgree).
  */
 export function pgOverlayWrites(conn: ReservedSQL, instanceId: string, { vectors }: { vectors: boolean }): OverlayWrites {

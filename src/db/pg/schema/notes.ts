@@ -8,7 +8,7 @@ import { byteCount, ms, rowId } from "./types";
 // Full-text search is not here: drizzle-kit cannot express it. On SQLite it is migration 0013's
 // FTS5 tables, filled by triggers; on PostgreSQL, stored tsvector columns (search_vector) of the
 // notes' titles and bodies (generated) and of note_chunks.text (sent by the writer when its
-// letters and digits are ASCII, else computed by a trigger), with GIN indexes over them
+// letters are ASCII or Latin, else computed by a trigger), with GIN indexes over them
 // (migrations-pg/0002_search.sql, 0005_search_vectors.sql, 0006_chunk_vectors_from_app.sql). The
 // queries of both are in src/modules/search/repo.ts.
 
