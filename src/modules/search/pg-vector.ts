@@ -18,8 +18,8 @@
  * Beyond ASCII it knows the separators log lines hold (SEPARATORS) and the Latin letters of
  * European languages (LATIN). Any other letter or digit (Greek, Cyrillic, CJK, ², the rarer Latin
  * letters) is left to PostgreSQL: `null`, and the trigger of migrations-pg/0006 computes the
- * vector as before. So is every text of a database that
- * tokenizes otherwise (writerVectorsAgree, asked once at start).
+ * vector as before. So is every text of a database that tokenizes otherwise (writerVectorsAgree,
+ * asked once at start).
  */
 import type { SQL } from "bun";
 
@@ -66,9 +66,9 @@ export function isKnownSeparator(c: string): boolean {
   return BEYOND_ASCII.test(c) && !NOT_SEPARATOR.test(c);
 }
 
-/** Whether `c` (one code point) is one of the Latin letters handled here (LATIN). */
-export function isKnownLetter(c: string): boolean {
-  return BEYOND_ASCII.test(c) && !NOT_KNOWN.test(c) && NOT_SEPARATOR.test(c);
+/** The Latin letters handled here (LATIN), one string each. */
+export function latinLetters(): string[] {
+  return Array.from({ length: 0x17f - 0xbf }, (_, i) => String.fromCodePoint(0xc0 + i)).filter((c) => !NOT_KNOWN.test(c) && NOT_SEPARATOR.test(c));
 }
 
 /** Words with Latin letters seen lately, as unaccent leaves them: a stream repeats its words. */
@@ -122,8 +122,7 @@ export function chunkSearchVector(text: string): string | null {
 
 /** A text that holds every rule above, upper case and every Latin letter included. */
 function probe(): string {
-  const latin = Array.from({ length: 0x17f - 0xbf }, (_, i) => String.fromCodePoint(0xc0 + i)).filter(isKnownLetter);
-  const words = latin.map((c) => `x${c}${c.toUpperCase()}`).join(" ");
+  const words = latinLetters().map((c) => `x${c}${c.toUpperCase()}`).join(" ");
   return `INFO Warn user=Bob I 1e5abc 12e5e5 2e5é 4f2a1c took 12ms ✓ → … «x» 🎉👍🏽 İSTANBUL ${words} ${"x".repeat(2048)} ${"w ".repeat(300)}end`;
 }
 
