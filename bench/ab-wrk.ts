@@ -12,11 +12,12 @@
  * (`scripts/ensure-postgres.sh start --durable`, fsync and synchronous_commit on; bench/pg.ts);
  * AB_SQL_A / AB_SQL_B: SQL run on that side's PostgreSQL database once it is provisioned (a schema
  * change tried before it becomes a migration); AB_TEXT_A / AB_TEXT_B=log: that side appends
- * bench/lib.ts's LOG_LINE (a log line of a dozen words) instead of LINE (one 100-letter word).
+ * bench/lib.ts's LOG_LINE (a log line of a dozen words) instead of LINE (one 100-letter word),
+ * =latin its LATIN_LOG_LINE (the same in French, letters with accents).
  */
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { LOG_LINE, procs, provision, startServer, stop, tmp, wrk } from "./lib";
+import { LATIN_LOG_LINE, LOG_LINE, procs, provision, startServer, stop, tmp, wrk } from "./lib";
 import { durableCluster, notestreamUrl, provisionPg, startPgServer, type PgCluster } from "./pg";
 
 const [binA, binB] = process.argv.slice(2).map((p) => resolve(p));
@@ -59,7 +60,8 @@ async function start(label: string, bin: string, env: Record<string, string>): P
     token = provision(bin, dataDir);
     server = await startServer(bin, dataDir, { NOTESTREAM_SYNCHRONOUS: process.env.AB_SYNC ?? "FULL", ...env });
   }
-  const text = process.env[`AB_TEXT_${label.toUpperCase()}`] === "log" ? LOG_LINE : undefined;
+  const texts: Record<string, string> = { log: LOG_LINE, latin: LATIN_LOG_LINE };
+  const text = texts[process.env[`AB_TEXT_${label.toUpperCase()}`] ?? ""];
   return () => wrk(`${server.base}/api/v1/notes/by-filename/ab.log/append`, { token, seconds: SECONDS, text }).rps;
 }
 

@@ -11,6 +11,8 @@ export const ROOT = join(import.meta.dir, "..");
 export const LINE = "x".repeat(100);
 /** A 100-byte log line of a dozen words: what the search index's cost is measured with (LINE is one word to it). */
 export const LOG_LINE = "2026-11-23T01:16:00Z INFO web-3 deploy 4f2a1c ok in 42s user=alice req=9f8e7d6c took 12ms".padEnd(100, " #");
+/** LOG_LINE's kind in a European language, with Latin letters beyond ASCII (pg-vector.ts handles them apart). */
+export const LATIN_LOG_LINE = "2026-11-23T01:16:00Z INFO paiement reçu de Hélène Müller, commande n° 4f2a1c — Straße".padEnd(100, " #");
 export const CONNECTIONS = 50;
 export const tmp = mkdtempSync(join(tmpdir(), "notestream-bench-"));
 export const procs = new Set<Subprocess>();
