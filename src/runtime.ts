@@ -78,8 +78,8 @@ export async function openDeps(config: Config = loadConfig(), clock: Clock = sys
     const conn = await pool.reserve();
     const db = routedDb(pgDrizzle(pool), current) as unknown as Db;
     let writer: Writer | null = null;
-    const otherWriters = await pgOtherWriters(pool, (fn) => writer!.afterCommit(fn));
-    const vectors = await writerVectorsAgree(pool);
+    // The start-up check of search vectors goes out beside LISTEN's connection: no round trip added.
+    const [otherWriters, vectors] = await Promise.all([pgOtherWriters(pool, (fn) => writer!.afterCommit(fn)), writerVectorsAgree(pool)]);
     if (!vectors) {
       const msg = "this database tokenizes text unlike notestream's writer (its locale, or its PostgreSQL version): PostgreSQL computes every chunk's search vector, which is slower";
       console.error(JSON.stringify({ time: new Date().toISOString(), level: "warn", msg }));

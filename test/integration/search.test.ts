@@ -64,9 +64,9 @@ async function foundIds(token: string, q: string, extra = ""): Promise<string[]>
 /**
  * Throws when an index is out of step with what it indexes. SQLite: FTS5's own check of both
  * indexes (the chunks through their view). PostgreSQL: every stored vector equals the one
- * PostgreSQL computes from its text, a chunk's whether the writer built it (ASCII,
- * src/modules/search/pg-vector.ts) or the trigger of migrations-pg/0006 did, a note's as its
- * generated column.
+ * PostgreSQL computes from its text, a chunk's whether the writer built it (ASCII or Latin
+ * letters, src/modules/search/pg-vector.ts) or the trigger of migrations-pg/0006 did, a note's as
+ * its generated column.
  */
 async function assertIndexConsistent() {
   if (onPostgres) {

@@ -141,8 +141,9 @@ export const sqliteSearch: SearchIndex<{ chunks: string; notes: string }> = {
  * PostgreSQL only: each text's tsvector stored beside it, with a GIN index over it
  * (migrations-pg/0002_search.sql, 0005_search_vectors.sql): a note's title and body as a
  * generated column; a chunk's sent by the writer when its letters are ASCII or Latin
- * (pg-vector.ts, exactly PostgreSQL's), else computed by a trigger (0006). Every write keeps them in step
- * (test/integration/search.test.ts checks the stored vectors, and that the plans read them).
+ * (pg-vector.ts, exactly PostgreSQL's), else computed by a trigger (0006). Every write keeps them
+ * in step (test/integration/search.test.ts checks the stored vectors, and that the plans read
+ * them).
  * Text goes through notestream_search_text() (small letters; every character that is not a
  * letter, a digit or private use made a space, so words are unicode61's) and the
  * notestream_search configuration ('simple' with unaccent: case- and accent-insensitive whole
