@@ -60,8 +60,9 @@ function listen(deps: Deps, fetch: (request: Request, srv: Bun.Server<undefined>
     return Bun.serve({
       port: deps.config.port,
       hostname: deps.config.host,
-      // A backstop far above every cap: the boundary answers oversized bodies itself, in the envelope.
-      maxRequestBodySize: 64 * 1024 * 1024,
+      // No limit of the runtime's: it would answer a larger body with an empty 413 outside the error
+      // envelope. The boundary caps every body it lets the app read (http/body-limit.ts).
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       fetch,
     });
   } catch (e) {

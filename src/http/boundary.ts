@@ -2,7 +2,7 @@ import type { Reply } from "../db/commit";
 import type { Deps, Principal } from "../deps";
 import { BILLING_WEBHOOK_PER_MINUTE, bodyCaps, HEALTH_PER_MINUTE } from "../limits/plans";
 import { pathOf } from "../lib/url";
-import { limitBody, refuseDeepJson } from "./body-limit";
+import { checkBodyText, limitBody } from "./body-limit";
 import { AppError, errorResponse, unauthorized } from "./errors";
 import type { FastHandler, FastRoute } from "./fast-route";
 import { identifier, clientIp, type Identity, type TokenResolver } from "./identify";
@@ -13,6 +13,7 @@ import { setRequestState } from "./request-state";
 import { addCors, preflight, type CorsPolicy } from "./cors";
 import { asForwarded } from "./forwarded";
 import { secureResponse } from "./security-headers";
+import { routable } from "./short-host";
 
 /** What the features hand the boundary; the composition root (app.ts) wires them. */
 export interface BoundaryParts {
@@ -58,6 +59,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
   return function handle(request: Request, peer?: string | (() => string | undefined)): Response | Promise<Response> {
     const started = performance.now();
     if (proxied) request = asForwarded(deps, request);
+    request = routable(request);
     const id = requestId(request);
     const path = pathOf(request.url);
     let address: string | undefined;
@@ -150,7 +152,7 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
     let response: Response;
     try {
       request = await limitBody(request, caps.api);
-      const text = await refuseDeepJson(request);
+      const text = await checkBodyText(request);
       response = await once(request, principal, path, text, async (write?: IdempotentWrite) => {
         if (fast) return replyResponse(await fast({ deps, principal, idempotency: write }, request), headers);
         setRequestState(request, { principal, idempotency: write, headers, ip: ipOf() });
@@ -188,17 +190,20 @@ export function createHandler(deps: Deps, app: { handle: Handle }, parts: Bounda
     if (path.startsWith("/webhooks/")) {
       return limited(`billing:${ipOf()}`, BILLING_WEBHOOK_PER_MINUTE, async () => {
         const limitedRequest = await limitBody(request, caps.billing);
-        await refuseDeepJson(limitedRequest);
+        await checkBodyText(limitedRequest);
         return app.handle(limitedRequest);
       });
     } else if (path === "/up/deep") {
       return limited(`deep:${ipOf()}`, HEALTH_PER_MINUTE, () => app.handle(request));
     } else if (path.startsWith("/h/")) {
-      return app.handle(await limitBody(request, caps.inbox));
+      // Every payload becomes a line of the note, whatever its Content-Type says; its depth is the summary's business.
+      const limitedRequest = await limitBody(request, caps.inbox);
+      await checkBodyText(limitedRequest, { depth: false, anyType: true });
+      return app.handle(limitedRequest);
     }
     // Pages' JSON saves, MCP and OAuth registration: every JSON body the app parses.
     const limitedRequest = await limitBody(request, caps.browser);
-    await refuseDeepJson(limitedRequest);
+    await checkBodyText(limitedRequest);
     setRequestState(limitedRequest, { headers: { "x-request-id": id }, ip: ipOf() });
     return app.handle(limitedRequest);
   }

@@ -15,6 +15,10 @@ export function filenameProblem(name: string): { code: string; message: string }
   if (name.includes("/") || name.includes("\\")) {
     return { code: "invalid", message: "filename must not contain / or \\" };
   }
+  // The runtime turns raw path bytes that are not UTF-8 into U+FFFD before the service sees them.
+  if (name.includes("\uFFFD")) {
+    return { code: "invalid", message: "filename must be valid UTF-8 (it holds U+FFFD, the mark of bytes that were not)" };
+  }
   if (FORBIDDEN.test(name)) {
     return { code: "invalid", message: "filename must not contain control or invisible characters" };
   }

@@ -61,6 +61,8 @@ export function pageFrom(query: { limit?: Raw; offset?: Raw }): Page {
 export function linkHeader(url: URL, page: Page, total: number): string {
   const make = (offset: number, rel: string) => {
     const u = new URL(url);
+    // A link never carries credentials (http/short-host.ts may have padded the URL with a user name).
+    u.username = "";
     u.searchParams.set("limit", String(page.limit));
     u.searchParams.set("offset", String(offset));
     return `<${u.toString()}>; rel="${rel}"`;

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { PassThrough, type Readable, type Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -68,22 +69,40 @@ class DrainingStdioTransport implements Transport {
 }
 
 /**
- * Stdin as the transport reads it, ended with a newline when the last line lacks one: the SDK
- * reads whole lines only, and a final request without its newline would be dropped unanswered.
+ * Stdin as the transport reads it: whole lines of UTF-8, the last one ended with a newline when it
+ * lacks one (the SDK reads whole lines only, and a final request without its newline would be
+ * dropped unanswered). A line that is not UTF-8 never reaches the SDK, which would decode it with
+ * U+FFFD in place of the bytes and store that changed: `refuse` answers it instead.
  */
-function linesOf(stdin: Readable): PassThrough {
+function linesOf(stdin: Readable, refuse: (line: Buffer) => void): PassThrough {
   const lines = new PassThrough();
-  let last = 0x0a;
+  let pending: Buffer = Buffer.alloc(0);
+  const pass = (line: Buffer) => (isUtf8(line) ? lines.write(line) : refuse(line));
   stdin.on("data", (chunk: Buffer) => {
-    if (chunk.length > 0) last = chunk[chunk.length - 1]!;
-    lines.write(chunk);
+    let data = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
+    let nl: number;
+    while ((nl = data.indexOf(0x0a)) !== -1) {
+      pass(data.subarray(0, nl + 1));
+      data = data.subarray(nl + 1);
+    }
+    pending = Buffer.from(data);
   });
   stdin.on("end", () => {
-    if (last !== 0x0a) lines.write("\n");
+    if (pending.length > 0) pass(Buffer.concat([pending, Buffer.from("\n")]));
     lines.end();
   });
   stdin.on("error", (e) => lines.destroy(e));
   return lines;
+}
+
+/** JSON-RPC's answer to a line that is not UTF-8: a parse error, to the request's id when one can be read. */
+function notUtf8Answer(line: Buffer): string {
+  let id: RequestId | null = null;
+  try {
+    const parsed = JSON.parse(line.toString("utf8")) as { id?: unknown };
+    if (typeof parsed.id === "string" || typeof parsed.id === "number") id = parsed.id;
+  } catch {}
+  return `${JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32700, message: "Parse error: the message is not valid UTF-8" } })}\n`;
 }
 
 /** Resolves once everything written to stdout so far has been handed to the OS; rejects when stdout is broken. */
@@ -106,7 +125,7 @@ export async function runStdio(env: Record<string, string | undefined> = process
     throw new Error(`cannot use the token at ${url}: ${e.message}`);
   });
   const server = buildMcpServer(backend, caps);
-  const input = linesOf(process.stdin);
+  const input = linesOf(process.stdin, (line) => process.stdout.write(notUtf8Answer(line)));
   const transport = new DrainingStdioTransport(input, process.stdout);
   // A reader that went away (EPIPE) would leave answers pending forever: that is the process failing.
   const broken = new Promise<never>((_, reject) => process.stdout.once("error", reject));

@@ -1,7 +1,7 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { Reply } from "../../db/commit";
 import type { Ctx } from "../../deps";
-import { assertShallowJson } from "../../http/body-limit";
+import { assertShallowJson, readUtf8 } from "../../http/body-limit";
 import { AppError, ValidationFailed } from "../../http/errors";
 import type { FastHandler, FastRoute } from "../../http/fast-route";
 import { bodyKind } from "../../http/plugins/json-body";
@@ -54,7 +54,7 @@ function appendTarget(path: string): AppendTarget | null {
 
 function readAppend(ctx: Ctx, request: Request, { raw, byFilename }: AppendTarget): Promise<Reply<AppendResponse>> {
   const kind = bodyKind(request, true);
-  return request.text().then((body) => {
+  return readUtf8(request).then((body) => {
     const { text, status } = kind === "text" ? { text: body, status: undefined } : checked(parseJson(body));
     const signal = status ?? signalOf(request.url);
     const param = decodeParam(raw, byFilename ? "filename" : "id");
