@@ -114,6 +114,18 @@ function components(): Json {
   };
 }
 
+/**
+ * Elysia writes a file answer (t.File) as text/plain, with TypeBox's own keywords in its schema, so
+ * a generated client would read the bytes as text. The document says what is sent: the media type
+ * t.File names (application/octet-stream when it names none), as binary.
+ */
+function fileContent(content: Json): Json {
+  const schema = content["text/plain"]?.schema;
+  if (schema?.type !== "string" || schema.format !== "binary") return content;
+  const types = [schema.extension ?? "application/octet-stream"].flat() as string[];
+  return Object.fromEntries(types.map((type) => [type, { schema: { type: "string", format: "binary" } }]));
+}
+
 const isLenientInteger = (s: Json) => s && s.type === "string" && (s.format === "integer" || s.format === "numeric");
 
 /** Rewrites one schema: hoists named models, plain 3.1 types. `named` collects the models. */
@@ -190,7 +202,8 @@ export function apiDocument(app: Parameters<typeof toOpenAPISchema>[0], opts: Do
       for (const [status, r] of Object.entries((op.responses ?? {}) as Record<string, Json>)) {
         const listHeaders = r?.content?.["application/json"]?.schema?.type === "array" ? { "X-Total-Count": { $ref: "#/components/headers/X-Total-Count" }, Link: { $ref: "#/components/headers/Link" } } : {};
         const description = r.description?.startsWith("Response for status") ? describeSuccess(Number(status)) : r.description;
-        responses[status] = { ...r, description, headers: { ...RATE_HEADERS, ...listHeaders, ...(["post", "patch", "delete"].includes(method) ? { "Idempotent-Replay": { $ref: "#/components/headers/Idempotent-Replay" } } : {}) } };
+        const content = r?.content ? { content: fileContent(r.content) } : {};
+        responses[status] = { ...r, ...content, description, headers: { ...RATE_HEADERS, ...listHeaders, ...(["post", "patch", "delete"].includes(method) ? { "Idempotent-Replay": { $ref: "#/components/headers/Idempotent-Replay" } } : {}) } };
       }
       if (Object.keys(responses).length === 0) responses["200"] = { description: describeSuccess(200), headers: { ...RATE_HEADERS } };
       const extra = opts.moreErrors?.[`${method.toUpperCase()} ${path}`] ?? [];

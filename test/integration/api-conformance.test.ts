@@ -116,3 +116,22 @@ describe("refusals are never stored under an Idempotency-Key", () => {
     expect(room.headers.get("idempotent-replay")).toBeNull();
   });
 });
+
+describe("the OpenAPI document describes the export download as what is served", () => {
+  test("GET /export/{id}/download is documented as application/zip, binary, the media type the built export is served with", async () => {
+    h = await harness();
+    h.deps.mailer = { send: async () => {} };
+    const token = await h.token(await h.account("dev"));
+    const doc = await (await h.request("GET", "/api/v1/openapi.json")).json();
+    const ok = doc.paths["/api/v1/export/{id}/download"].get.responses["200"];
+    expect(ok.content).toEqual({ "application/zip": { schema: { type: "string", format: "binary" } } });
+
+    const { id } = await (await h.request("POST", "/api/v1/export", { token })).json();
+    await h.jobs.drain();
+    const record = await (await h.request("GET", `/api/v1/export/${id}`, { token })).json();
+    expect(record.status).toBe("ready");
+    const res = await h.request("GET", new URL(record.download_url).pathname, { token });
+    expect(res.status).toBe(200);
+    expect(Object.keys(ok.content)).toEqual([res.headers.get("content-type") ?? "no content-type"]);
+  });
+});
