@@ -32,6 +32,12 @@ export interface BatchOverlay {
   committed(): void;
   /** The batch was rolled back: what it holds is gone with it. */
   discard(): void;
+  /**
+   * The batch failed and was rolled back (after discard()): whether the overlay will write it
+   * otherwise when it runs again, so that the writer runs it once more instead of failing every
+   * write in it (PostgreSQL: its statement refused the writer's search vectors; see AppendBatch).
+   */
+  mend(): boolean;
   /** The rows may have changed under it (a new batch, a write that is not coalesced): forget what it read. */
   invalidate(): void;
 }
@@ -91,7 +97,7 @@ interface Retry {
   retry: unknown;
 }
 
-const noOverlay: BatchOverlay = { begin() {}, mark: () => 0, rollback() {}, apply() {}, committed() {}, discard() {}, invalidate() {} };
+const noOverlay: BatchOverlay = { begin() {}, mark: () => 0, rollback() {}, apply() {}, committed() {}, discard() {}, mend: () => false, invalidate() {} };
 
 /**
  * The one place that writes. Every write is a synchronous function queued here; the writer runs
@@ -287,10 +293,13 @@ export class Writer {
     }
   }
 
-  private async flushBatch(): Promise<void> {
-    const batch = this.queue;
-    this.queue = [];
-    this.scheduled = false;
+  /** `replay`: a failed batch that the overlay mended, run again; otherwise the writes queued. */
+  private async flushBatch(replay?: PendingWrite[]): Promise<void> {
+    const batch = replay ?? this.queue;
+    if (!replay) {
+      this.queue = [];
+      this.scheduled = false;
+    }
     let outcomes: { ok: boolean; value: unknown }[] | null | Retry = null;
     try {
       let safe = false;
@@ -316,6 +325,7 @@ export class Writer {
         await this.tx.rollback();
       } catch {}
       this.overlay.discard();
+      if (this.overlay.mend()) return this.flushBatch(batch);
       for (const w of batch) w.reject(error);
       return this.afterFlush();
     }
@@ -337,6 +347,7 @@ export class Writer {
       try {
         await this.tx.rollback();
       } catch {}
+      if (this.overlay.mend()) return this.flushBatch(batch);
       for (const w of batch) w.reject(error);
       return this.afterFlush();
     }

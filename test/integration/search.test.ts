@@ -4,7 +4,7 @@
  * deletes of whole workspaces), is scoped to the caller's workspace and pin, pages like every
  * list, and takes whatever a user types without a 500.
  */
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { count, eq } from "drizzle-orm";
@@ -86,6 +86,20 @@ async function assertIndexConsistent() {
   const sqlite = h.deps.db.$client;
   sqlite.run("INSERT INTO search_chunks (search_chunks, rank) VALUES ('integrity-check', 1)");
   sqlite.run("INSERT INTO search_notes (search_notes, rank) VALUES ('integrity-check', 0)");
+}
+
+/**
+ * Words of 2,044 to 2,050 bytes, about PostgreSQL's longest (2,046): of ASCII letters, and of
+ * two-byte Latin letters (an ASCII one last for an odd count), small and capital, some of which
+ * unaccent spells in two ASCII letters (ß, œ) or one (ł).
+ */
+function boundaryWords(): string[] {
+  const words: string[] = [];
+  for (let bytes = 2044; bytes <= 2050; bytes++) {
+    words.push("x".repeat(bytes), "7".repeat(bytes));
+    for (const letter of ["é", "É", "ß", "ł", "œ"]) words.push(letter.repeat(bytes >> 1) + (bytes % 2 ? "a" : ""));
+  }
+  return words;
 }
 
 /** PostgreSQL: runs `f` on one connection in a transaction that plans with the indexes only where it can. */
@@ -541,8 +555,8 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
       "", " ", "\n\n", "user=bob", "User=BOB host=API.example.com", "1e5", "1e5abc", "12e5x5", "12e5e5", "123e4567abc", "1e5a1e5b", "12e", "12ex", "0x1F",
       "-1.5e-3", "a-b-c", "foo@bar.com", "http://x.y/z?q=1", "<b>x</b>", "&amp;", "v1.2.3", "12.50", "\x01\x7f",
       `2026-11-23T01:16:00Z INFO web-3 deploy 4f2a1c ok in 42s user=alice req=9f8e7d6c took 12ms`,
-      // Words at PostgreSQL's limits: 2,047 characters is indexed, 2,048 is left out and takes no position.
-      "x".repeat(2047), `a ${"x".repeat(2048)} b`,
+      // Words at PostgreSQL's limits: 2,046 bytes is indexed, 2,047 is left out and takes no position (and as a literal, refused).
+      "x".repeat(2046), "x".repeat(2047), `a ${"x".repeat(2048)} b`,
       // A word's positions past 255, every word's past 16,383, and the 200,000 characters indexed (a word cut at the end).
       `${"w ".repeat(300)}z`, "y ".repeat(20_000), `${"ab ".repeat(70_000)}tail`, `${"x".repeat(199_995)} cut-here`,
     ];
@@ -555,12 +569,16 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     expect(latin.length).toBe(0x17f - 0xbf - 3);
     for (const c of latin) texts.push(`${c} x${c}y ${c.toUpperCase()} Z${c.toUpperCase()}Z 1e5${c} ${c}1e5 ${c}${c}${c}`);
     for (let i = 0; i < 500; i++) texts.push(text(1 + Math.floor(random() * 200), [...ascii, ...latin, ...symbols]));
-    // PostgreSQL's word limit is in bytes: 2,047 of them is indexed, 2,048 is not.
+    // PostgreSQL's word limit is in bytes, counted before unaccent: 2,046 of them is indexed, 2,047 is not.
     texts.push(`${"é".repeat(1023)}a b`, `a ${"é".repeat(1024)} b`, `Straße ${"ß".repeat(1200)} Köln`);
+    for (const words of boundaryWords()) texts.push(words, `blob ${words} end`);
     texts.push(`✓ ${"ab ".repeat(66_000)}→ tail`);
     // Every one of these the writer computes itself, and this database agrees at start (else the writer would send none).
     expect(texts.filter((t) => chunkSearchVector(t) === null)).toEqual([]);
     expect(await writerVectorsAgree(pgClient())).toBe(true);
+    // A literal the database refuses at that check (a word past its limit) means it gets no vectors: the instance still starts.
+    const refusing = { unsafe: (q: string, [, text]: unknown[]) => pgClient().unsafe(q, [`'${"x".repeat(2047)}'`, text]) } as unknown as import("bun").SQL;
+    expect(await writerVectorsAgree(refusing)).toBe(false);
     const differ: string[] = [];
     for (let i = 0; i < texts.length; i += 200) {
       const slice = texts.slice(i, i + 200);
@@ -578,6 +596,59 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     for (const other of ["ΣΊΣΥΦΟΣ", "Кириллица", "日本語のテキスト", "ok 🎉 é ж", "x²", "ŉ", "ǅ", "e\u0301", `→ ${"ab ".repeat(70_000)}`]) {
       expect({ other: other.slice(0, 20), vector: chunkSearchVector(other) }).toEqual({ other: other.slice(0, 20), vector: null });
     }
+  });
+
+  test("a batch whose statement PostgreSQL refuses for one line's vector runs again with PostgreSQL computing the vectors: every write of it succeeds", async () => {
+    const { token } = await setup();
+    const note = await createNote(token, { title: "Runbook", plain_body: "steady words" });
+    // A database that refuses the writer's vector of any chunk holding `poison` as it refuses a
+    // literal with too long a word (SQLSTATE 54000): a trigger that fires before migrations-pg/0006's
+    // (triggers fire in the order of their names) and records what each stored chunk came with.
+    await sqlRun(h.deps.db, "CREATE TABLE chunk_arrivals (text text, with_vector boolean)");
+    await sqlRun(
+      h.deps.db,
+      `CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $f$
+       BEGIN
+         IF NEW.search_vector IS NOT NULL AND NEW.text LIKE '%poison%' THEN
+           RAISE EXCEPTION 'word is too long (2047 bytes, max 2046 bytes)' USING ERRCODE = '54000';
+         END IF;
+         INSERT INTO chunk_arrivals VALUES (NEW.text, NEW.search_vector IS NOT NULL);
+         RETURN NEW;
+       END $f$`,
+    );
+    await sqlRun(h.deps.db, "CREATE TRIGGER a_refuse_poison BEFORE INSERT ON note_chunks FOR EACH ROW EXECUTE FUNCTION refuse_poison()");
+    const ctx = { deps: h.deps, principal: await lookupPrincipal(h.deps, token) };
+    const add = (filename: string, text: string) => appendByFilename({ ctx, filename, text });
+    const warnings = spyOn(console, "error").mockImplementation(() => {});
+    try {
+      // One batch of appends: the statement before the commit is refused.
+      let batches = h.deps.writer.stats.batches;
+      const appends = await Promise.allSettled([add("a.log", "numbat one"), add("b.log", "poison koala two"), add("c.log", "dingo three"), add("a.log", "numbat four")]);
+      expect(appends.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "fulfilled"]);
+      expect(h.deps.writer.stats.batches - batches).toBe(1);
+      // One batch with another write amid the appends: the statement before that write is refused.
+      batches = h.deps.writer.stats.batches;
+      const mixed = await Promise.allSettled([
+        add("a.log", "numbat five"),
+        add("d.log", "poison wallaby six"),
+        h.deps.writer.write(() => h.deps.db.update(notes).set({ title: "Renamed runbook" }).where(eq(notes.id, note.id))),
+        add("c.log", "dingo seven"),
+      ]);
+      expect(mixed.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "fulfilled"]);
+      expect(h.deps.writer.stats.batches - batches).toBe(1);
+      expect(warnings.mock.calls.map((c) => JSON.parse(String(c[0])).level)).toEqual(["warn", "warn"]);
+    } finally {
+      warnings.mockRestore();
+    }
+    // Every line is stored, once, with PostgreSQL's vector, and found; the note's write stands.
+    const arrivals = await sqlRows<{ text: string; with_vector: boolean }>(h.deps.db, "SELECT text, with_vector FROM chunk_arrivals");
+    expect(arrivals.map((r) => r.text).sort()).toEqual(["dingo seven\n", "dingo three\n", "numbat five\n", "numbat one\nnumbat four\n", "poison koala two\n", "poison wallaby six\n"]);
+    expect(arrivals.filter((r) => r.with_vector)).toEqual([]);
+    for (const word of ["numbat", "koala", "dingo", "wallaby", "renamed"]) expect({ word, found: (await foundIds(token, word)).length }).toEqual({ word, found: 1 });
+    await assertIndexConsistent();
+    // The next batch has the writer's vectors again.
+    expect((await append(token, "a.log", "numbat eight")).status).toBe(200);
+    expect(await sqlRows(h.deps.db, "SELECT with_vector FROM chunk_arrivals WHERE text = 'numbat eight\n'")).toEqual([{ with_vector: true }]);
   });
 
   test("a chunk's stored vector is PostgreSQL's whoever computed it: the writer, the trigger for other scripts, an INSERT naming none, an UPDATE of the text", async () => {

@@ -27,7 +27,10 @@ export interface OverlayNote {
 
 /** How a database writes a batch's overlay: each database's own statements (SQLite's prepared, PostgreSQL's over arrays). */
 export interface OverlayWrites {
-  apply(chunks: OverlayChunk[], notes: OverlayNote[], storage: [workspaceId: string, delta: number][]): void | Promise<void>;
+  /** `plain`: without what the database can compute itself (PostgreSQL: the writer's search vectors). */
+  apply(chunks: OverlayChunk[], notes: OverlayNote[], storage: [workspaceId: string, delta: number][], plain: boolean): void | Promise<void>;
+  /** Whether its last apply() failed in a way a plain one may not (asked once per failed batch: it forgets). */
+  refused?(): boolean;
 }
 
 function sqliteOverlayWrites(sqlite: Database): OverlayWrites {
@@ -94,6 +97,8 @@ export class AppendBatch implements BatchOverlay {
    * PostgreSQL a round trip) and read from another connection before the lines are visible.
    */
   private written: string[] = [];
+  /** The running batch is a replay of one whose statement the database refused: its writes go plain (mend). */
+  private plain = false;
 
   private readonly writes: OverlayWrites;
 
@@ -186,10 +191,11 @@ export class AppendBatch implements BatchOverlay {
     this.storage.clear();
     this.journal.length = 0;
     if (chunks.length === 0 && notes.length === 0 && storage.length === 0) return;
-    return this.writes.apply(chunks, notes, storage);
+    return this.writes.apply(chunks, notes, storage, this.plain);
   }
 
   committed(): void {
+    this.plain = false;
     if (this.written.length === 0) return;
     const noteIds = this.written.splice(0);
     if (this.followers.size > 0) this.followers.wake(noteIds);
@@ -201,6 +207,18 @@ export class AppendBatch implements BatchOverlay {
     this.notes.clear();
     this.storage.clear();
     this.journal.length = 0;
+  }
+
+  /**
+   * One line must not fail the other appends of its batch. Should PostgreSQL refuse the batch's
+   * statement for what the writer computed in it (a search vector pg-vector.ts got wrong), the
+   * writer runs the batch once more, plain: every chunk's vector left to PostgreSQL's trigger,
+   * which indexes the line its own way. The normal path costs nothing more; a replay that fails
+   * again fails the batch, as any failure does.
+   */
+  mend(): boolean {
+    this.plain = !this.plain && this.writes.refused?.() === true;
+    return this.plain;
   }
 
   invalidate(): void {
