@@ -30,7 +30,7 @@ async function raw(head: string, body: Uint8Array | string = ""): Promise<{ stat
   const socket = connect(server.port, "127.0.0.1");
   const chunks: Buffer[] = [];
   const done = new Promise<void>((resolve, reject) => {
-    socket.on("data", (c) => chunks.push(c));
+    socket.on("data", (c: Buffer) => chunks.push(c));
     socket.on("end", resolve);
     socket.on("close", () => resolve());
     socket.on("error", reject);
@@ -161,7 +161,7 @@ except Exception as e:
     const socket = connect(server.port, "127.0.0.1");
     const chunks: Buffer[] = [];
     const done = new Promise<void>((resolve) => {
-      socket.on("data", (c) => chunks.push(c));
+      socket.on("data", (c: Buffer) => chunks.push(c));
       socket.on("close", () => resolve());
       socket.on("error", () => resolve());
     });
