@@ -4,6 +4,7 @@ import { parseCidr, type Cidr } from "./lib/ip";
 import { isPlanName, type PlanName } from "./limits/plans";
 
 export type LimitProfileName = "standard" | "alternate" | "unlimited";
+export type TrustProxyHeaders = "x-forwarded" | "forwarded";
 
 export interface Config {
   dataDir: string;
@@ -16,8 +17,10 @@ export interface Config {
   /** "FULL" makes every acknowledged write survive power loss; "NORMAL" trades that for speed. */
   synchronous: "FULL" | "NORMAL";
   logRequests: boolean;
-  /** How many reverse proxies stand in front: the client address is that many hops from the right of X-Forwarded-For. 0 ignores forwarded headers. */
+  /** How many reverse proxies stand in front: the client's address and origin are that many hops from the right of the forwarded headers. 0 ignores them. */
   trustProxy: number;
+  /** Which forwarded headers the trusted proxies write: X-Forwarded-* (nginx, Caddy, Traefik) or Forwarded (RFC 7239); the other family is ignored. */
+  trustProxyHeaders: TrustProxyHeaders;
   /** HMAC key of the billing provider's webhook; unset, the webhook refuses every delivery. */
   billingSecret: string | null;
   /** Lemon Squeezy variant id → the plan it sells: the only source of a subscription's plan. */
@@ -108,6 +111,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_MCP_ALLOWED_ORIGINS", "(any)", "Comma-separated origins browser-based MCP clients may call /mcp and the OAuth endpoints from (CORS); unset, any origin (they authenticate with a Bearer token, no cookie)."],
   ["NOTESTREAM_SSE_MAX", "1000", "Streams followed live (Server-Sent Events) at once, server-wide; past it 429 (0 turns following off)."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
+  ["NOTESTREAM_TRUST_PROXY_HEADERS", "x-forwarded", "The forwarded headers the trusted proxy writes: x-forwarded (X-Forwarded-For, -Proto, -Host: nginx, Caddy, Traefik) or forwarded (RFC 7239 Forwarded); the other family is ignored, so a client's own cannot pass through the proxy."],
   ["NOTESTREAM_METRICS_TOKEN", "(unset)", "Turns on GET /metrics (Prometheus text format), for requests with this Bearer token; unset, /metrics is 404."],
   ["NOTESTREAM_DATABASE_URL", "(unset)", "postgres://user:pass@host:5432/db?sslmode=disable|allow|prefer|require|verify-ca|verify-full&sslrootcert=/path/ca.pem (&sslcert=…&sslkey=… for a client certificate) serves from PostgreSQL instead, as any number of instances (docs/SCALING.md); unset, SQLite under the data dir."],
   ["NOTESTREAM_DATABASE_POOL", "10", "Connections to PostgreSQL each process keeps at most."],
@@ -142,6 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     synchronous: sync,
     logRequests: parseBool("NOTESTREAM_LOG_REQUESTS", env.NOTESTREAM_LOG_REQUESTS ?? "true"),
     trustProxy: parseTrustProxy(env.NOTESTREAM_TRUST_PROXY ?? "false"),
+    trustProxyHeaders: parseTrustProxyHeaders(env.NOTESTREAM_TRUST_PROXY_HEADERS),
     billingSecret: env.NOTESTREAM_BILLING_SECRET || null,
     ...parseBilling(env),
     webhookAllow: parseCidrs(env.NOTESTREAM_WEBHOOK_ALLOW_CIDRS ?? ""),
@@ -388,6 +393,12 @@ function parseTrustProxy(raw: string): number {
   } catch {
     throw new ConfigError(`NOTESTREAM_TRUST_PROXY must be true, false or a number of proxies (0-10), got "${raw}"`);
   }
+}
+
+function parseTrustProxyHeaders(raw: string | undefined): TrustProxyHeaders {
+  const v = (raw ?? "").trim().toLowerCase() || "x-forwarded";
+  if (v === "x-forwarded" || v === "forwarded") return v;
+  throw new ConfigError(`NOTESTREAM_TRUST_PROXY_HEADERS must be x-forwarded (nginx, Caddy, Traefik) or forwarded (RFC 7239), got "${raw}"`);
 }
 
 function parseBool(name: string, raw: string): boolean {

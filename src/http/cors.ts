@@ -41,5 +41,5 @@ export function addCors(policy: CorsPolicy, request: Request, response: Response
   if (!origin || !corsAllows(policy, origin)) return;
   response.headers.set("access-control-allow-origin", origin);
   response.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
-  response.headers.append("vary", "Origin");
+  if (!/(^|,)\s*origin\s*(,|$)/i.test(response.headers.get("vary") ?? "")) response.headers.append("vary", "Origin");
 }

@@ -1,6 +1,7 @@
 import type { Deps, Principal } from "../deps";
 import { anonymousPerMinute } from "../limits/plans";
 import { AppError } from "./errors";
+import { forwardedFor } from "./forwarded";
 import { rateLimited, type RateDecision } from "./rate-limit";
 
 /** How the boundary turns a Bearer header into a principal; the tokens module provides it. */
@@ -17,13 +18,7 @@ export type Identity = { principal: Principal } | { anonymous: RateDecision } | 
 
 /** The client's address: the peer, or with NOTESTREAM_TRUST_PROXY the hop the proxy recorded. */
 export function clientIp(deps: Deps, request: Request, peer: string | undefined): string {
-  const hops = deps.config.trustProxy;
-  if (hops > 0) {
-    const chain = (request.headers.get("x-forwarded-for") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-    const ip = chain[chain.length - hops];
-    if (ip) return ip;
-  }
-  return peer ?? "unknown";
+  return forwardedFor(deps, request) ?? peer ?? "unknown";
 }
 
 /**

@@ -9,9 +9,20 @@ export function resourcesOf(deps: Deps, request: Request): string[] {
   return [base, `${base}/mcp`];
 }
 
+/**
+ * A metadata document. With a base URL it names the same origin for every request: any cache may
+ * keep it an hour (Vary: Origin, as CORS answers an Origin with its own header). Without one it
+ * names the origin this request came to (its Host, or what the trusted proxy forwarded), which the
+ * next request through the same cache may not share: no cache keeps it.
+ */
+function metadataAnswer(deps: Deps, body: Record<string, unknown>): Response {
+  const headers: Record<string, string> = deps.config.baseUrl ? { "cache-control": "public, max-age=3600", vary: "Origin" } : { "cache-control": "no-store" };
+  return Response.json(body, { headers });
+}
+
 function protectedResource(deps: Deps, request: Request): Response {
   const base = publicOrigin(deps, request);
-  return Response.json({
+  return metadataAnswer(deps, {
     resource: `${base}/mcp`,
     authorization_servers: [base],
     scopes_supported: [...OAUTH_SCOPES],
@@ -28,7 +39,7 @@ export const metadataRoutes = (deps: Deps) =>
     .get("/.well-known/oauth-protected-resource/mcp", ({ request }) => protectedResource(deps, request))
     .get("/.well-known/oauth-authorization-server", ({ request }) => {
       const base = publicOrigin(deps, request);
-      return Response.json({
+      return metadataAnswer(deps, {
         issuer: base,
         authorization_endpoint: `${base}/oauth/authorize`,
         token_endpoint: `${base}/oauth/token`,

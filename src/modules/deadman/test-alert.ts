@@ -1,6 +1,7 @@
 import type { Ctx } from "../../deps";
 import { commit, type Reply } from "../../db/commit";
 import { AppError, ValidationFailed } from "../../http/errors";
+import { mailOrigin } from "../../http/origin";
 import { iso } from "../../lib/clock";
 import { enqueueMail } from "../../mail/queue";
 import { deadmanAlert } from "../../mail/templates";
@@ -15,7 +16,7 @@ import { lastLines } from "./service";
  * queue like a real one. The stream's state is left alone: it is not marked late, and the real
  * alert still comes when the deadline passes.
  */
-export async function sendTestAlert({ ctx, noteId, to, origin }: { ctx: Ctx; noteId: string; to: string; origin: string }): Promise<Reply<{ to: string }>> {
+export async function sendTestAlert({ ctx, noteId, to }: { ctx: Ctx; noteId: string; to: string }): Promise<Reply<{ to: string }>> {
   requireScope(ctx, "write");
   const { deps } = ctx;
   return commit(ctx, 202, async () => {
@@ -36,7 +37,7 @@ export async function sendTestAlert({ ctx, noteId, to, origin }: { ctx: Ctx; not
       silentForMs: now - note.lastWriteAt,
       intervalSeconds: note.expectedIntervalSeconds,
       lastLines: await lastLines(deps, note.id),
-      baseUrl: origin,
+      baseUrl: mailOrigin(deps),
     });
     const name = note.filename ?? note.title;
     await enqueueMail(deps, {

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AnyAuth } from "../../http/plugins/auth";
+import { publicOrigin } from "../../http/origin";
 import { send } from "../../http/reply";
 import { exportFile, getExport, requestExport } from "./service";
 
@@ -16,16 +17,15 @@ const ExportRecord = t.Object({
 }, { $id: "#/components/schemas/Export" });
 
 const detail = (summary: string) => ({ detail: { tags: ["export"], summary } });
-const originOf = (request: Request) => new URL(request.url).origin;
 
 export const exportRoutes = (auth: AnyAuth) =>
   new Elysia()
     .use(auth)
-    .post("/export", async ({ ctx, request }) => send(await requestExport({ ctx, origin: originOf(request) })), {
+    .post("/export", async ({ ctx, request }) => send(await requestExport({ ctx, origin: publicOrigin(ctx.deps, request) })), {
       response: { 202: ExportRecord },
       ...detail("Queue a full-account export (2 an hour); the download link is e-mailed when built"),
     })
-    .get("/export/:id", ({ ctx, params, request }) => getExport({ ctx, id: params.id, origin: originOf(request) }), {
+    .get("/export/:id", ({ ctx, params, request }) => getExport({ ctx, id: params.id, origin: publicOrigin(ctx.deps, request) }), {
       params: t.Object({ id: t.String() }),
       response: { 200: ExportRecord },
       ...detail("An export's status, and its download_url once built"),

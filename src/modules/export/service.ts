@@ -5,6 +5,7 @@ import { commit, type Reply } from "../../db/commit";
 import { mayNameRow } from "../../db/keys";
 import { accounts, exportsTable } from "../../db/tables";
 import { AppError, NotFound } from "../../http/errors";
+import { mailOrigin } from "../../http/origin";
 import { defineQueue } from "../../jobs/define-queue";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -20,8 +21,9 @@ const HOUR = 3600 * 1000;
 
 type ExportRow = typeof exportsTable.$inferSelect;
 
-export function downloadUrl(deps: Deps, id: string, origin: string): string {
-  return `${deps.config.baseUrl ?? origin}/api/v1/export/${id}/download`;
+/** `origin`: publicOrigin() for an answer, mailOrigin() for the mail (http/origin.ts). */
+export function downloadUrl(id: string, origin: string): string {
+  return `${origin}/api/v1/export/${id}/download`;
 }
 
 function toRecord(deps: Deps, row: ExportRow, origin: string) {
@@ -34,7 +36,7 @@ function toRecord(deps: Deps, row: ExportRow, origin: string) {
     expires_at: row.expiresAt === null ? null : iso(row.expiresAt),
     notes: row.notes,
     size_bytes: row.sizeBytes,
-    download_url: live ? downloadUrl(deps, row.id, origin) : null,
+    download_url: live ? downloadUrl(row.id, origin) : null,
     error: row.error,
   };
 }
@@ -42,6 +44,7 @@ function toRecord(deps: Deps, row: ExportRow, origin: string) {
 /**
  * Queues a full-account export. Reading is enough: a lapsed, read-only account can export.
  * Two an hour per account, counted from the exports themselves, so a restart does not reset it.
+ * `origin` is for the answer's links only; the ready mail's come from mailOrigin().
  */
 export async function requestExport({ ctx, origin }: { ctx: Ctx; origin: string }): Promise<Reply<ReturnType<typeof toRecord>>> {
   requireScope(ctx, "read");
@@ -74,7 +77,7 @@ export async function requestExport({ ctx, origin }: { ctx: Ctx; origin: string 
       expiresAt: null,
     };
     await deps.db.insert(exportsTable).values(row);
-    await exportQueue.enqueue(deps, { exportId: row.id, origin }, { maxAttempts: 3 });
+    await exportQueue.enqueue(deps, { exportId: row.id }, { maxAttempts: 3 });
     return toRecord(deps, row, origin);
   });
 }
@@ -124,12 +127,11 @@ export async function exportFile({ ctx, id }: { ctx: Ctx; id: string }): Promise
   });
 }
 
-/** `origin` is the requesting page's, for the links in the ready mail when no base URL is set. */
-export const ExportJob = t.Object({ exportId: t.String(), origin: t.String() });
+export const ExportJob = t.Object({ exportId: t.String() });
 export type ExportJob = typeof ExportJob.static;
 
 export const exportQueue = defineQueue("export", ExportJob, {
-  run: async (deps, { exportId, origin }) => {
+  run: async (deps, { exportId }) => {
     const [row] = await deps.db.select().from(exportsTable).where(eq(exportsTable.id, exportId));
     if (!row || row.status === "ready") return { ok: true };
     await deps.writer.write(async () => {
@@ -137,7 +139,7 @@ export const exportQueue = defineQueue("export", ExportJob, {
     });
     // The export reads its own snapshot of everything committed so far.
     const built = await writeExportZip(exportStorage(deps), exportId, row.workspaceId, iso(deps.clock.now()));
-    return () => finishExport(deps, exportId, built, origin);
+    return () => finishExport(deps, exportId, built);
   },
   onFailed: async (deps, { exportId }, error) => {
     await exportStorage(deps).files.remove([{ id: exportId, filePath: null }]);
@@ -145,7 +147,7 @@ export const exportQueue = defineQueue("export", ExportJob, {
   },
 });
 
-async function finishExport(deps: Deps, id: string, built: { filePath: string | null; sizeBytes: number; notes: number }, origin: string) {
+async function finishExport(deps: Deps, id: string, built: { filePath: string | null; sizeBytes: number; notes: number }) {
   const now = deps.clock.now();
   const expiresAt = now + LINK_VALID_MS;
   await deps.db
@@ -162,10 +164,10 @@ async function finishExport(deps: Deps, id: string, built: { filePath: string | 
     await exportStorage(deps).files.remove([{ id, filePath: built.filePath }]);
     return { ok: true as const };
   }
-  const base = deps.config.baseUrl ?? origin;
+  const base = mailOrigin(deps);
   await enqueueMail(
     deps,
-    exportReady({ to: row.email, url: `${base}/exports/${id}/download`, apiUrl: downloadUrl(deps, id, origin), expiresAt: iso(expiresAt), notes: built.notes, sizeBytes: built.sizeBytes }),
+    exportReady({ to: row.email, url: `${base}/exports/${id}/download`, apiUrl: downloadUrl(id, base), expiresAt: iso(expiresAt), notes: built.notes, sizeBytes: built.sizeBytes }),
   );
   return { ok: true as const };
 }

@@ -340,9 +340,9 @@ export const streamSettingsPages = (deps: Deps) =>
     )
     .post(
       "/notes/:id/deadman/test",
-      async ({ s, params, request }) => {
+      async ({ s, params }) => {
         await limit(deps, "testAlertsPerAccount", s.account.id, "At most 5 test alerts an hour.");
-        const { body } = await sendTestAlert({ ctx: s.ctx, noteId: params.id, to: s.account.email, origin: publicOrigin(deps, request) });
+        const { body } = await sendTestAlert({ ctx: s.ctx, noteId: params.id, to: s.account.email });
         return redirectWithFlash(deps, s, settingsPath(params.id), { ok: `Test alert sent to ${body.to}: it should arrive within a minute.` });
       },
       { session: "form", refused: refusedOn(deps, "test-alert") },
