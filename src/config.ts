@@ -44,7 +44,7 @@ export interface Config {
   mailFrom: string;
   /** Shortest dead-man interval a note may set, in seconds. */
   minIntervalSeconds: number;
-  /** Streams followed live (Server-Sent Events) at once, server-wide; 0 turns following off. */
+  /** Streams followed live (Server-Sent Events) at once by this process; a workspace holds a tenth of it, at least 10 (streams/follow.ts). 0 turns following off. */
   sseMax: number;
   /** Bearer token of GET /metrics; null turns the endpoint off (404). */
   metricsToken: string | null;
@@ -109,7 +109,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_MAIL_FROM", "notestream <notestream@localhost>", "Sender of the mail notestream sends."],
   ["NOTESTREAM_MIN_INTERVAL_SECONDS", "60", "Shortest dead-man interval a note may set (lower it for tests)."],
   ["NOTESTREAM_MCP_ALLOWED_ORIGINS", "(any)", "Comma-separated origins browser-based MCP clients may call /mcp and the OAuth endpoints from (CORS); unset, any origin (they authenticate with a Bearer token, no cookie)."],
-  ["NOTESTREAM_SSE_MAX", "1000", "Streams followed live (Server-Sent Events) at once, server-wide; past it 429 (0 turns following off)."],
+  ["NOTESTREAM_SSE_MAX", "1000", "Streams followed live (Server-Sent Events) at once by each process; one workspace may hold a tenth of them (at least 10), one token 10; past any of these 429 (0 turns following off)."],
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
   ["NOTESTREAM_TRUST_PROXY_HEADERS", "x-forwarded", "The forwarded headers the trusted proxy writes: x-forwarded (X-Forwarded-For, -Proto, -Host: nginx, Caddy, Traefik) or forwarded (RFC 7239 Forwarded); the other family is ignored, so a client's own cannot pass through the proxy."],
   ["NOTESTREAM_METRICS_TOKEN", "(unset)", "Turns on GET /metrics (Prometheus text format), for requests with this Bearer token; unset, /metrics is 404."],

@@ -1,11 +1,11 @@
 /**
  * Following a stream live (Server-Sent Events) and plain-text appends, against the compiled
  * binary over real HTTP: lines arrive in order, a reconnect with Last-Event-ID misses and repeats
- * nothing, the per-token limit holds, a quiet follow outlives the server's idle timeout, and
- * SIGTERM ends open follows and exits cleanly.
+ * nothing, the per-token and per-workspace limits hold, a quiet follow outlives the server's idle
+ * timeout, and SIGTERM ends open follows and exits cleanly.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { BUILD_TIMEOUT_MS, appendPath, buildBinary, cleanup, provision, request, startServer, tempDir, type RunningServer } from "../helpers/binary";
+import { BUILD_TIMEOUT_MS, appendPath, buildBinary, cleanup, cliOk, provision, request, startServer, tempDir, type RunningServer } from "../helpers/binary";
 import { sseReader, type SseReader } from "../helpers/sse";
 
 beforeAll(() => void buildBinary(), BUILD_TIMEOUT_MS);
@@ -137,6 +137,57 @@ describe("following a stream over real HTTP", () => {
     const page = await request(server.base, "GET", `${linesPath("curl.log")}?last=10`, { token });
     expect(page.body.lines.map((l: { text: string }) => l.text)).toEqual(["deploy ok", "déploiement terminé"]);
   });
+});
+
+describe("live follows are capped per workspace", () => {
+  let server: RunningServer;
+  let tokens: string[];
+  let other: string;
+  beforeAll(async () => {
+    const dataDir = tempDir("follow-workspace");
+    const owner = provision(dataDir, "busy@example.com");
+    const more = [1, 2].map(() => cliOk(dataDir, ["token", "create", "--email", owner.email, "--scope", "read"]).stdout.trim());
+    tokens = [owner.token, ...more];
+    other = provision(dataDir, "quiet@example.com").token;
+    // A tenth of 30 is 3: the workspace cap is its floor, 10, one token's worth.
+    server = await startServer(dataDir, { NOTESTREAM_SSE_MAX: "30" });
+    for (const token of [owner.token, other]) expect((await request(server.base, "POST", appendPath("w.log"), { token, json: { text: "x" } })).status).toBe(201);
+  }, 30_000);
+  afterAll(async () => {
+    await server?.stop("SIGKILL").catch(() => {});
+  });
+
+  test("one account's tokens are refused at 10 open follows with 429 and Retry-After; another account's still opens", async () => {
+    const open = [];
+    for (let i = 0; i < 10; i++) {
+      const f = await follow(server, tokens[i % tokens.length]!, "w.log");
+      expect(f.res.status).toBe(200);
+      open.push(f);
+    }
+    // Each of the account's tokens holds at most four here, well under its own 10.
+    for (const token of tokens) {
+      const refused = await follow(server, token, "w.log");
+      expect(refused.res.status).toBe(429);
+      expect(Number(refused.res.headers.get("retry-after"))).toBeGreaterThan(0);
+      const body = (await refused.res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe("rate_limited");
+      expect(body.error.message).toContain("workspace");
+    }
+    const elsewhere = await follow(server, other, "w.log");
+    expect(elsewhere.res.status).toBe(200);
+    elsewhere.close();
+    // A follow that ends gives its workspace the slot back.
+    open.pop()!.close();
+    const deadline = Date.now() + 5000;
+    let again = await follow(server, tokens[2]!, "w.log");
+    while (again.res.status === 429 && Date.now() < deadline) {
+      await Bun.sleep(50);
+      again = await follow(server, tokens[2]!, "w.log");
+    }
+    expect(again.res.status).toBe(200);
+    again.close();
+    for (const f of open) f.close();
+  }, 30_000);
 });
 
 test("SIGTERM with streams open ends them and exits 0 promptly", async () => {

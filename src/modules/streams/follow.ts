@@ -6,6 +6,15 @@ import type { LinesPage, LinesQuery, StreamLine } from "./model";
 
 /** Open follows per token (or browser account); the server-wide cap is NOTESTREAM_SSE_MAX. */
 export const OPEN_PER_TOKEN = 10;
+
+/**
+ * Open follows per workspace: a tenth of NOTESTREAM_SSE_MAX, so one tenant's tokens (a Team holds
+ * thirty) cannot take the whole pool, and never fewer than one token may hold.
+ */
+export function openPerWorkspace(sseMax: number): number {
+  return Math.max(OPEN_PER_TOKEN, Math.floor(sseMax / 10));
+}
+
 /** A slot frees only when a follower hangs up, which no clock predicts: a guess a client can wait. */
 const RETRY_AFTER_SECONDS = 30;
 
@@ -14,13 +23,16 @@ const encoder = new TextEncoder();
 /** One open follow, as the registry knows it. */
 interface Follow {
   key: string;
+  workspaceId: string;
   close(): void;
 }
 
 /**
- * The service's open follows (SSE): how many each token holds and in all, the wake-ups of the
- * notes they follow, and one timer that notices lines written by another process (the CLI) from
- * SQLite's data_version, which moves only for other connections' commits (`sqliteDataVersion`).
+ * The service's open follows (SSE): how many each token and each workspace holds and in all, the
+ * wake-ups of the notes they follow, and one timer that notices lines written by another process
+ * (the CLI) from SQLite's data_version, which moves only for other connections' commits
+ * (`sqliteDataVersion`). Counted in this process's memory, as the connections they hold are: with
+ * several instances, each caps its own.
  */
 export class Followers {
   /** A comment line this often keeps proxies from closing an idle stream. */
@@ -31,6 +43,7 @@ export class Followers {
   closing = false;
   private open = new Set<Follow>();
   private perKey = new Map<string, number>();
+  private perWorkspace = new Map<string, number>();
   private poll: ReturnType<typeof setInterval> | null = null;
   private dataVersion = -1;
 
@@ -45,21 +58,24 @@ export class Followers {
     return this.open.size;
   }
 
-  /** Takes a slot for `key`, or refuses with 429 when the key or the service has none left. */
-  admit(key: string): void {
-    const mine = this.perKey.get(key) ?? 0;
+  /** Checks there is a slot for `key` in `workspaceId`, or refuses with 429 when the key, the workspace or the service has none left. */
+  admit(key: string, workspaceId: string): void {
+    const perWorkspace = openPerWorkspace(this.deps.config.sseMax);
     const message =
-      mine >= OPEN_PER_TOKEN
+      (this.perKey.get(key) ?? 0) >= OPEN_PER_TOKEN
         ? `this token already follows ${OPEN_PER_TOKEN} streams; close one first`
-        : this.open.size >= this.deps.config.sseMax
-          ? "the service follows as many streams as it is configured to; retry later"
-          : null;
+        : (this.perWorkspace.get(workspaceId) ?? 0) >= perWorkspace
+          ? `this workspace already follows ${perWorkspace} streams, as many as one workspace may at once; close one first`
+          : this.open.size >= this.deps.config.sseMax
+            ? "the service follows as many streams as it is configured to; retry later"
+            : null;
     if (message) throw new AppError("rate_limited", message, undefined, { "retry-after": String(RETRY_AFTER_SECONDS) });
   }
 
   add(f: Follow): void {
     this.open.add(f);
     this.perKey.set(f.key, (this.perKey.get(f.key) ?? 0) + 1);
+    this.perWorkspace.set(f.workspaceId, (this.perWorkspace.get(f.workspaceId) ?? 0) + 1);
     if (!this.poll) {
       this.dataVersion = this.deps.otherWriters.version();
       this.poll = setInterval(() => this.lookForOtherWriters(), this.recheckMs);
@@ -68,9 +84,8 @@ export class Followers {
 
   remove(f: Follow): void {
     if (!this.open.delete(f)) return;
-    const n = (this.perKey.get(f.key) ?? 1) - 1;
-    if (n > 0) this.perKey.set(f.key, n);
-    else this.perKey.delete(f.key);
+    countDown(this.perKey, f.key);
+    countDown(this.perWorkspace, f.workspaceId);
     if (this.open.size === 0 && this.poll) {
       clearInterval(this.poll);
       this.poll = null;
@@ -89,6 +104,12 @@ export class Followers {
     this.dataVersion = v;
     this.deps.appendBatch.followers.wakeAll();
   }
+}
+
+function countDown(counts: Map<string, number>, key: string): void {
+  const n = (counts.get(key) ?? 1) - 1;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
 }
 
 const registries = new WeakMap<Deps, Followers>();
@@ -117,14 +138,14 @@ const wantsEvents = (request: Request): boolean => (request.headers.get("accept"
 
 /**
  * Follows a stream the caller may read, as the request asks (query, Last-Event-ID). `key` is
- * whose slot it takes; `stillAllowed` re-checks the caller at every heartbeat.
+ * whose slot it takes, in the note's workspace; `stillAllowed` re-checks the caller at every heartbeat.
  */
 export async function followStream(
   deps: Deps,
-  o: { noteId: string; query: LinesQuery; request: Request; key: string; stillAllowed: () => void | Promise<void> },
+  o: { noteId: string; workspaceId: string; query: LinesQuery; request: Request; key: string; stillAllowed: () => void | Promise<void> },
 ): Promise<Response> {
   const start = await followStart(deps, o.noteId, o.query, o.request.headers.get("last-event-id"));
-  return followResponse(deps, { key: o.key, noteId: o.noteId, ...start, stillAllowed: o.stillAllowed, signal: o.request.signal });
+  return followResponse(deps, { key: o.key, workspaceId: o.workspaceId, noteId: o.noteId, ...start, stillAllowed: o.stillAllowed, signal: o.request.signal });
 }
 
 /** GET /notes/{id}/lines and by filename: a page of lines, or with Accept: text/event-stream, the follow. */
@@ -145,6 +166,7 @@ export async function linesOrFollow({
   const authorization = request.headers.get("authorization");
   return followStream(deps, {
     noteId: note.id,
+    workspaceId: note.workspaceId,
     query,
     request,
     key: `token:${ctx.principal.tokenId}`,
@@ -162,6 +184,8 @@ function eventOf(line: StreamLine): string {
 interface FollowOptions {
   /** Whose slot it takes: a token's id, or a browser account's. */
   key: string;
+  /** The workspace of the note followed, whose slots it counts against too. */
+  workspaceId: string;
   noteId: string;
   /** The follow sends the lines after this one. */
   from: Position;
@@ -180,7 +204,7 @@ interface FollowOptions {
  */
 function followResponse(deps: Deps, o: FollowOptions): Response {
   const registry = followers(deps);
-  registry.admit(o.key);
+  registry.admit(o.key, o.workspaceId);
   let cursor = o.from;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
@@ -248,7 +272,7 @@ function followResponse(deps: Deps, o: FollowOptions): Response {
     if (!closed) send(": heartbeat\n\n");
   }, registry.heartbeatMs);
   const unwatch = deps.appendBatch.followers.watch(o.noteId, wake);
-  const follow: Follow = { key: o.key, close: () => close() };
+  const follow: Follow = { key: o.key, workspaceId: o.workspaceId, close: () => close() };
 
   function close(): void {
     if (closed) return;

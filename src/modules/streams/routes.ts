@@ -21,7 +21,7 @@ const detail = (summary: string) => ({
 const FOLLOW =
   "With Accept: text/event-stream the answer follows the stream instead (Server-Sent Events): each new line is an event, " +
   "id its cursor, data {\"text\", \"at\"}; Last-Event-ID or ?cursor= resumes after that line, ?last=N sends the newest N first, " +
-  "otherwise it starts after the current last line; a comment heartbeat every 25 s. At most 10 open per token (429 with Retry-After).";
+  "otherwise it starts after the current last line; a comment heartbeat every 25 s. At most 10 open per token, and per workspace a tenth of the server's NOTESTREAM_SSE_MAX (at least 10); past either, 429 with Retry-After.";
 
 const linesDetail = (summary: string) => ({
   tags: ["streams"],

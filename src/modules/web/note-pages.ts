@@ -104,6 +104,7 @@ export const notePages = (deps: Deps) => {
         // The API's follow (Server-Sent Events), for the page's script; one browser account holds ten.
         return followStream(deps, {
           noteId: note.id,
+          workspaceId: note.workspaceId,
           query: { cursor: query.cursor },
           request,
           key: `browser:${s.account.id}`,
