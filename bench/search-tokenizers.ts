@@ -1,5 +1,5 @@
 /**
- * The measurement behind the search index's tokenizer (docs/PERFORMANCE.md, "The search index"):
+ * The measurement behind the search index's tokenizer (docs/performance-log.md, the search index):
  * the same generated log lines into a chunk table like note_chunks, with no index and with an
  * external-content FTS5 index under each candidate tokenizer; the database's size and the time
  * added, and a few queries that show what each one finds.

@@ -24,8 +24,8 @@ export function openDatabase({ dataDir }: OpenOptions): Db {
   sqlite.run("PRAGMA busy_timeout = 5000");
   sqlite.run("PRAGMA foreign_keys = ON");
   // 4 MB of page cache: appends write new pages that are rarely read again, and a larger cache
-  // only kept them in memory (16 MB here measured 145 MB peak RSS under the append benchmark
-  // against 132 MB, at the same throughput); reads past it come from the OS's cache.
+  // only kept them in memory (more peak RSS under the append benchmark, no more throughput:
+  // docs/PERFORMANCE.md); reads past it come from the OS's cache.
   sqlite.run("PRAGMA cache_size = -4000");
   sqlite.run("PRAGMA temp_store = MEMORY");
   return drizzle({ client: sqlite, schema }) as Db;

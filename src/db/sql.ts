@@ -15,7 +15,8 @@ export function isPostgres(db: Db): boolean {
  * template, or for a hot path a string with `?` for each of `params` (its PostgreSQL form, with
  * $n, made once and kept). Write it in the SQL that SQLite and PostgreSQL share (docs/SCALING.md
  * lists what that leaves out). On SQLite the statement is kept compiled by bun:sqlite's `query()`
- * (drizzle's `db.all(sql)` compiles it on every call: a follower's read took 5x as long).
+ * (drizzle's `db.all(sql)` compiles it on every call, which made a follower's read several times
+ * slower).
  * PostgreSQL returns bigint columns as strings: read them with Number().
  */
 export async function sqlRows<T>(db: Db, query: SQL | string, params: unknown[] = []): Promise<T[]> {
@@ -70,8 +71,8 @@ const AS_IS = new Set(["SQLiteInteger", "SQLiteText", "SQLiteReal", "PgText", "P
  * Rows of one table chosen by raw SQL (`rest`: WHERE …, ORDER BY …, LIMIT …, with `?` for each
  * of `params`), shaped and typed as drizzle's select gives them. For the reads on every append's
  * and request's path: the statement's text is built once per table and `rest` (PostgreSQL's with
- * $n placeholders), and on SQLite kept compiled by bun:sqlite; building it with drizzle took 8 µs
- * a call, a quarter of an append. `lock`: inside a write, hold the rows until it commits
+ * $n placeholders), and on SQLite kept compiled by bun:sqlite; building it with drizzle on every
+ * call was a large part of an append's time. `lock`: inside a write, hold the rows until it commits
  * (PostgreSQL's FOR NO KEY UPDATE; SQLite's writer holds the whole database already).
  */
 export async function tableRows<T extends Table>(

@@ -4,10 +4,10 @@ import { jsonString } from "../lib/text";
 
 /**
  * Request log lines, gathered and written to stdout every few milliseconds instead of one write
- * per request (or per turn of the event loop): a write to a file or a pipe costs tens of
- * microseconds whatever its size, which under load was 4-5% of the event loop's time at one
- * write per turn. A line appears at most FLUSH_MS late; the shutdown path and every other log
- * message flush first, so the order of lines is kept.
+ * per request (or per turn of the event loop): a write to a file or a pipe costs a system call
+ * whatever its size, and one write per turn was a visible share of the event loop under load. A
+ * line appears at most FLUSH_MS late; the shutdown path and every other log message flush first,
+ * so the order of lines is kept.
  */
 const FLUSH_MS = 10;
 /** Lines after which the buffer is written at once, so a burst never holds much in memory. */

@@ -56,8 +56,8 @@ function firstOfItsKey(deps: Deps) {
  * running ones whose lease expired. The status term repeats what `due` says, written as the
  * partial index jobs_unfinished's condition (SQLite matches it literally): once SQLite had
  * statistics (an ANALYZE), its planner walked the whole table in id order for this query, finished
- * jobs and all (kept a day, millions on a busy instance; 10–17 ms at 200,000, inside the writer's
- * transaction); with the term and that index it reads only the unfinished jobs (0.3 ms).
+ * jobs and all (kept a day, millions on a busy instance, and read inside the writer's
+ * transaction); with the term and that index it reads only the unfinished jobs.
  */
 export function dueJobs(deps: Deps, now: number, limit: number) {
   const due = or(and(eq(jobs.status, "pending"), lte(jobs.runAt, now)), and(eq(jobs.status, "running"), lte(jobs.leaseExpiresAt, now)));

@@ -3,8 +3,8 @@ const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
 
 /**
  * `new URL(href).pathname`, without parsing the URL when its path is plain (as every append's
- * is): the parser costs about half a microsecond a request. Anything else (percent escapes, dot
- * segments, characters the parser would encode) goes through the parser.
+ * is), so the hot path does not pay for the parser on every request. Anything else (percent
+ * escapes, dot segments, characters the parser would encode) goes through the parser.
  */
 export function pathOf(href: string): string {
   const scheme = href.indexOf("://");

@@ -1,9 +1,9 @@
 /**
  * A chunk's search vector on PostgreSQL, built here instead of by PostgreSQL inside the append's
  * transaction. PostgreSQL's way (notestream_search_text()'s lower case and regular expression,
- * then the text search parser and two dictionaries) costs about 0.5 ms of its CPU for a batch of
- * 25 log lines, a third of its work per batch; reading the same vector as a literal costs a
- * seventh of that (docs/PERFORMANCE.md "Search vectors from the writer").
+ * then the text search parser and two dictionaries) is a large share of its CPU for a batch of
+ * log lines, spent inside every batch's transaction; reading the same vector as a literal costs a
+ * small part of that (docs/PERFORMANCE.md, "Search, and PDFs").
  *
  * The result is exactly PostgreSQL's `to_tsvector('notestream_search',
  * notestream_search_text(text))` (test/integration/search.test.ts compares them on thousands of

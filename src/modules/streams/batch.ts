@@ -34,12 +34,12 @@ export interface OverlayWrites {
 }
 
 function sqliteOverlayWrites(sqlite: Database): OverlayWrites {
-  // One row per stream and batch: an INSERT per append was a tenth of an append's time, and
+  // One row per stream and batch: an INSERT per append cost far more than one per batch, and
   // readers only ever concatenate chunks (or split them into lines).
   const insert = sqlite.query("INSERT INTO note_chunks (note_id, text, at) VALUES (?, ?, ?)");
   // An armed dead-man's switch gets its next deadline from the same write time. A note without
-  // one skips that column, which spares the deadline index a write per batch (about a tenth of a
-  // commit); should the note have been armed after all, the full form runs.
+  // one skips that column, which spares the deadline index a write per batch; should the note
+  // have been armed after all, the full form runs.
   const plain = sqlite.query(
     "UPDATE notes SET byte_size = ?1, updated_at = ?2, last_write_at = ?2 WHERE id = ?3 AND expected_interval_seconds IS NULL",
   );

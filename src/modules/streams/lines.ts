@@ -67,9 +67,8 @@ const FIRST_PAGE = 8;
  * "desc"; null: from the start or the end), in that order, from the (note_id, seq) index.
  *
  * A sql template rather than the query builder: every follower of a stream reads its new lines
- * after each commit, and a page read through the builder measured 20 to 40% slower (a follower's
- * read of one new chunk: about 60 µs against 50 µs; a page of 8 chunks: 55 to 90 µs against 35 to
- * 50 µs). The SQL is the subset both databases share.
+ * after each commit, and the builder's own work made each of those reads markedly slower. The SQL
+ * is the subset both databases share.
  */
 async function chunkPage(deps: Deps, noteId: string, order: "asc" | "desc", from: number | null, limit: number): Promise<ChunkRow[]> {
   const c = noteChunks;
