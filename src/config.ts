@@ -48,6 +48,8 @@ export interface Config {
   sseMax: number;
   /** Bearer token of GET /metrics; null turns the endpoint off (404). */
   metricsToken: string | null;
+  /** NOTESTREAM_DISK_RESERVE_MB, in bytes: what the serving process holds back on SQLite's disk for deletes (db/disk-space.ts). */
+  diskReserveBytes: number;
   /** NOTESTREAM_DATABASE_URL: PostgreSQL instead of SQLite under the data dir; null for SQLite. */
   postgres: PostgresConfig | null;
 }
@@ -113,6 +115,7 @@ export const CONFIG_VARIABLES = [
   ["NOTESTREAM_TRUST_PROXY", "false", "Behind a reverse proxy: true (one proxy) or the number of proxies; forwarded headers are ignored otherwise."],
   ["NOTESTREAM_TRUST_PROXY_HEADERS", "x-forwarded", "The forwarded headers the trusted proxy writes: x-forwarded (X-Forwarded-For, -Proto, -Host: nginx, Caddy, Traefik) or forwarded (RFC 7239 Forwarded); the other family is ignored, so a client's own cannot pass through the proxy."],
   ["NOTESTREAM_METRICS_TOKEN", "(unset)", "Turns on GET /metrics (Prometheus text format), for requests with this Bearer token; unset, /metrics is 404."],
+  ["NOTESTREAM_DISK_RESERVE_MB", "8", "SQLite: megabytes the server holds back in <data dir>/notestream.reserve and gives up when the disk fills, so that deleting and purging notes still work (0: none)."],
   ["NOTESTREAM_DATABASE_URL", "(unset)", "postgres://user:pass@host:5432/db?sslmode=disable|allow|prefer|require|verify-ca|verify-full&sslrootcert=/path/ca.pem (&sslcert=…&sslkey=… for a client certificate) serves from PostgreSQL instead, as any number of instances (docs/SCALING.md); unset, SQLite under the data dir."],
   ["NOTESTREAM_DATABASE_POOL", "10", "Connections to PostgreSQL each process keeps at most."],
 ] as const;
@@ -159,6 +162,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jobConcurrency: parseNumber("NOTESTREAM_JOB_CONCURRENCY", env.NOTESTREAM_JOB_CONCURRENCY ?? "8", 1, 256),
     sseMax: parseWhole("NOTESTREAM_SSE_MAX", env.NOTESTREAM_SSE_MAX ?? "1000", 0, 100_000),
     metricsToken: parseMetricsToken(env.NOTESTREAM_METRICS_TOKEN),
+    diskReserveBytes: parseWhole("NOTESTREAM_DISK_RESERVE_MB", env.NOTESTREAM_DISK_RESERVE_MB ?? "8", 0, 65_536) * 1024 * 1024,
     postgres: parsePostgres(env.NOTESTREAM_DATABASE_URL, env.NOTESTREAM_DATABASE_POOL),
   };
 }

@@ -1,5 +1,6 @@
 import type { Config } from "./config";
 import type { Db } from "./db/client";
+import type { DiskSpace } from "./db/disk-space";
 import type { Writer } from "./db/writer";
 import type { Limiter } from "./http/rate-limit";
 import type { Clock } from "./lib/clock";
@@ -16,6 +17,8 @@ export interface Deps {
   config: Config;
   db: Db;
   writer: Writer;
+  /** A full disk: the reserve, the 507 spell, the room left (db/disk-space.ts); the writer asks it. */
+  disk: DiskSpace;
   /** What a batch's appends hold in memory until it commits; the writer's overlay. */
   appendBatch: AppendBatch;
   clock: Clock;

@@ -6,6 +6,8 @@ import { loadConfig, type Config } from "./config";
 import { OutboxMailer, SmtpMailer, type Mailer } from "./mail/mailer";
 import { databasePath, openDatabase, type Db } from "./db/client";
 import { WalSync } from "./db/wal-sync";
+import { DiskSpace } from "./db/disk-space";
+import { logEvent } from "./http/log";
 import { migrate, SchemaTooNewError } from "./db/migrate";
 import { Writer } from "./db/writer";
 import { sqliteOtherWriters } from "./db/other-writers";
@@ -49,10 +51,12 @@ export function createDeps(config: Config = loadConfig(), clock: Clock = systemC
   const durable = config.synchronous === "FULL" ? new WalSync(`${databasePath(config.dataDir)}-wal`) : null;
   const appendBatch = new AppendBatch(db.$client);
   const otherWriters = sqliteOtherWriters(db.$client);
+  const disk = new DiskSpace({ dataDir: config.dataDir, db: db.$client }, logEvent);
   return {
     ...common(config, clock),
     db,
-    writer: new Writer(db.$client, durable, appendBatch),
+    writer: new Writer(db.$client, durable, appendBatch, disk),
+    disk,
     appendBatch,
     tokens: new TokenCache(otherWriters),
     otherWriters,
@@ -85,12 +89,14 @@ export async function openDeps(config: Config = loadConfig(), clock: Clock = sys
       console.error(JSON.stringify({ time: new Date().toISOString(), level: "warn", msg }));
     }
     const appendBatch = new AppendBatch(pgOverlayWrites(conn, otherWriters.id, { vectors }));
-    writer = new Writer(pgTransactions(conn, current), null, appendBatch);
+    const disk = new DiskSpace(null, logEvent);
+    writer = new Writer(pgTransactions(conn, current), null, appendBatch, disk);
     return {
       ...common(config, clock),
       limiter: new PgRateLimiter(pool, clock),
       db,
       writer,
+      disk,
       appendBatch,
       tokens: new TokenCache(otherWriters),
       otherWriters,

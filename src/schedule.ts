@@ -28,9 +28,9 @@ export const PERIODIC_TASKS = [
   { name: "inbox-prune", pattern: "0 27 * * * *", run: (deps: Deps) => pruneInboxDeliveries(deps) },
   // Notes are purged 30 days after trashing, within the hour: finding them scans the notes table
   // (no index on trashed_at), so hourly, and each run takes a bounded batch.
-  { name: "trash-purge", pattern: "0 33 * * * *", run: (deps: Deps) => purgeTrash(deps) },
+  { name: "trash-purge", pattern: "0 33 * * * *", run: (deps: Deps) => purgeTrash(deps), freesSpace: true },
   // Lines older than a stream's retention_days go within minutes; each run removes a bounded batch.
-  { name: "retention", pattern: "50 */5 * * * *", run: (deps: Deps) => expireOldLines(deps) },
+  { name: "retention", pattern: "50 */5 * * * *", run: (deps: Deps) => expireOldLines(deps), freesSpace: true },
   // OAuth clients that never completed a grant go a day after registering (hourly, so within 25 h).
   { name: "oauth-client-expiry", pattern: "0 41 * * * *", run: (deps: Deps) => expireUnusedClients(deps) },
 ] as const satisfies readonly PeriodicTask[];

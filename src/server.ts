@@ -14,6 +14,8 @@ function log(fields: Record<string, unknown>): void {
 
 /** Serves until SIGTERM or SIGINT, then stops accepting, lets in-flight requests and commits finish, and exits 0. */
 export async function serve(deps: Deps): Promise<void> {
+  // Room for deletes and purges on a full disk (db/disk-space.ts), held before anything is written.
+  deps.disk.hold(deps.config.diskReserveBytes);
   // Time-driven transitions that fell due while the service was down are applied before serving.
   const runner = new JobRunner(deps, jobHandlers);
   await runner.start();

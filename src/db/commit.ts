@@ -15,7 +15,7 @@ export function commit<T>(
   ctx: Ctx,
   status: number | ((body: T) => number),
   run: () => T | Promise<T>,
-  opts: { coalesce?: boolean } = {},
+  opts: { coalesce?: boolean; freesSpace?: boolean } = {},
 ): Promise<Reply<T>> {
   // A write that needs no database round trip (most appends) stays synchronous (lib/maybe.ts).
   return ctx.deps.writer.write(

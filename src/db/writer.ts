@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { isDiskFull, type DiskSpace } from "./disk-space";
 import type { WalSync } from "./wal-sync";
 
 /** A client's error (a cap, a missing note): thrown before a write changes anything. */
@@ -12,6 +13,8 @@ interface PendingWrite {
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   coalesce: boolean;
+  /** Frees room (a delete, a purge): runs on a full disk too (disk-space.ts). */
+  frees: boolean;
 }
 
 /**
@@ -144,6 +147,7 @@ export class Writer {
     db: Database | Transactions,
     private readonly durable: WalSync | null = null,
     private readonly overlay: BatchOverlay = noOverlay,
+    private readonly storage: DiskSpace | null = null,
   ) {
     this.tx = "query" in db ? sqliteTransactions(db) : db;
   }
@@ -151,10 +155,17 @@ export class Writer {
   /**
    * Queues a write. `coalesce` is for appends: they leave their changes in the overlay, written
    * once per batch, and run without a savepoint (see the class comment for their promise).
+   * `freesSpace` is for deletes and purges: on a full disk they still run, while other writes are
+   * refused with storage_full before they touch the database (db/disk-space.ts).
    */
-  write<T>(run: () => T | Promise<T>, opts: { coalesce?: boolean } = {}): Promise<T> {
+  write<T>(run: () => T | Promise<T>, opts: { coalesce?: boolean; freesSpace?: boolean } = {}): Promise<T> {
+    const frees = opts.freesSpace === true;
+    if (this.storage?.checking && !frees) {
+      const refused = this.storage.admit();
+      if (refused) return Promise.reject(refused);
+    }
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, resolve: resolve as (v: unknown) => void, reject, coalesce: opts.coalesce === true });
+      this.queue.push({ run, resolve: resolve as (v: unknown) => void, reject, coalesce: opts.coalesce === true, frees });
       if (!this.scheduled) {
         this.scheduled = true;
         // While a batch waits for its fsync, the next one gathers: its writes would wait for the next
@@ -216,6 +227,8 @@ export class Writer {
           outcomes.push({ ok: true, value });
         } catch (error) {
           if (this.tx.retryable(error)) return { retry: error };
+          // A full disk fails the whole batch: SQLite may have rolled its transaction back already.
+          if (isDiskFull(error)) throw error;
           if (!isExpected(error)) return null;
           overlay.rollback();
           after.length = mark;
@@ -234,6 +247,7 @@ export class Writer {
       } catch (error) {
         // A deadlock with another instance: the whole batch lets go of its locks and runs again.
         if (this.tx.retryable(error)) return { retry: error };
+        if (isDiskFull(error)) throw error;
         await this.tx.rollbackTo("write");
         overlay.rollback();
         after.length = mark;
@@ -326,7 +340,7 @@ export class Writer {
       } catch {}
       this.overlay.discard();
       if (this.overlay.mend()) return this.flushBatch(batch);
-      for (const w of batch) w.reject(error);
+      for (const w of batch) w.reject(this.failure(error));
       return this.afterFlush();
     }
     this.inBatch = false;
@@ -340,6 +354,7 @@ export class Writer {
       this.stats.batches++;
       this.stats.writes += batch.length;
       this.observer?.committed(batch.length);
+      if (this.storage?.checking && batch.some((w) => !w.frees)) this.storage.committed();
     } catch (error) {
       // Nothing of the batch is durable: every request in it learns so.
       this.overlay.discard();
@@ -348,7 +363,7 @@ export class Writer {
         await this.tx.rollback();
       } catch {}
       if (this.overlay.mend()) return this.flushBatch(batch);
-      for (const w of batch) w.reject(error);
+      for (const w of batch) w.reject(this.failure(error));
       return this.afterFlush();
     }
     // Outside the try above: the batch is committed, whatever its readers make of that.
@@ -363,7 +378,7 @@ export class Writer {
     }
     // The next batch may run while this one's fsync is on its way; its answers wait for their own.
     this.syncing++;
-    void this.durable.sync().then(answer, (error) => batch.forEach((w) => w.reject(error))).finally(() => {
+    void this.durable.sync().then(answer, (error) => batch.forEach((w) => w.reject(this.failure(error)))).finally(() => {
       this.syncing--;
       if (this.flushAfterSync && this.syncing === 0) {
         this.flushAfterSync = false;
@@ -371,6 +386,11 @@ export class Writer {
       }
       this.afterFlush();
     });
+  }
+
+  /** What a failed batch's writes are told: storage_full when the disk is full (a spell begins), else the error itself. */
+  private failure(error: unknown): unknown {
+    return this.storage?.failed(error) ?? error;
   }
 
   private afterFlush(): void {

@@ -16,6 +16,7 @@ export const codeToStatus = {
   note_locked: 423,
   rate_limited: 429,
   internal_error: 500,
+  storage_full: 507,
 } as const;
 
 export type ErrorCode = keyof typeof codeToStatus;
@@ -82,6 +83,13 @@ export class NoteLocked extends AppError {
 export class Conflict extends AppError {
   constructor(message: string) {
     super("conflict", message);
+  }
+}
+
+/** The disk (or PostgreSQL's) is full: nothing of the write was stored; Retry-After says when to try again. */
+export class StorageFull extends AppError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super("storage_full", message, undefined, { "retry-after": String(retryAfterSeconds) });
   }
 }
 

@@ -38,6 +38,7 @@ const STATUS_TEXT: Record<number, string> = {
   423: "The API may not change this content (an append-only or rich-text note)",
   429: "Rate limited: retry after Retry-After seconds",
   500: "Internal error (never with a stack trace)",
+  507: "The server's disk is full: this write could not be stored; retry after Retry-After seconds (deleting notes and purging the trash still work)",
 };
 
 const codesFor = (status: number) => (Object.keys(codeToStatus) as ErrorCode[]).filter((c) => codeToStatus[c] === status);
@@ -54,7 +55,7 @@ function components(): Json {
   for (const status of Object.keys(STATUS_TEXT).map(Number)) {
     responses[`E${status}`] = {
       description: STATUS_TEXT[status],
-      headers: { ...RATE_HEADERS, ...(status === 429 ? { "Retry-After": { $ref: "#/components/headers/Retry-After" } } : {}), ...(status === 405 ? { Allow: { schema: { type: "string" }, description: "The methods this path answers" } } : {}) },
+      headers: { ...RATE_HEADERS, ...(status === 429 || status === 507 ? { "Retry-After": { $ref: "#/components/headers/Retry-After" } } : {}), ...(status === 405 ? { Allow: { schema: { type: "string" }, description: "The methods this path answers" } } : {}) },
       content: { "application/json": { schema: { $ref: `#/components/schemas/Error${status}` } } },
     };
   }
@@ -173,7 +174,7 @@ function errorStatuses(method: string, path: string, op: Json, isPublic: boolean
   if (path.includes("{")) out.add(404);
   if ((op.parameters ?? []).some((p: Json) => p.in === "query") || op.requestBody) out.add(422);
   if (op.requestBody) out.add(413);
-  if (method === "post" || method === "patch" || method === "delete") out.add(409).add(422);
+  if (method === "post" || method === "patch" || method === "delete") out.add(409).add(422).add(507);
   return [...out].sort();
 }
 

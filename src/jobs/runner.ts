@@ -1,4 +1,5 @@
 import type { Deps } from "../deps";
+import { StorageFull } from "../http/errors";
 import { randomBase62 } from "../lib/random";
 import { claimDueJobs, completeJob, failJob, nextDueAt, reclaimAbandoned, retryJob, type JobRow } from "./queue";
 
@@ -114,7 +115,8 @@ export class JobRunner {
       // The claim's batch failed (PostgreSQL restarting, another write in it aborting the
       // transaction): nothing was claimed. Logged, not thrown: a tick is started with `void`, and
       // an unhandled rejection would end the process. The next wake or the cron sweep claims again.
-      console.error(JSON.stringify({ level: "error", msg: "could not claim jobs", error: String(e) }));
+      // Refused for a full disk: logged once when the spell began (db/disk-space.ts), not per tick.
+      if (!(e instanceof StorageFull)) console.error(JSON.stringify({ level: "error", msg: "could not claim jobs", error: String(e) }));
     } finally {
       this.claiming--;
       this.notifyIdle();

@@ -2,6 +2,7 @@ import { cron } from "@elysiajs/cron";
 import { Elysia } from "elysia";
 import type { Deps } from "../deps";
 import { onceAcrossInstances, tickOf } from "../db/cluster";
+import { StorageFull } from "../http/errors";
 
 /** Periodic work. Each task reads its due items from the database, so none is lost to a restart. */
 export interface PeriodicTask {
@@ -15,6 +16,8 @@ export interface PeriodicTask {
    * other task is done once per tick across the instances sharing a PostgreSQL database.
    */
   everyInstance?: boolean;
+  /** Deletes rows (the trash's purge, retention): runs on a full disk too, where it makes room (db/disk-space.ts). */
+  freesSpace?: boolean;
 }
 
 export const SCHEDULER_BEAT = "scheduler";
@@ -29,11 +32,16 @@ export async function runTasks(deps: Deps, tasks: readonly PeriodicTask[]): Prom
 /** `tick`: the scheduled second, when the schedule runs it (null: asked for, at start-up or by a test). */
 export async function runTask(deps: Deps, task: PeriodicTask, tick: number | null = null): Promise<void> {
   try {
-    await deps.writer.write(async () => {
-      if (task.everyInstance || (await onceAcrossInstances(deps.db, task.name, tick))) await task.run(deps);
-    });
+    await deps.writer.write(
+      async () => {
+        if (task.everyInstance || (await onceAcrossInstances(deps.db, task.name, tick))) await task.run(deps);
+      },
+      { freesSpace: task.freesSpace },
+    );
     deps.heartbeats.set(SCHEDULER_BEAT, deps.clock.now());
   } catch (e) {
+    // Refused for a full disk: the scheduler is alive, the disk is what /up/deep and the log name.
+    if (e instanceof StorageFull) return void deps.heartbeats.set(SCHEDULER_BEAT, deps.clock.now());
     console.error(JSON.stringify({ level: "error", msg: "periodic task failed", task: task.name, error: String(e) }));
   }
 }

@@ -9,6 +9,8 @@ export interface ScrapeSources {
   sseOpen(): number;
   /** The database's and its write-ahead log's size, in bytes (no log of its own on PostgreSQL: null). */
   files(): Promise<{ database: number; wal: number | null }>;
+  /** A full disk (db/disk-space.ts): whether writes are refused now, spells so far, room left (null on PostgreSQL). */
+  storage(): { full: boolean; spells: number; roomBytes: number | null };
 }
 
 interface Child {
@@ -94,6 +96,30 @@ export class Metrics {
       const s = sources();
       if (s) g.set((await s.files()).database);
     });
+    this.gauge("notestream_storage_full", "1 while writes are refused with 507 storage_full for a full disk (deletes and purges still run), else 0.", [], (g) => {
+      const s = sources();
+      if (s) g.set(s.storage().full ? 1 : 0);
+    });
+    new Counter({
+      name: "notestream_storage_full_spells_total",
+      help: "Times writes began to be refused for a full disk.",
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const s = sources();
+        if (s) this.inc(s.storage().spells);
+      },
+    });
+    this.gauge(
+      "notestream_storage_room_bytes",
+      "Bytes writes may still take: free disk space beyond the reserve plus SQLite's free pages (no series on PostgreSQL).",
+      [],
+      (g) => {
+        const room = sources()?.storage().roomBytes;
+        if (room != null) g.set(room);
+        else g.remove({});
+      },
+    );
     this.gauge("notestream_wal_bytes", "Size of the SQLite write-ahead log file (no series on PostgreSQL, whose log is the server's).", [], async (g) => {
       const wal = (await sources()?.files())?.wal;
       // No reading (PostgreSQL): no sample, rather than the 0 an unlabelled gauge shows after reset().

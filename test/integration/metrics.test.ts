@@ -78,6 +78,9 @@ describe("GET /metrics", () => {
       ["notestream_sse_streams_open", "gauge", []],
       ["notestream_database_bytes", "gauge", []],
       ["notestream_wal_bytes", "gauge", []],
+      ["notestream_storage_full", "gauge", []],
+      ["notestream_storage_full_spells_total", "counter", []],
+      ["notestream_storage_room_bytes", "gauge", []],
     ];
     for (const [name, type, labels] of want) {
       const f = m.get(name);

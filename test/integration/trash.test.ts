@@ -325,6 +325,85 @@ describe("the purge", () => {
   });
 });
 
+const purgeNow = (token: string, id: string) => h.request("DELETE", `/api/v1/trash/${id}`, { token });
+
+describe("DELETE /trash/{id}: the purge, at once", () => {
+  test("a trashed note is deleted for good at once: 200 {id, purged}, gone from the trash, its rows and storage freed, tokens pinned to it revoked", async () => {
+    await setup();
+    const { a, token } = await devAccount();
+    const kept = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { plain_body: "k".repeat(100) } } }));
+    const stream = await created(await append(token, "big.log", "b".repeat(40 * KB)));
+    const inbox = await (await h.request("POST", `/api/v1/notes/${stream.id}/inbox`, { token })).json();
+    expect((await h.request("POST", `/h/${inbox.token}`, { body: "f".repeat(20 * KB), headers: TEXT })).status).toBe(202);
+    await h.jobs.drain();
+    const pinned = await h.token(a, ["read"], { noteId: stream.id });
+    expect(await storageOf(a.workspaceId)).toBeGreaterThan(kept.byte_size + 60 * KB);
+
+    expect((await del(token, stream.id)).status).toBe(200);
+    const res = await purgeNow(token, stream.id);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id: stream.id, purged: true });
+    expect(await (await trash(token)).json()).toEqual([]);
+    expect(await storageOf(a.workspaceId)).toBe(kept.byte_size);
+    for (const table of ["note_chunks", "inbox_deliveries", "webhook_attempts"] as const) expect(await rows(table, stream.id)).toBe(0);
+    await expectError(await h.request("GET", `/api/v1/notes/${stream.id}`, { token: pinned }), 401, "unauthorized");
+    // Purged is gone: neither a second purge nor a restore finds it.
+    await expectError(await purgeNow(token, stream.id), 404, "not_found");
+    await expectError(await restore(token, stream.id), 404, "not_found");
+    // The filename is a new stream's again.
+    expect((await append(token, "big.log", "again")).status).toBe(201);
+  });
+
+  test("404 for a live note, a missing one, a malformed id and another account's trashed note, which stays there", async () => {
+    await setup();
+    const { token } = await devAccount();
+    const other = await devAccount();
+    const live = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "live" } } }));
+    const foreign = await created(await h.request("POST", "/api/v1/notes", { token: other.token, body: { note: { title: "theirs" } } }));
+    expect((await del(other.token, foreign.id)).status).toBe(200);
+
+    await expectError(await purgeNow(token, live.id), 404, "not_found");
+    await expectError(await purgeNow(token, "note_doesnotexist"), 404, "not_found");
+    await expectError(await purgeNow(token, "%E2%80%AE"), 404, "not_found");
+    await expectError(await purgeNow(token, foreign.id), 404, "not_found");
+    expect((await read(token, live.id)).status).toBe(200);
+    expect((await (await trash(other.token)).json()).map((n: { id: string }) => n.id)).toEqual([foreign.id]);
+    expect((await purgeNow(other.token, foreign.id)).status).toBe(200);
+  });
+
+  test("scopes: purging takes write; read and append tokens are 403, no token 401, a pinned token purges only its own note; a read-only account purges nothing", async () => {
+    await setup();
+    const { a, token } = await devAccount("team");
+    const s = await created(await append(token, "a.log", "x"));
+    const t = await created(await append(token, "b.log", "y"));
+    const reader = await h.token(a, ["read"]);
+    const appender = await h.token(a, ["append"]);
+    const pinned = await h.token(a, ["read", "write"], { noteId: s.id });
+    expect((await del(token, s.id)).status).toBe(200);
+    expect((await del(token, t.id)).status).toBe(200);
+
+    await expectError(await purgeNow(reader, s.id), 403, "insufficient_scope");
+    await expectError(await purgeNow(appender, s.id), 403, "insufficient_scope");
+    await expectError(await h.request("DELETE", `/api/v1/trash/${s.id}`), 401, "unauthorized");
+    await expectError(await purgeNow(pinned, t.id), 404, "not_found");
+    expect((await purgeNow(pinned, s.id)).status).toBe(200);
+
+    await h.deps.db.update(workspaces).set({ state: "read_only", lapsedAt: h.clock.now() }).where(eq(workspaces.id, a.workspaceId));
+    await expectError(await purgeNow(token, t.id), 403, "account_read_only");
+    expect((await (await trash(token)).json()).map((n: { id: string }) => n.id)).toEqual([t.id]);
+  });
+
+  test("the OpenAPI document describes it", async () => {
+    await setup();
+    const doc = await (await h.request("GET", "/api/v1/openapi.json")).json();
+    const op = doc.paths["/api/v1/trash/{id}"].delete;
+    expect(op.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Purged" });
+    expect(doc.components.schemas.Purged.required.sort()).toEqual(["id", "purged"]);
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["401", "403", "404", "507"]));
+    expect(doc.components.responses.E507.headers["Retry-After"]).toBeDefined();
+  });
+});
+
 describe("a trashed stream is invisible everywhere, and works again after a restore", () => {
   test("lists, reads, appends, pinned tokens, its inbox, its webhook, its dead-man's switch, MCP and exports", async () => {
     await setup();

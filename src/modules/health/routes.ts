@@ -7,7 +7,7 @@ import { SCHEDULER_BEAT, SCHEDULER_STALE_MS } from "../../jobs/scheduler";
 
 type Check = { status: "ok" | "fail"; detail?: string; ms?: number };
 
-/** GET /up/deep: a real query against the database and the scheduler's heartbeat. 503 when one fails. */
+/** GET /up/deep: a real query against the database, room for writes, the scheduler's heartbeat. 503 when one fails. */
 export const healthRoutes = (deps: Deps) =>
   new Elysia()
     .get("/up", () => ({ ok: true }), { detail: { hide: true } })
@@ -16,6 +16,7 @@ export const healthRoutes = (deps: Deps) =>
       async ({ set }) => {
         const checks: Record<string, Check> = {
           database: await checkDatabase(deps),
+          disk: checkDisk(deps),
           scheduler: checkBeat(deps, SCHEDULER_BEAT),
           jobs: checkBeat(deps, JOBS_BEAT),
         };
@@ -35,6 +36,14 @@ async function checkDatabase(deps: Deps): Promise<Check> {
   } catch (e) {
     return { status: "fail", detail: String((e as Error).message) };
   }
+}
+
+/** Fails while writes are refused for a full disk (db/disk-space.ts): reads still work, writes do not. */
+function checkDisk(deps: Deps): Check {
+  const s = deps.disk.state();
+  if (!s.full) return { status: "ok" };
+  const where = s.disk === "postgres" ? "PostgreSQL's disk" : "the data directory's disk";
+  return { status: "fail", detail: `${where} is full since ${new Date(s.since!).toISOString()}: writes answer 507 storage_full; reads, deletes and purges still work` };
 }
 
 function checkBeat(deps: Deps, name: string): Check {

@@ -114,6 +114,7 @@ export const ListNotesQuery = t.Object({
 });
 
 export const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) }, { $id: "#/components/schemas/Deleted" });
+export const Purged = t.Object({ id: t.String(), purged: t.Literal(true) }, { $id: "#/components/schemas/Purged" });
 
 export const NoteIdParams = t.Object({ id: t.String() });
 export const FilenameParams = t.Object({ filename: t.String() });

@@ -2,9 +2,9 @@ import { Elysia, t } from "elysia";
 import { send } from "../../http/reply";
 import { listAnswer, PageQuery } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
-import { BulkCreateBody, CreateNoteBody, Deleted, FilenameParams, ListNotesQuery, NoteIdParams, NoteList, NoteRecord, TrashList, UpdateNoteBody } from "./model";
+import { BulkCreateBody, CreateNoteBody, Deleted, FilenameParams, ListNotesQuery, NoteIdParams, NoteList, NoteRecord, Purged, TrashList, UpdateNoteBody } from "./model";
 import * as notes from "./service";
-import { listTrash, restoreNote } from "./trash";
+import { listTrash, purgeNote, restoreNote } from "./trash";
 
 const detail = (summary: string) => ({ detail: { tags: ["notes"], summary } });
 
@@ -55,6 +55,11 @@ export const notesRoutes = (auth: AnyAuth) =>
       ({ ctx, query, request, set }) => listAnswer({ request, query, set, baseUrl: ctx.deps.config.baseUrl }, (page) => listTrash({ ctx, page })),
       { query: t.Object(PageQuery), response: { 200: TrashList }, ...detail("List the trash (without bodies), most recently trashed first") },
     )
+    .delete("/trash/:id", async ({ ctx, params }) => send(await purgeNote({ ctx, id: params.id })), {
+      params: NoteIdParams,
+      response: { 200: Purged },
+      ...detail("Purge a note from the trash now: deleted for good and its storage freed (404 when it is not in the trash); works on a full disk"),
+    })
     .post("/notes/:id/restore", async ({ ctx, params }) => send(await restoreNote({ ctx, id: params.id })), {
       params: NoteIdParams,
       response: { 200: NoteRecord },

@@ -203,12 +203,18 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
 export async function deleteNote({ ctx, id }: { ctx: Ctx; id: string }): Promise<Reply<{ id: string; deleted: true }>> {
   requireScope(ctx, "write");
   const { deps } = ctx;
-  return commit(ctx, 200, async () => {
-    const note = await visibleNote(ctx, id);
-    await writableWorkspace(ctx);
-    // To the trash, with its inbox, webhook, alerts and pinned tokens, for a restore; its slot is
-    // free at once, its bytes when the purge deletes it (trash.ts).
-    await moveToTrash(deps, note.id, deps.clock.now());
-    return { id: note.id, deleted: true as const };
-  });
+  // Runs on a full disk too: deleting, then purging, is how a user makes room (db/disk-space.ts).
+  return commit(
+    ctx,
+    200,
+    async () => {
+      const note = await visibleNote(ctx, id);
+      await writableWorkspace(ctx);
+      // To the trash, with its inbox, webhook, alerts and pinned tokens, for a restore; its slot is
+      // free at once, its bytes when the purge deletes it (trash.ts).
+      await moveToTrash(deps, note.id, deps.clock.now());
+      return { id: note.id, deleted: true as const };
+    },
+    { freesSpace: true },
+  );
 }

@@ -22,7 +22,8 @@ import { toRecord, visibleNote, type NoteRow } from "./repo";
  * - it keeps all of that for a restore; a stream gives up its filename, so the name can be
  *   appended to again (a new stream), and gets it back on restore unless that stream took it;
  * - it counts against no note cap, but its bytes (inbox bodies included) stay in the workspace's
- *   storage until the purge, TRASH_DAYS after trashing, deletes its rows and frees them.
+ *   storage until the purge, TRASH_DAYS after trashing (or at once: DELETE /trash/{id}), deletes
+ *   its rows and frees them.
  */
 export const TRASH_DAYS = 30;
 const TRASH_MS = TRASH_DAYS * DAY_MS;
@@ -131,15 +132,39 @@ export async function purgeTrash(deps: Deps): Promise<number> {
     .from(notes)
     .where(lte(notes.trashedAt, now - TRASH_MS))
     .limit(PURGE_BATCH);
-  for (const n of due) {
-    const bytes = n.byteSize + (await inboxBodyBytes(deps, n.id));
-    await deps.db.delete(notes).where(eq(notes.id, n.id));
-    await addStorage(deps, n.workspaceId, -bytes);
-    await deps.db
-      .update(tokens)
-      .set({ revokedAt: now })
-      .where(and(eq(tokens.noteId, n.id), isNull(tokens.revokedAt)));
-  }
+  for (const n of due) await purge(deps, n, now);
   if (due.length) deps.tokens.clear();
   return due.length;
+}
+
+/**
+ * DELETE /trash/{id}: the purge, now rather than TRASH_DAYS after trashing, for a note of the
+ * caller's trash (404 otherwise). It frees room, so it runs on a full disk too (db/disk-space.ts).
+ */
+export async function purgeNote({ ctx, id }: { ctx: Ctx; id: string }): Promise<Reply<{ id: string; purged: true }>> {
+  requireScope(ctx, "write");
+  const { deps } = ctx;
+  return commit(
+    ctx,
+    200,
+    async () => {
+      const note = await trashedNote(ctx, id);
+      assertWritable(await getWorkspace(deps, note.workspaceId));
+      await purge(deps, note, deps.clock.now());
+      deps.tokens.clear();
+      return { id: note.id, purged: true as const };
+    },
+    { freesSpace: true },
+  );
+}
+
+/** Inside a write: one trashed note deleted for good (its rows go by ON DELETE CASCADE), its bytes freed, tokens pinned to it revoked. */
+async function purge(deps: Deps, n: Pick<NoteRow, "id" | "workspaceId" | "byteSize">, now: number): Promise<void> {
+  const bytes = n.byteSize + (await inboxBodyBytes(deps, n.id));
+  await deps.db.delete(notes).where(eq(notes.id, n.id));
+  await addStorage(deps, n.workspaceId, -bytes);
+  await deps.db
+    .update(tokens)
+    .set({ revokedAt: now })
+    .where(and(eq(tokens.noteId, n.id), isNull(tokens.revokedAt)));
 }
