@@ -1,9 +1,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseCidr, type Cidr } from "./lib/ip";
-import { isPlanName, type PlanName } from "./limits/plans";
+import { isPlanName, LIMIT_PROFILES, type LimitProfileName, type PlanName } from "./limits/plans";
 
-export type LimitProfileName = "standard" | "alternate" | "unlimited";
 export type TrustProxyHeaders = "x-forwarded" | "forwarded";
 
 export interface Config {
@@ -84,8 +83,6 @@ export interface LemonSqueezyConfig {
 
 export class ConfigError extends Error {}
 
-const PROFILES: readonly LimitProfileName[] = ["standard", "alternate", "unlimited"];
-
 /** Every NOTESTREAM_* variable, its default and what it does; the README table is written from this. */
 export const CONFIG_VARIABLES = [
   ["NOTESTREAM_DATA_DIR", "./data", "Directory for the SQLite database and other files."],
@@ -123,8 +120,8 @@ export const CONFIG_VARIABLES = [
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const port = parsePort(env.NOTESTREAM_PORT ?? "8080");
   const profile = (env.NOTESTREAM_LIMIT_PROFILE ?? "standard") as LimitProfileName;
-  if (!PROFILES.includes(profile)) {
-    throw new ConfigError(`NOTESTREAM_LIMIT_PROFILE must be one of ${PROFILES.join(", ")}, got "${profile}"`);
+  if (!LIMIT_PROFILES.includes(profile)) {
+    throw new ConfigError(`NOTESTREAM_LIMIT_PROFILE must be one of ${LIMIT_PROFILES.join(", ")}, got "${profile}"`);
   }
   const sync = (env.NOTESTREAM_SYNCHRONOUS ?? "FULL").toUpperCase();
   if (sync !== "FULL" && sync !== "NORMAL") {

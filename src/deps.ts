@@ -6,11 +6,10 @@ import type { Limiter } from "./http/rate-limit";
 import type { Clock } from "./lib/clock";
 import type { Mailer } from "./mail/mailer";
 import type { Metrics } from "./metrics/metrics";
-import type { RateLimits } from "./limits/plans";
-import type { IdempotentWrite } from "./http/idempotency";
 import type { AppendBatch } from "./modules/streams/batch";
 import type { TokenCache } from "./modules/tokens/cache";
 import type { OtherWriters } from "./db/other-writers";
+import type { Principal } from "./principal";
 
 /** Everything with a side effect enters through here, so tests can swap the clock or the data dir. */
 export interface Deps {
@@ -40,21 +39,9 @@ export interface Deps {
   metrics: Metrics;
 }
 
-export type Scope = "read" | "write" | "append";
-
-/** Who is calling: a token and the one workspace it belongs to. */
-export interface Principal {
-  tokenId: string;
-  accountId: string;
-  workspaceId: string;
-  scopes: ReadonlySet<Scope>;
-  /** Pinned note: the token sees no other note. */
-  noteId: string | null;
-  kind: "api" | "extension";
-  /** Requests per minute by bucket; null for no limit. */
-  rate: RateLimits | null;
-  /** When the token stops working: its expiry, or a lapsed workspace's end of read access. */
-  validUntil: number;
+/** What a write sees of its request's Idempotency-Key: storing its answer in its own transaction (http/idempotency.ts). */
+export interface IdempotentWrite {
+  store(status: number, body: string): Promise<void>;
 }
 
 export interface Ctx {

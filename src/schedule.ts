@@ -2,7 +2,7 @@ import type { Deps } from "./deps";
 import { purgeExpiredKeys } from "./http/idempotency";
 import { purgeFinishedJobs } from "./jobs/queue";
 import { runTask as runOne, runTasks, startScheduler, type PeriodicTask } from "./jobs/scheduler";
-import { expireUnusedClients } from "./mcp/oauth/clients";
+import { expireUnusedClients } from "./modules/oauth/clients";
 import { runLifecycle } from "./modules/accounts/lifecycle";
 import { checkDeadlines } from "./modules/deadman/service";
 import { pruneApiErrors } from "./modules/errors/service";

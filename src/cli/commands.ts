@@ -12,8 +12,8 @@ import { bindExistingSubscription, CHECKOUT_TTL_DAYS, startCheckout } from "../m
 import { startPlanCheckout } from "../modules/billing/checkout";
 import { listTokens, MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, parseScopes, revokeToken } from "../modules/tokens/service";
 import { getWorkspace } from "../modules/workspaces/repo";
-import { listGrants, revokeGrant } from "../mcp/oauth/grants";
-import { revokeAccountGrants } from "../mcp/oauth/tokens";
+import { listGrants, revokeGrant } from "../modules/oauth/grants";
+import { revokeAccountGrants } from "../modules/oauth/tokens";
 import { flags, UsageError } from "./args";
 
 /** What a command prints: `out` is the machine-readable result (stdout), `info` goes to stderr. */

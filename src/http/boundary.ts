@@ -1,12 +1,13 @@
-import type { Reply } from "../db/commit";
-import type { Deps, Principal } from "../deps";
+import type { Reply } from "./reply";
+import type { Deps, IdempotentWrite } from "../deps";
+import type { Principal } from "../principal";
 import { BILLING_WEBHOOK_PER_MINUTE, bodyCaps, HEALTH_PER_MINUTE } from "../limits/plans";
 import { pathOf } from "../lib/url";
 import { checkBodyText, limitBody } from "./body-limit";
 import { AppError, errorResponse, unauthorized } from "./errors";
 import type { FastHandler, FastRoute } from "./fast-route";
 import { identifier, clientIp, type Identity, type TokenResolver } from "./identify";
-import { idempotency, type IdempotentWrite } from "./idempotency";
+import { idempotency } from "./idempotency";
 import { logRequest, requestId } from "./log";
 import { rateFor, rateHeaders, rateLimited, tokenRateKey, type RateDecision, type TokenBucket } from "./rate-limit";
 import { setRequestState } from "./request-state";

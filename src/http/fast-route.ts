@@ -1,4 +1,4 @@
-import type { Reply } from "../db/commit";
+import type { Reply } from "./reply";
 import type { Ctx } from "../deps";
 import type { TokenBucket } from "./rate-limit";
 

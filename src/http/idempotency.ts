@@ -1,7 +1,8 @@
 import { and, eq, lt, or } from "drizzle-orm";
 import { sharedDatabase } from "../db/cluster";
 import { idempotencyKeys } from "../db/tables";
-import type { Deps, Principal } from "../deps";
+import type { Deps, IdempotentWrite } from "../deps";
+import type { Principal } from "../principal";
 import { sha256Hex } from "../lib/secrets";
 import { AppError } from "./errors";
 
@@ -11,11 +12,6 @@ const IN_FLIGHT = 0;
 /** An in-flight row older than this belongs to an instance that died mid-request: the key is free again. */
 const IN_FLIGHT_MS = 5 * 60_000;
 export const MAX_KEY_LENGTH = 255;
-
-/** What a write sees of its request's Idempotency-Key: storing its answer in its own transaction. */
-export interface IdempotentWrite {
-  store(status: number, body: string): Promise<void>;
-}
 
 /**
  * Answers that are never stored: a refusal of who is asking (401, 403) or of how often (429) says

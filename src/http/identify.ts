@@ -1,4 +1,5 @@
-import type { Deps, Principal } from "../deps";
+import type { Deps } from "../deps";
+import type { Principal } from "../principal";
 import { anonymousPerMinute } from "../limits/plans";
 import { AppError } from "./errors";
 import { forwardedFor } from "./forwarded";

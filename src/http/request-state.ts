@@ -1,5 +1,5 @@
-import type { Principal } from "../deps";
-import type { IdempotentWrite } from "./idempotency";
+import type { IdempotentWrite } from "../deps";
+import type { Principal } from "../principal";
 
 /** What the boundary learned about a request, handed to the Elysia app (see plugins/auth.ts). */
 export interface RequestState {

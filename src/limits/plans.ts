@@ -1,4 +1,6 @@
-import type { LimitProfileName } from "../config";
+/** The limit profiles NOTESTREAM_LIMIT_PROFILE names: the specification's two, and one without limits. */
+export const LIMIT_PROFILES = ["standard", "alternate", "unlimited"] as const;
+export type LimitProfileName = (typeof LIMIT_PROFILES)[number];
 
 /** Plan names an account or team may carry. Each profile maps them onto its own tiers. */
 export const PLAN_NAMES = ["free", "personal", "dev", "team", "paid", "dev_pro"] as const;

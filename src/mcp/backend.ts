@@ -1,4 +1,4 @@
-import type { Scope } from "../deps";
+import type { Scope } from "../principal";
 
 /** A tool failure: the code of API.md first, so a model (and a person) can act on it. */
 export class ToolFailure extends Error {

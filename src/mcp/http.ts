@@ -1,9 +1,11 @@
 import { Elysia } from "elysia";
 import { publicOrigin } from "../http/origin";
-import type { Ctx, Deps, Principal } from "../deps";
+import type { Ctx, Deps } from "../deps";
+import type { Principal } from "../principal";
 import { AppError } from "../http/errors";
 import { authenticate } from "../modules/tokens/service";
-import { oauthPrincipal, OAUTH_ACCESS_PREFIX, OAUTH_SCOPES } from "./oauth/tokens";
+import { OAUTH_SCOPES } from "../modules/oauth/scopes";
+import { oauthPrincipal, OAUTH_ACCESS_PREFIX } from "../modules/oauth/tokens";
 
 
 /**

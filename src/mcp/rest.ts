@@ -1,4 +1,4 @@
-import type { Scope } from "../deps";
+import type { Scope } from "../principal";
 import { ToolFailure, validationFailure, type Capabilities, type NotesBackend } from "./backend";
 
 type Json = Record<string, unknown>;

@@ -4,7 +4,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { CallToolRequestSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import pkg from "../../package.json";
-import type { Scope } from "../deps";
+import type { Scope } from "../principal";
 import { ToolFailure, problemText, type Capabilities, type NotesBackend } from "./backend";
 
 const INSTRUCTIONS = `notestream stores plain-text notes. Streams are append-only notes addressed by an exact filename:

@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
-import type { Ctx, Deps, Principal } from "../deps";
+import type { Ctx, Deps } from "../deps";
+import type { Principal } from "../principal";
 import { accounts, sessions } from "../db/tables";
 import { AppError } from "../http/errors";
 import { randomBase62 } from "../lib/random";

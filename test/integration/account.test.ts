@@ -3,7 +3,7 @@ import { count, eq, sql, type SQL } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { accounts, exportsTable, noteChunks, notes, oauthClients, oauthTokens, sessions, tokens, workspaceMembers, workspaces } from "../../src/db/tables";
 import { sqlRun } from "../../src/db/sql";
-import { issueTokens } from "../../src/mcp/oauth/tokens";
+import { issueTokens } from "../../src/modules/oauth/tokens";
 import { hashPassword } from "../../src/modules/accounts/password";
 import { createAccount } from "../../src/modules/accounts/service";
 import { FormBrowser, fieldMessage, inputNamed } from "../helpers/form-browser";

@@ -5,7 +5,7 @@ import { buildHandler } from "../../src/app";
 import { and, count, eq, sql } from "drizzle-orm";
 import { accounts, notes, oauthClients, workspaces } from "../../src/db/tables";
 import { sqlRun } from "../../src/db/sql";
-import { issueTokens } from "../../src/mcp/oauth/tokens";
+import { issueTokens } from "../../src/modules/oauth/tokens";
 import { PASSWORD_RULE } from "../../src/modules/accounts/password";
 import { FormBrowser, ORIGIN, fieldMessage, inputNamed } from "../helpers/form-browser";
 import { errorOf, harness, type Harness } from "../helpers/harness";

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
-import type { Ctx, Deps, Principal } from "../../deps";
+import type { Ctx, Deps } from "../../deps";
+import type { Principal } from "../../principal";
 import { requestState } from "../request-state";
 
 /**

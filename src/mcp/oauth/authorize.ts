@@ -9,10 +9,11 @@ import { publicOrigin } from "../../http/origin";
 import { consentPage, consentPolicy, type AuthorizeParams } from "./consent";
 import { resourcesOf } from "./metadata";
 import { clientIp, requireSession } from "../../web/guard";
-import { documentClient, DocumentRefused, isDocumentClientId } from "./client-document";
-import { redirectMatches } from "./redirects";
-import { findClient, storeCode, type OAuthClient } from "./store";
-import { normaliseScope } from "./tokens";
+import { documentClient, DocumentRefused } from "./client-document";
+import { findClient, isDocumentClientId, type OAuthClient } from "../../modules/oauth/clients";
+import { storeCode } from "../../modules/oauth/codes";
+import { redirectMatches } from "../../modules/oauth/redirects";
+import { normaliseScope } from "../../modules/oauth/scopes";
 
 const CODE_TTL_MS = 10 * 60_000;
 

@@ -4,9 +4,8 @@ import type { Deps } from "../../deps";
 import { inCidr, parseIp } from "../../lib/ip";
 import { pinnedRequest } from "../../modules/webhooks/http";
 import { checkedAddress, RefusedTarget } from "../../modules/webhooks/target";
+import { findClient, storeDocumentClient, type OAuthClient } from "../../modules/oauth/clients";
 import { clientMetadataFrom } from "./client-metadata";
-import { storeDocumentClient } from "./clients";
-import { findClient, type OAuthClient } from "./store";
 
 /**
  * Client ID Metadata Documents (the MCP 2025-11-25 authorization specification's recommended way
@@ -24,11 +23,6 @@ export const DOCUMENT_FETCHES_PER_HOUR = 30;
 
 /** Why a document cannot stand for its client; the message is shown on the authorize error page. */
 export class DocumentRefused extends Error {}
-
-/** A client_id that names a metadata document rather than a registration (those are `mcp_…`). */
-export function isDocumentClientId(clientId: string): boolean {
-  return /^https?:\/\//i.test(clientId);
-}
 
 /** The client a document describes: from the cache when fresh, else fetched, checked and stored. */
 export async function documentClient(deps: Deps, clientId: string, ip: string): Promise<OAuthClient> {

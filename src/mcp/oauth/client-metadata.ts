@@ -1,5 +1,5 @@
-import { acceptableRedirect, MAX_REDIRECT_LENGTH } from "./redirects";
-import { knownScope } from "./tokens";
+import { acceptableRedirect, MAX_REDIRECT_LENGTH } from "../../modules/oauth/redirects";
+import { knownScope } from "../../modules/oauth/scopes";
 
 /**
  * What a client says about itself, from a registration (RFC 7591) or a metadata document, as it is

@@ -2,14 +2,9 @@ import { html, type Html } from "../../web/html";
 import { csrfField, layout } from "../../web/layout";
 import type { WebSession } from "../../web/session";
 import { PAGE_POLICY } from "../../http/security-headers";
-import { isDocumentClientId } from "./client-document";
-import { isLoopbackRedirect } from "./redirects";
-import type { OAuthClient } from "./store";
-
-export const SCOPE_TEXT: Record<string, string> = {
-  "notes:read": "read your notes and folders",
-  "notes:write": "create, edit, append to, move and delete your notes and folders",
-};
+import { isDocumentClientId, type OAuthClient } from "../../modules/oauth/clients";
+import { isLoopbackRedirect } from "../../modules/oauth/redirects";
+import { SCOPE_TEXT } from "../../modules/oauth/scopes";
 
 export const AUTHORIZE_FIELDS = ["response_type", "client_id", "redirect_uri", "code_challenge", "code_challenge_method", "state", "scope", "resource"] as const;
 export type AuthorizeParams = Partial<Record<(typeof AUTHORIZE_FIELDS)[number], string>>;

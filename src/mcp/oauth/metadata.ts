@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { publicOrigin } from "../../http/origin";
-import { OAUTH_SCOPES } from "./tokens";
+import { OAUTH_SCOPES } from "../../modules/oauth/scopes";
 
 /** The resources tokens from here are for (RFC 8707): this server's MCP endpoint, named with or without /mcp. */
 export function resourcesOf(deps: Deps, request: Request): string[] {

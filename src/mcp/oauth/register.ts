@@ -4,7 +4,7 @@ import type { Deps } from "../../deps";
 import { randomBase62 } from "../../lib/random";
 import { clientIp } from "../../web/guard";
 import { clientMetadataFrom } from "./client-metadata";
-import { MAX_CLIENTS, REGISTRATIONS_PER_HOUR, registrationRetryAfter, storeClient } from "./clients";
+import { MAX_CLIENTS, REGISTRATIONS_PER_HOUR, registrationRetryAfter, storeClient } from "../../modules/oauth/clients";
 import { oauthError } from "./error-response";
 
 /** Ten redirect URIs at their longest and every other field fit many times over. */

@@ -5,8 +5,9 @@ import type { Deps } from "../../deps";
 import { sha256Hex } from "../../lib/secrets";
 import { oauthError } from "./error-response";
 import { resourcesOf } from "./metadata";
-import { findCode, markCodeUsed } from "./store";
-import { findToken, graceAnswer, issueTokens, knownScope, revokeFamily, rotateRefresh, type TokenAnswer } from "./tokens";
+import { findCode, markCodeUsed } from "../../modules/oauth/codes";
+import { knownScope } from "../../modules/oauth/scopes";
+import { findToken, graceAnswer, issueTokens, revokeFamily, rotateRefresh, type TokenAnswer } from "../../modules/oauth/tokens";
 
 function pkceMatches(verifier: string, challenge: string): boolean {
   if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) return false;

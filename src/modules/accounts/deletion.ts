@@ -8,7 +8,7 @@ import { mailOrigin } from "../../http/origin";
 import { defineQueue } from "../../jobs/define-queue";
 import type { JobOutcome } from "../../jobs/runner";
 import { enqueueMail } from "../../mail/queue";
-import { revokeAccountGrants } from "../../mcp/oauth/tokens";
+import { revokeAccountGrants } from "../oauth/tokens";
 import { exportStorage } from "../export/storage";
 import { revokeAccountTokens } from "../tokens/service";
 import type { AccountRow } from "./service";

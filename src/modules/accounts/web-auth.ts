@@ -9,7 +9,7 @@ import { charLength, stripControl } from "../../lib/text";
 import { enqueueMail } from "../../mail/queue";
 import { dummyPasswordHash, hashPassword, passwordMessage, passwordProblem } from "./password";
 import { createAccount, findAccountByEmail, isPlausibleEmail, normaliseEmail, type AccountRow } from "./service";
-import { revokeAccountGrants } from "../../mcp/oauth/tokens";
+import { revokeAccountGrants } from "../oauth/tokens";
 
 export const MIN_AGE = 16;
 /** A profile name as stored: no control characters, no surrounding space. */

@@ -1,5 +1,4 @@
-import type { LimitProfileName } from "../../config";
-import { PLAN_NAMES, tierFor } from "../../limits/plans";
+import { PLAN_NAMES, tierFor, type LimitProfileName } from "../../limits/plans";
 
 /** A tier's name as the specification writes it: "dev_pro" is Dev-pro. */
 const displayName = (tier: string) => tier.charAt(0).toUpperCase() + tier.slice(1).replace(/_/g, "-");

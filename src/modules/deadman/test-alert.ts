@@ -1,5 +1,6 @@
 import type { Ctx } from "../../deps";
-import { commit, type Reply } from "../../db/commit";
+import { commit } from "../../http/commit";
+import type { Reply } from "../../http/reply";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { mailOrigin } from "../../http/origin";
 import { iso } from "../../lib/clock";

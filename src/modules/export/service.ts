@@ -1,7 +1,8 @@
 import { and, desc, eq, gt, lte } from "drizzle-orm";
 import { t } from "elysia";
 import type { Ctx, Deps } from "../../deps";
-import { commit, type Reply } from "../../db/commit";
+import { commit } from "../../http/commit";
+import type { Reply } from "../../http/reply";
 import { mayNameRow } from "../../db/keys";
 import { accounts, exportsTable } from "../../db/tables";
 import { AppError, NotFound } from "../../http/errors";

@@ -1,5 +1,6 @@
 import { and, asc, count, eq, isNull, ne } from "drizzle-orm";
-import { commit, type Reply } from "../../db/commit";
+import { commit } from "../../http/commit";
+import type { Reply } from "../../http/reply";
 import { mayNameRow } from "../../db/keys";
 import { paged } from "../../db/paged";
 import type { Ctx } from "../../deps";

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { t } from "elysia";
-import type { Deps, Principal } from "../../deps";
+import type { Deps } from "../../deps";
+import type { Principal } from "../../principal";
 import { inboxDeliveries, notes } from "../../db/tables";
 import { AppError, CapExceeded } from "../../http/errors";
 import { defineQueue } from "../../jobs/define-queue";

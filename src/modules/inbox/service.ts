@@ -1,7 +1,8 @@
 import { and, desc, eq, isNull, lt, or, type SQL } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { inboxDeliveries, notes } from "../../db/tables";
-import { commit, type Reply } from "../../db/commit";
+import { commit } from "../../http/commit";
+import type { Reply } from "../../http/reply";
 import { mayNameRow } from "../../db/keys";
 import { paged } from "../../db/paged";
 import { AppError, Conflict, NotFound, ValidationFailed } from "../../http/errors";

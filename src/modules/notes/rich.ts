@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { Parser } from "htmlparser2";
 import sanitizeHtml from "sanitize-html";
-import { commit, type Reply } from "../../db/commit";
+import { commit } from "../../http/commit";
+import type { Reply } from "../../http/reply";
 import type { Ctx } from "../../deps";
 import { notes } from "../../db/tables";
 import { CapExceeded, NoteLocked, ValidationFailed, type FieldProblem } from "../../http/errors";

@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
-import { commit, type Reply } from "../../db/commit";
+import { commit } from "../../http/commit";
+import type { Reply } from "../../http/reply";
 import type { Ctx } from "../../deps";
 import { notes } from "../../db/tables";
 import { AppError, NoteLocked, ValidationFailed, type FieldProblem } from "../../http/errors";

@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
-import { commit, type Reply } from "../../db/commit";
+import { commit } from "../../http/commit";
+import type { Reply } from "../../http/reply";
 import { mayNameRow } from "../../db/keys";
 import type { Ctx } from "../../deps";
 import { notes, snapshots } from "../../db/tables";

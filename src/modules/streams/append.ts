@@ -1,5 +1,5 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import type { Reply } from "../../db/commit";
+import type { Reply } from "../../http/reply";
 import type { Ctx } from "../../deps";
 import { assertShallowJson, readUtf8 } from "../../http/body-limit";
 import { AppError, ValidationFailed } from "../../http/errors";

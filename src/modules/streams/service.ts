@@ -1,4 +1,4 @@
-import { commit } from "../../db/commit";
+import { commit } from "../../http/commit";
 import type { Ctx, Deps } from "../../deps";
 import { notes } from "../../db/tables";
 import { NoteLocked, NotFound, ValidationFailed } from "../../http/errors";

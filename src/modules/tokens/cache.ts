@@ -1,4 +1,4 @@
-import type { Principal } from "../../deps";
+import type { Principal } from "../../principal";
 import type { OtherWriters } from "../../db/other-writers";
 
 /**

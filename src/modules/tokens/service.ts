@@ -1,5 +1,6 @@
 import { and, count, desc, eq, gt, isNull, lt, or } from "drizzle-orm";
-import type { Ctx, Deps, Principal, Scope } from "../../deps";
+import type { Ctx, Deps } from "../../deps";
+import type { Principal, Scope } from "../../principal";
 import { tokens, notes } from "../../db/tables";
 import { AppError, CapExceeded, InsufficientScope, unauthorized } from "../../http/errors";
 import { DAY_MS } from "../../lib/clock";

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { pageFrom } from "../../lib/pagination";
-import { revokeAccountGrants } from "../../mcp/oauth/tokens";
+import { revokeAccountGrants } from "../oauth/tokens";
 import { html, page, type Html } from "../../web/html";
 import { back, bytes, csrfField, flashFrom, layout, when } from "../../web/layout";
 import { pageMacros, type RefusalContext } from "../../web/macros";

@@ -1,10 +1,10 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
 import { iso } from "../../lib/clock";
-import { isDocumentClientId } from "../../mcp/oauth/client-document";
-import { SCOPE_TEXT } from "../../mcp/oauth/consent";
-import { listGrants, revokeGrant, type Grant } from "../../mcp/oauth/grants";
-import { redirectTarget } from "../../mcp/oauth/redirects";
+import { isDocumentClientId } from "../oauth/clients";
+import { listGrants, revokeGrant, type Grant } from "../oauth/grants";
+import { redirectTarget } from "../oauth/redirects";
+import { SCOPE_TEXT } from "../oauth/scopes";
 import { html, page, type Html } from "../../web/html";
 import { back, csrfField, flashFrom, layout, when } from "../../web/layout";
 import { pageMacros } from "../../web/macros";

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
-import type { Deps, Scope } from "../../deps";
+import type { Deps } from "../../deps";
+import type { Scope } from "../../principal";
 import type { AppError } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { redirectWithFlash, secretCard, takeFlash, type OneTimeFlash } from "../../web/flash";

@@ -1,5 +1,6 @@
 import type { Ctx } from "../../deps";
-import { commit, type Reply } from "../../db/commit";
+import { commit } from "../../http/commit";
+import type { Reply } from "../../http/reply";
 import { ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { randomBase62 } from "../../lib/random";

@@ -1,11 +1,6 @@
 import type { Ctx } from "../deps";
 import { then, type Maybe } from "../lib/maybe";
-
-/** A write's answer: the HTTP status a route sends and the body. */
-export interface Reply<T> {
-  status: number;
-  body: T;
-}
+import type { Reply } from "./reply";
 
 /**
  * Runs a write through the single writer. When the request carries an Idempotency-Key, its

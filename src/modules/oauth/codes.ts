@@ -1,18 +1,10 @@
-// The authorization codes and client lookups of the authorize and token endpoints. Registration
-// (clients.ts) and the tokens themselves (tokens.ts) keep their queries beside their rules.
+// The authorization codes of the authorize and token endpoints. Clients (clients.ts) and the
+// tokens themselves (tokens.ts) keep their queries beside their rules.
 import { eq } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { oauthClients, oauthCodes } from "../../db/tables";
-import { mayNameRow } from "../../db/keys";
+import { oauthCodes } from "../../db/tables";
 
-export type OAuthClient = typeof oauthClients.$inferSelect;
 export type OAuthCode = typeof oauthCodes.$inferSelect;
-
-export async function findClient(deps: Deps, clientId: string): Promise<OAuthClient | undefined> {
-  if (!mayNameRow(clientId)) return undefined;
-  const [client] = await deps.db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId));
-  return client;
-}
 
 /** Stores an authorization code by its hash; inside the writer. */
 export async function storeCode(deps: Deps, code: typeof oauthCodes.$inferInsert): Promise<void> {

@@ -1,6 +1,20 @@
 import { and, count, eq, gt, lte, min, notInArray } from "drizzle-orm";
 import type { Deps } from "../../deps";
+import { mayNameRow } from "../../db/keys";
 import { oauthClients, oauthCodes, oauthTokens } from "../../db/tables";
+
+export type OAuthClient = typeof oauthClients.$inferSelect;
+
+/** A client_id that names a metadata document rather than a registration (those are `mcp_…`). */
+export function isDocumentClientId(clientId: string): boolean {
+  return /^https?:\/\//i.test(clientId);
+}
+
+export async function findClient(deps: Deps, clientId: string): Promise<OAuthClient | undefined> {
+  if (!mayNameRow(clientId)) return undefined;
+  const [client] = await deps.db.select().from(oauthClients).where(eq(oauthClients.clientId, clientId));
+  return client;
+}
 
 /**
  * Dynamic registration is open to anyone, so what it stores is bounded: a rate per address, a cap

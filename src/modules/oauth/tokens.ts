@@ -1,12 +1,14 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import { and, eq, gt, isNull } from "drizzle-orm";
-import type { Deps, Principal, Scope } from "../../deps";
+import type { Deps } from "../../deps";
+import type { Principal } from "../../principal";
 import { oauthTokens } from "../../db/tables";
 import { AppError } from "../../http/errors";
 import { agentRate } from "../../limits/plans";
 import { randomBase62 } from "../../lib/random";
 import { sha256Hex } from "../../lib/secrets";
-import { getWorkspace, tierOf } from "../../modules/workspaces/repo";
+import { getWorkspace, tierOf } from "../workspaces/repo";
+import { toScopes } from "./scopes";
 
 export const OAUTH_ACCESS_PREFIX = "nso_";
 export const OAUTH_REFRESH_PREFIX = "nsr_";
@@ -14,37 +16,6 @@ export const ACCESS_TTL_MS = 3600_000;
 export const REFRESH_TTL_MS = 30 * 86_400_000;
 /** How long a just-rotated refresh token still returns the pair it was rotated into (concurrent refreshes). */
 export const REFRESH_GRACE_MS = 30_000;
-export const OAUTH_SCOPES = ["notes:read", "notes:write"] as const;
-
-/**
- * The scopes of `raw` this server issues, in its own order; undefined when none. Scopes it does not
- * know (`offline_access`, `openid`) are ignored rather than refused, as RFC 6749 3.3 allows: clients
- * add them out of habit, and refusing made them fail to connect at all.
- */
-export function knownScope(raw: unknown): string | undefined {
-  if (typeof raw !== "string") return undefined;
-  const asked = new Set(raw.split(/\s+/));
-  const known = OAUTH_SCOPES.filter((s) => asked.has(s));
-  return known.length ? known.join(" ") : undefined;
-}
-
-/** The scope a request gets: the known ones it names, or all of them when it names none we know. */
-export function normaliseScope(requested: string | undefined): string {
-  return knownScope(requested) ?? OAUTH_SCOPES.join(" ");
-}
-
-/** OAuth scopes as the token scopes of API.md: notes:write covers create, edit, delete, move and append. */
-export function toScopes(scope: string): Set<Scope> {
-  const s = new Set<Scope>();
-  for (const part of scope.split(" ")) {
-    if (part === "notes:read") s.add("read");
-    if (part === "notes:write") {
-      s.add("write");
-      s.add("append");
-    }
-  }
-  return s;
-}
 
 export type TokenAnswer = Awaited<ReturnType<typeof issueTokens>>;
 type TokenRow = typeof oauthTokens.$inferSelect;
