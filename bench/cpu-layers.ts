@@ -15,7 +15,7 @@ import { resolve } from "node:path";
 const root = resolve(process.argv[2] ?? ".");
 const MODE = process.env.MODE ?? "http";
 const { harness } = await import(`${root}/test/helpers/harness.ts`);
-const { appendByFilename } = await import(`${root}/src/modules/streams/service.ts`);
+const { appendByFilename } = await import(`${root}/src/modules/streams/append/service.ts`);
 const h = await harness({ profile: "unlimited" });
 const a = await h.account("dev");
 const token = await h.token(a, ["read", "write"]);

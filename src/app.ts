@@ -3,7 +3,7 @@ import type { Deps } from "./deps";
 import { createHandler } from "./http/boundary";
 import { requestState } from "./http/request-state";
 import { recordApiError } from "./modules/errors/service";
-import { appendRoute, appendTakesPlainText } from "./modules/streams/append";
+import { appendRoute, appendRoutes, appendTakesPlainText } from "./modules/streams/append/route";
 import { authenticate, bearerSecret, cachedPrincipal, lookupPrincipal } from "./modules/tokens/service";
 import { assertWritable, getWorkspace } from "./modules/workspaces/repo";
 import { auth } from "./http/plugins/auth";
@@ -37,6 +37,7 @@ export function buildApp(deps: Deps) {
   let documentOf: () => object = () => ({});
   const api = new Elysia({ prefix: "/api/v1" })
     .get("/openapi.json", () => documentOf(), { detail: { hide: true } })
+    .use(appendRoutes(authed))
     .use(streamsRoutes(authed))
     .use(notesRoutes(authed))
     .use(snapshotsRoutes(authed))

@@ -6,7 +6,6 @@ import type { Limiter } from "./http/rate-limit";
 import type { Clock } from "./lib/clock";
 import type { Mailer } from "./mail/mailer";
 import type { Metrics } from "./metrics/metrics";
-import type { AppendBatch } from "./modules/streams/batch";
 import type { TokenCache } from "./modules/tokens/cache";
 import type { OtherWriters } from "./db/other-writers";
 import type { Principal } from "./principal";
@@ -18,8 +17,6 @@ export interface Deps {
   writer: Writer;
   /** A full disk: the reserve, the 507 spell, the room left (db/disk-space.ts); the writer asks it. */
   disk: DiskSpace;
-  /** What a batch's appends hold in memory until it commits; the writer's overlay. */
-  appendBatch: AppendBatch;
   clock: Clock;
   limiter: Limiter;
   tokens: TokenCache;

@@ -21,10 +21,24 @@ import { Metrics } from "./metrics/metrics";
 import { RateLimiter } from "./http/rate-limit";
 import { PgRateLimiter } from "./http/rate-limit-pg";
 import { systemClock, type Clock } from "./lib/clock";
-import { AppendBatch } from "./modules/streams/batch";
-import { pgOverlayWrites } from "./modules/streams/overlay-pg";
-import { writerVectorsAgree } from "./modules/search/pg-vector";
+import { deadmanOnAppend } from "./modules/deadman/service";
+import { AppendBatch } from "./modules/streams/append/batch";
+import type { AppendHook } from "./modules/streams/append/hooks";
+import { pgOverlayWrites } from "./modules/streams/append/overlay-pg";
+import { sqliteOverlayWrites } from "./modules/streams/append/overlay-sqlite";
+import { writerVectorsAgree } from "./modules/streams/append/pg-vector";
+import { followersOnAppend } from "./modules/streams/follow";
+import { fullSpellOnAppend } from "./modules/streams/retention";
 import { TokenCache } from "./modules/tokens/cache";
+import { webhookOnAppend } from "./modules/webhooks/delivery";
+
+/**
+ * What an append causes, in the order it runs: each hook, in its feature's module, enqueues its
+ * side effect inside the append's write (so both commit together or not at all), or acts once the
+ * batch has committed, or on an append refused for its stream's size (AppendHook). A new side
+ * effect is a hook of its own, added here.
+ */
+export const AFTER_APPEND: readonly AppendHook[] = [webhookOnAppend, deadmanOnAppend, fullSpellOnAppend, followersOnAppend];
 
 function mailerFor(config: Config): Mailer {
   return config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new OutboxMailer(join(config.dataDir, "outbox"), config.mailFrom);
@@ -49,19 +63,20 @@ export function createDeps(config: Config = loadConfig(), clock: Clock = systemC
   const db = openDatabase(config);
   migrate(db);
   const durable = config.synchronous === "FULL" ? new WalSync(`${databasePath(config.dataDir)}-wal`) : null;
-  const appendBatch = new AppendBatch(db.$client);
+  const appends = new AppendBatch(sqliteOverlayWrites(db.$client));
   const otherWriters = sqliteOtherWriters(db.$client);
   const disk = new DiskSpace({ dataDir: config.dataDir, db: db.$client }, logEvent);
-  return {
+  const deps: Deps = {
     ...common(config, clock),
     db,
-    writer: new Writer(db.$client, durable, appendBatch, disk),
+    writer: new Writer(db.$client, durable, appends, disk),
     disk,
-    appendBatch,
     tokens: new TokenCache(otherWriters),
     otherWriters,
     close: async () => db.$client.close(),
   };
+  appends.attach(deps, AFTER_APPEND);
+  return deps;
 }
 
 /**
@@ -88,16 +103,15 @@ export async function openDeps(config: Config = loadConfig(), clock: Clock = sys
       const msg = "this database tokenizes text unlike notestream's writer (its locale, or its PostgreSQL version): PostgreSQL computes every chunk's search vector, which is slower";
       console.error(JSON.stringify({ time: new Date().toISOString(), level: "warn", msg }));
     }
-    const appendBatch = new AppendBatch(pgOverlayWrites(conn, otherWriters.id, { vectors }));
+    const appends = new AppendBatch(pgOverlayWrites(conn, otherWriters.id, { vectors }));
     const disk = new DiskSpace(null, logEvent);
-    writer = new Writer(pgTransactions(conn, current), null, appendBatch, disk);
-    return {
+    writer = new Writer(pgTransactions(conn, current), null, appends, disk);
+    const deps: Deps = {
       ...common(config, clock),
       limiter: new PgRateLimiter(pool, clock),
       db,
       writer,
       disk,
-      appendBatch,
       tokens: new TokenCache(otherWriters),
       otherWriters,
       close: async () => {
@@ -106,6 +120,8 @@ export async function openDeps(config: Config = loadConfig(), clock: Clock = sys
         await pool.close();
       },
     };
+    appends.attach(deps, AFTER_APPEND);
+    return deps;
   } catch (e) {
     await pool.close();
     if (e instanceof SchemaTooNewError) throw e;

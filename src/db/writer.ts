@@ -18,27 +18,29 @@ interface PendingWrite {
 }
 
 /**
- * What a feature holds in memory during one batch instead of writing it row by row (appends:
- * their lines and counters, and the rows they read). The writer tells it where each write starts
- * and ends, so it is undone, written or thrown away exactly as the transaction's rows are.
+ * A batch sink: what one feature holds in memory during a batch instead of writing it row by row,
+ * written once before the commit. The writer tells it where each write starts and ends, so it is
+ * undone, written or thrown away exactly as the transaction's rows are. Coalesced writes leave
+ * their changes in it; any other write sees it applied first. The composition root hands the
+ * writer its sink, so the writer knows no feature.
  */
-export interface BatchOverlay {
+export interface BatchSink {
   /** A write starts: what it changes from here on can be undone until the next begin(). */
   begin(): void;
   /** Where the running write has got to, for a rollback of only what follows. */
   mark(): number;
   /** Undoes what the running write changed since `mark` (since begin() without one), as ROLLBACK TO does its rows. */
   rollback(mark?: number): void;
-  /** Writes what it holds to the rows, inside the transaction (PostgreSQL's: a few round trips). */
+  /** Writes what it holds to the rows, inside the transaction (a promise when that is a round trip). */
   apply(): void | Promise<void>;
   /** The batch that apply() wrote into has committed: readers can see its rows now. */
   committed(): void;
   /** The batch was rolled back: what it holds is gone with it. */
   discard(): void;
   /**
-   * The batch failed and was rolled back (after discard()): whether the overlay will write it
+   * The batch failed and was rolled back (after discard()): whether the sink will write it
    * otherwise when it runs again, so that the writer runs it once more instead of failing every
-   * write in it (PostgreSQL: its statement refused the writer's search vectors; see AppendBatch).
+   * write in it (a statement the database refused for what the sink computed in it).
    */
   mend(): boolean;
   /** The rows may have changed under it (a new batch, a write that is not coalesced): forget what it read. */
@@ -100,7 +102,7 @@ interface Retry {
   retry: unknown;
 }
 
-const noOverlay: BatchOverlay = { begin() {}, mark: () => 0, rollback() {}, apply() {}, committed() {}, discard() {}, mend: () => false, invalidate() {} };
+const noSink: BatchSink = { begin() {}, mark: () => 0, rollback() {}, apply() {}, committed() {}, discard() {}, mend: () => false, invalidate() {} };
 
 /**
  * The one place that writes. Every write is a synchronous function queued here; the writer runs
@@ -109,15 +111,15 @@ const noOverlay: BatchOverlay = { begin() {}, mark: () => 0, rollback() {}, appl
  * commit with it or not at all.
  *
  * Each write runs under its own savepoint, so a failing write (a cap, a validation) rolls back
- * alone and answers only its own request. Coalesced writes (appends) skip that savepoint (three
- * statements each, on the hottest path). That is safe because they promise to throw an expected
- * error (status < 500) only before they write any row, so a refused one has nothing to undo but
- * its share of the overlay, which keeps its own journal. Should one break that promise (any other
+ * alone and answers only its own request. Coalesced writes (the hot path's) skip that savepoint
+ * (three statements each). That is safe because they promise to throw an expected error
+ * (status < 500) only before they write any row, so a refused one has nothing to undo but its
+ * share of the batch sink, which keeps its own journal. Should one break that promise (any other
  * error), the whole batch is rolled back and replayed with a savepoint for every write, so no
  * half-done write ever commits.
  *
- * Coalesced writes leave their changes in the overlay, applied once per batch before the commit;
- * any other write first sees it applied, and the overlay forgets the rows it read before and
+ * Coalesced writes leave their changes in the batch sink, applied once per batch before the
+ * commit; any other write first sees it applied, and the sink forgets the rows it read before and
  * after such a write, which may change them.
  */
 export class Writer {
@@ -128,7 +130,7 @@ export class Writer {
   private draining: Promise<void> | null = null;
   private drained: (() => void) | null = null;
 
-  /** A write that is not coalesced ran: the overlay forgets its rows again before the next coalesced one. */
+  /** A write that is not coalesced ran: the sink forgets its rows again before the next coalesced one. */
   private invalidateBeforeCoalesced = false;
   /** Committed batches and the writes in them: writes / batches is the group-commit factor. */
   readonly stats = { batches: 0, writes: 0 };
@@ -141,20 +143,21 @@ export class Writer {
 
   /**
    * `db`: the SQLite database (or the transaction statements of another, PostgreSQL's). With a
-   * WalSync, a batch is answered only after its commit is on disk.
+   * WalSync, a batch is answered only after its commit is on disk. `sink`: what coalesced writes
+   * leave to be written once per batch (BatchSink).
    */
   constructor(
     db: Database | Transactions,
     private readonly durable: WalSync | null = null,
-    private readonly overlay: BatchOverlay = noOverlay,
+    private readonly sink: BatchSink = noSink,
     private readonly storage: DiskSpace | null = null,
   ) {
     this.tx = "query" in db ? sqliteTransactions(db) : db;
   }
 
   /**
-   * Queues a write. `coalesce` is for appends: they leave their changes in the overlay, written
-   * once per batch, and run without a savepoint (see the class comment for their promise).
+   * Queues a write. `coalesce`: the write leaves its changes in the batch sink, written once per
+   * batch, and runs without a savepoint (see the class comment for its promise).
    * `freesSpace` is for deletes and purges: on a full disk they still run, while other writes are
    * refused with storage_full before they touch the database (db/disk-space.ts).
    */
@@ -198,12 +201,12 @@ export class Writer {
    * Runs the writes of a batch inside one transaction. A coalesced write that fails unexpectedly
    * returns null, and the caller replays the batch with savepoints for all (`safe`). A write may
    * be async (its queries awaited); it is awaited before the next one starts, so the writes of a
-   * batch never interleave. A batch of synchronous writes (appends) runs without a pause.
+   * batch never interleave. A batch of synchronous writes runs without a pause.
    */
   private async runBatch(batch: PendingWrite[], safe: boolean): Promise<{ ok: boolean; value: unknown }[] | null | Retry> {
     await this.tx.begin();
-    const overlay = this.overlay;
-    overlay.invalidate();
+    const sink = this.sink;
+    sink.invalidate();
     const outcomes: { ok: boolean; value: unknown }[] = [];
     const after = this.after;
     after.length = 0;
@@ -211,15 +214,15 @@ export class Writer {
     for (const w of batch) {
       const mark = after.length;
       if (!w.coalesce) {
-        const applied = overlay.apply();
+        const applied = sink.apply();
         if (applied) await applied;
-        overlay.invalidate();
+        sink.invalidate();
         this.invalidateBeforeCoalesced = true;
       } else if (this.invalidateBeforeCoalesced) {
-        overlay.invalidate();
+        sink.invalidate();
         this.invalidateBeforeCoalesced = false;
       }
-      overlay.begin();
+      sink.begin();
       if (w.coalesce && !safe) {
         try {
           let value = this.tx.within(w.run);
@@ -230,7 +233,7 @@ export class Writer {
           // A full disk fails the whole batch: SQLite may have rolled its transaction back already.
           if (isDiskFull(error)) throw error;
           if (!isExpected(error)) return null;
-          overlay.rollback();
+          sink.rollback();
           after.length = mark;
           outcomes.push({ ok: false, value: error });
         }
@@ -249,7 +252,7 @@ export class Writer {
         if (this.tx.retryable(error)) return { retry: error };
         if (isDiskFull(error)) throw error;
         await this.tx.rollbackTo("write");
-        overlay.rollback();
+        sink.rollback();
         after.length = mark;
         outcomes.push({ ok: false, value: error });
       }
@@ -259,11 +262,11 @@ export class Writer {
 
   /**
    * Runs part of the running write under a savepoint of its own: if it throws, its rows and its
-   * changes to the overlay are undone and the error goes on to the caller, while the rest of the
+   * changes to the batch sink are undone and the error goes on to the caller, while the rest of the
    * write stands (a job's bookkeeping after its failed work).
    */
   async nested<T>(run: () => T | Promise<T>): Promise<T> {
-    const mark = this.overlay.mark();
+    const mark = this.sink.mark();
     const afterMark = this.after.length;
     await this.tx.savepoint("nested");
     try {
@@ -272,7 +275,7 @@ export class Writer {
       return value;
     } catch (error) {
       await this.tx.rollbackTo("nested");
-      this.overlay.rollback(mark);
+      this.sink.rollback(mark);
       this.after.length = afterMark;
       throw error;
     }
@@ -307,7 +310,7 @@ export class Writer {
     }
   }
 
-  /** `replay`: a failed batch that the overlay mended, run again; otherwise the writes queued. */
+  /** `replay`: a failed batch that the sink mended, run again; otherwise the writes queued. */
   private async flushBatch(replay?: PendingWrite[]): Promise<void> {
     const batch = replay ?? this.queue;
     if (!replay) {
@@ -321,7 +324,7 @@ export class Writer {
         outcomes = await this.runBatch(batch, safe);
         if (outcomes !== null && !("retry" in outcomes)) break;
         await this.tx.rollback();
-        this.overlay.discard();
+        this.sink.discard();
         if (outcomes === null) {
           // A coalesced write failed unexpectedly after it may have written: start the batch over,
           // every write under its own savepoint this time.
@@ -338,17 +341,17 @@ export class Writer {
       try {
         await this.tx.rollback();
       } catch {}
-      this.overlay.discard();
-      if (this.overlay.mend()) return this.flushBatch(batch);
+      this.sink.discard();
+      if (this.sink.mend()) return this.flushBatch(batch);
       for (const w of batch) w.reject(this.failure(error));
       return this.afterFlush();
     }
     this.inBatch = false;
     try {
-      // PostgreSQL's overlay statement and COMMIT go out together (a round trip fewer): should the
+      // The sink's statement and COMMIT go out together (PostgreSQL: a round trip fewer): should the
       // statement fail, the server ends the transaction with ROLLBACK for that COMMIT, and the
       // statement's error fails the batch here.
-      const applied = this.overlay.apply();
+      const applied = this.sink.apply();
       const c = this.tx.commit();
       if (applied || c) await Promise.all([applied, c]);
       this.stats.batches++;
@@ -357,17 +360,17 @@ export class Writer {
       if (this.storage?.checking && batch.some((w) => !w.frees)) this.storage.committed();
     } catch (error) {
       // Nothing of the batch is durable: every request in it learns so.
-      this.overlay.discard();
+      this.sink.discard();
       this.after.length = 0;
       try {
         await this.tx.rollback();
       } catch {}
-      if (this.overlay.mend()) return this.flushBatch(batch);
+      if (this.sink.mend()) return this.flushBatch(batch);
       for (const w of batch) w.reject(this.failure(error));
       return this.afterFlush();
     }
     // Outside the try above: the batch is committed, whatever its readers make of that.
-    this.overlay.committed();
+    this.sink.committed();
     // After the commit, before the fsync: what they tell is in the database; a crash could still lose it.
     if (this.after.length > 0) for (const fn of this.after.splice(0)) runAfterCommit(fn);
     const results = outcomes;

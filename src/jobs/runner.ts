@@ -152,7 +152,7 @@ export class JobRunner {
 
   /**
    * Runs an in-write outcome nested in the write, so its failure is undone (its rows and what it
-   * left in the writer's overlay) while the job's bookkeeping stands.
+   * left in the writer's batch sink) while the job's bookkeeping stands.
    */
   private async outcomeOf(result: JobOutcome | InWriteOutcome): Promise<JobOutcome> {
     if (typeof result !== "function") return result;

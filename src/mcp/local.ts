@@ -5,7 +5,7 @@ import { pageFrom } from "../lib/pagination";
 import * as folders from "../modules/folders/service";
 import * as notes from "../modules/notes/service";
 import { searchNotes } from "../modules/search/service";
-import { appendByFilename } from "../modules/streams/service";
+import { appendByFilename } from "../modules/streams/append/service";
 import { getWorkspace } from "../modules/workspaces/repo";
 import { ToolFailure, validationFailure, type Capabilities, type NotesBackend } from "./backend";
 

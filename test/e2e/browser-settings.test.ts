@@ -10,7 +10,7 @@ import { Webhook } from "standardwebhooks";
 import type { Page } from "playwright-core";
 import { notes, tokens } from "../../src/db/tables";
 import { parseCidr } from "../../src/lib/ip";
-import { appendByFilename } from "../../src/modules/streams/service";
+import { appendByFilename } from "../../src/modules/streams/append/service";
 import { webPrincipal } from "../../src/web/session";
 import { hasChromium, startWebApp, type SignedIn, type WebApp } from "../helpers/browser";
 import { receiver } from "../helpers/receiver";

@@ -1,5 +1,5 @@
 /**
- * The append is declared once (src/modules/streams/append.ts) and reached two ways: the
+ * The append is declared once (src/modules/streams/append/route.ts) and reached two ways: the
  * boundary's fast path (every real request) and the Elysia routes (the OpenAPI document, direct
  * calls). Every case goes through both, each on its own fresh database at the same fake time,
  * and the answers must match: status, content type and body.

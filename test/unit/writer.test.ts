@@ -7,8 +7,8 @@ import { Writer } from "../../src/db/writer";
 import { overlayDb } from "../helpers/overlay-db";
 import { enqueue } from "../../src/jobs/queue";
 import { JobRunner } from "../../src/jobs/runner";
-import { AppendBatch } from "../../src/modules/streams/batch";
-import { appendTo } from "../../src/modules/streams/service";
+import { AppendBatch } from "../../src/modules/streams/append/batch";
+import { appendTo } from "../../src/modules/streams/append/service";
 import type { WorkspaceRow } from "../../src/modules/workspaces/repo";
 import { harness } from "../helpers/harness";
 

@@ -10,7 +10,8 @@ import { byteLength } from "../../lib/text";
 import { domainOf } from "../../mail/mailer";
 import { enqueueMail } from "../../mail/queue";
 import { deadmanAlert, deadmanRecovered, runOverdue, signalFailed } from "../../mail/templates";
-import type { Signal } from "../streams/model";
+import type { Signal } from "../streams/append/model";
+import type { AppendHook } from "../streams/append/hooks";
 import { enqueueAlertDelivery } from "../webhooks/delivery";
 import { isPlausibleEmail, normaliseEmail } from "../accounts/service";
 import type { NoteRow } from "../notes/repo";
@@ -88,16 +89,18 @@ export async function recipient(deps: Deps, note: { alertEmail: string | null; w
 }
 
 /**
- * Inside an append's write, after its checks: what the append says about its job. Any append
- * brings a late stream back (a recovery mail, once); `start` marks a run under way; `ok` ends it
- * and brings a failing stream back too; `fail` ends it and, unless the stream is failing already,
- * alerts at once. The status is kept on every plan; alerts go out on plans with the switch.
+ * What each append says about its job. Any append brings a late stream back (a recovery mail,
+ * once); `start` marks a run under way; `ok` ends it and brings a failing stream back too; `fail`
+ * ends it and, unless the stream is failing already, alerts at once. The status is kept on every
+ * plan; alerts go out on plans with the switch.
  */
-export function noteSignalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal | undefined, line: string, now: number): Promise<void> | undefined {
-  // Nothing to say for a plain line to a stream that is not late: no pause (lib/maybe.ts).
-  if (signal === undefined && note.deadmanStatus !== "late") return undefined;
-  return signalled(deps, note, tier, signal, line, now);
-}
+export const deadmanOnAppend: AppendHook = {
+  appended(deps, { note, tier, signal, line, at }) {
+    // Nothing to say for a plain line to a stream that is not late: no pause (lib/maybe.ts).
+    if (signal === undefined && note.deadmanStatus !== "late") return undefined;
+    return signalled(deps, note, tier, signal, line, at);
+  },
+};
 
 async function signalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal | undefined, line: string, now: number): Promise<void> {
   const before = note.deadmanStatus;

@@ -8,7 +8,7 @@ import { defineQueue } from "../../jobs/define-queue";
 import type { JobOutcome } from "../../jobs/runner";
 import { logEvent } from "../../http/log";
 import { iso } from "../../lib/clock";
-import { appendTo } from "../streams/service";
+import { appendTo } from "../streams/append/service";
 import { inboxLine, summarise } from "./summarise";
 
 /** The worker writes with the rights of the note's own workspace, pinned to that note. */

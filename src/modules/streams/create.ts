@@ -5,7 +5,7 @@ import { writableWorkspace } from "../notes/service";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertNoteSlots } from "../workspaces/caps";
 import { tierOf } from "../workspaces/repo";
-import { validateFilename } from "./service";
+import { validateFilename } from "./append/service";
 
 /**
  * A stream that exists before its first line, so its name can be handed out with a token and its

@@ -1,8 +1,10 @@
 import type { Ctx, Deps } from "../../deps";
 import { AppError } from "../../http/errors";
 import { authenticate } from "../tokens/service";
+import type { AppendHook } from "./append/hooks";
 import { endOf, lastLines, linesAfter, linesRead, MAX_LINES, positionOf, readableStream, readLines, type Position } from "./lines";
 import type { LinesPage, LinesQuery, StreamLine } from "./model";
+import { LineNotifier } from "./notifier";
 
 /** Open follows per token (or browser account); the server-wide cap is NOTESTREAM_SSE_MAX. */
 export const OPEN_PER_TOKEN = 10;
@@ -41,6 +43,8 @@ export class Followers {
   recheckMs = 2_000;
   /** Set by closeAll: a follow that opens after it ends at once (its client retries elsewhere or later). */
   closing = false;
+  /** The wake-ups of the notes followed, called once a batch that wrote their lines has committed (followersOnAppend). */
+  readonly lines = new LineNotifier();
   private open = new Set<Follow>();
   private perKey = new Map<string, number>();
   private perWorkspace = new Map<string, number>();
@@ -102,7 +106,7 @@ export class Followers {
     const v = this.deps.otherWriters.version();
     if (v === this.dataVersion) return;
     this.dataVersion = v;
-    this.deps.appendBatch.followers.wakeAll();
+    this.lines.wakeAll();
   }
 }
 
@@ -120,6 +124,14 @@ export function followers(deps: Deps): Followers {
   if (!r) registries.set(deps, (r = new Followers(deps)));
   return r;
 }
+
+/** Each batch of appends wakes the followers of the streams it wrote, once it has committed. */
+export const followersOnAppend: AppendHook = {
+  committed(deps, noteIds) {
+    const lines = registries.get(deps)?.lines;
+    if (lines && lines.size > 0) lines.wake(noteIds);
+  },
+};
 
 /**
  * Where a follow starts: after Last-Event-ID (which wins: a reconnecting EventSource keeps its
@@ -271,7 +283,7 @@ function followResponse(deps: Deps, o: FollowOptions): Response {
     }
     if (!closed) send(": heartbeat\n\n");
   }, registry.heartbeatMs);
-  const unwatch = deps.appendBatch.followers.watch(o.noteId, wake);
+  const unwatch = registry.lines.watch(o.noteId, wake);
   const follow: Follow = { key: o.key, workspaceId: o.workspaceId, close: () => close() };
 
   function close(): void {

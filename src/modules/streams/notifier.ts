@@ -1,7 +1,7 @@
 /**
  * Who is waiting for new lines of which stream: the followers (SSE) register a wake-up per note,
- * and the append batch wakes those of the notes it wrote once its transaction has committed. With
- * nobody following, the batch asks one `size` per batch and nothing else.
+ * and each batch of appends wakes those of the notes it wrote once its transaction has committed
+ * (followersOnAppend in follow.ts). With nobody following, a batch costs one `size` and nothing else.
  */
 export class LineNotifier {
   private waiting = new Map<string, Set<() => void>>();

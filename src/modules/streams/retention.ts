@@ -1,11 +1,10 @@
 import { and, asc, eq, gt, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { sqlRows, sqlRun } from "../../db/sql";
+import { sqlRun } from "../../db/sql";
 import { noteChunks, notes } from "../../db/tables";
 import { ValidationFailed } from "../../http/errors";
 import { logEvent } from "../../http/log";
 import { iso } from "../../lib/clock";
-import { byteLength } from "../../lib/text";
 import { bodyCapFor } from "../../limits/plans";
 import { domainOf } from "../../mail/mailer";
 import { enqueueMail } from "../../mail/queue";
@@ -13,6 +12,7 @@ import { streamFull } from "../../mail/templates";
 import { mailOrigin } from "../../http/origin";
 import { recipient } from "../deadman/service";
 import type { NoteRow } from "../notes/repo";
+import type { AppendHook } from "./append/hooks";
 import { addStorage, getWorkspace, tierOf } from "../workspaces/repo";
 
 export const MAX_RETENTION_DAYS = 3650;
@@ -56,56 +56,20 @@ export function retentionChanges(
 }
 
 /**
- * What an append to a full `drop_oldest` stream removes first: every stored chunk up to
- * `lastSeq` (0: none), then the batch's `pending` oldest lines not stored yet.
+ * A full spell: from the first append a `reject` stream refuses for its size (one mail) to the
+ * next append that fits.
  */
-export interface Drop {
-  bytes: number;
-  lastSeq: number;
-  pending: number;
-}
-
-/**
- * Which oldest lines must go to free `need` bytes, read without writing (it runs among an append's
- * checks): whole chunks in seq order from the (note_id, seq) index, counted only as far as they
- * are dropped, then the batch's own lines. Null when all of it is not enough, which only a
- * stream whose counted size is off can meet; the append is then refused as at any cap.
- */
-export async function planDrop(deps: Deps, noteId: string, need: number): Promise<Drop | null> {
-  let bytes = 0;
-  let lastSeq = 0;
-  // Pages of growing size: a drop usually needs only the oldest chunk or two.
-  for (let size = 8; bytes < need; size = Math.min(size * 4, 1024)) {
-    const page = await sqlRows<{ seq: number | string; bytes: number | string }>(
-      deps.db,
-      "SELECT seq, octet_length(text) AS bytes FROM note_chunks WHERE note_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-      [noteId, lastSeq, size],
-    );
-    for (const c of page) {
-      bytes += Number(c.bytes);
-      lastSeq = Number(c.seq);
-      if (bytes >= need) break;
-    }
-    if (page.length < size) break;
-  }
-  let pending = 0;
-  const lines = bytes < need ? deps.appendBatch.pendingLines(noteId) : undefined;
-  if (lines) while (bytes < need && pending < lines.length) bytes += byteLength(lines[pending++]!);
-  return bytes >= need ? { bytes, lastSeq, pending } : null;
-}
-
-/** Removes what planDrop chose; the caller counts `drop.bytes` off the note and the workspace. */
-export async function applyDrop(deps: Deps, noteId: string, drop: Drop): Promise<void> {
-  if (drop.lastSeq !== 0) await sqlRun(deps.db, "DELETE FROM note_chunks WHERE note_id = ? AND seq <= ?", [noteId, drop.lastSeq]);
-  if (drop.pending !== 0) deps.appendBatch.dropPending(noteId, drop.pending);
-}
+export const fullSpellOnAppend: AppendHook = {
+  refusedFull,
+  appended: (deps, { note }) => (note.fullSince === null ? undefined : endFullSpell(deps, note)),
+};
 
 /**
  * An append to this `reject` stream was refused for its size: the spell starts, in a write of its
  * own after the refusal (the refused append writes nothing). The row may be the batch's cached
  * one, so later refusals in the batch queue nothing more.
  */
-export function refusedFull(deps: Deps, note: NoteRow): void {
+function refusedFull(deps: Deps, note: NoteRow): void {
   const at = deps.clock.now();
   note.fullSince = at;
   deps.writer.write(() => startFullSpell(deps, note.id, at)).catch((e) => {
@@ -142,8 +106,8 @@ async function startFullSpell(deps: Deps, noteId: string, at: number): Promise<v
   );
 }
 
-/** Inside an append's write, after its checks: it fits again, so the full spell is over. */
-export async function endFullSpell(deps: Deps, note: NoteRow): Promise<void> {
+/** An append to a full stream went in: it fits again, so the full spell is over. */
+async function endFullSpell(deps: Deps, note: NoteRow): Promise<void> {
   await sqlRun(deps.db, "UPDATE notes SET full_since = NULL WHERE id = ?", [note.id]);
   note.fullSince = null;
 }

@@ -11,6 +11,7 @@ import { newId } from "../../lib/ids";
 import { enqueueMail } from "../../mail/queue";
 import { webhookDisabled } from "../../mail/templates";
 import type { NoteRow } from "../notes/repo";
+import type { AppendHook } from "../streams/append/hooks";
 import { shapeBody } from "./formats";
 import { CONNECT_TIMEOUT_MS, postTo, type PostResult } from "./http";
 import { signatureHeaders } from "./sign";
@@ -36,13 +37,15 @@ export type WebhookDelivery = typeof WebhookDelivery.static;
 
 export const webhookDelivery = defineQueue("webhook", WebhookDelivery, { run: deliver, settled: afterAttempt });
 
-/** Inside an append's write: one delivery job, committed with the append, ordered per note. */
-export function enqueueAppendDelivery(deps: Deps, note: NoteRow, text: string, byteSize: number, now: number): Promise<number> | undefined {
-  // Nothing to wait for without a webhook: the append goes on without a pause (lib/maybe.ts).
-  if (!note.webhookUrl || note.webhookStatus !== "enabled") return undefined;
-  const payload: WebhookDelivery = { deliveryId: newId("dlv"), noteId: note.id, createdAt: iso(now), text, byteSize, updatedAt: iso(now) };
-  return webhookDelivery.enqueue(deps, payload, { serialKey: note.id });
-}
+/** Each append to a stream with a webhook: one delivery job, committed with the append, ordered per note. */
+export const webhookOnAppend: AppendHook = {
+  appended(deps, { note, line, byteSize, at }) {
+    // Nothing to wait for without a webhook: the append goes on without a pause (lib/maybe.ts).
+    if (!note.webhookUrl || note.webhookStatus !== "enabled") return undefined;
+    const payload: WebhookDelivery = { deliveryId: newId("dlv"), noteId: note.id, createdAt: iso(at), text: line, byteSize, updatedAt: iso(at) };
+    return webhookDelivery.enqueue(deps, payload, { serialKey: note.id });
+  },
+};
 
 /** Inside the write that raises an alert: the same alert to the stream's webhook, when it asks for them. */
 export async function enqueueAlertDelivery(deps: Deps, note: Pick<NoteRow, "id" | "webhookUrl" | "webhookStatus" | "alertWebhook" | "byteSize">, text: string, now: number): Promise<void> {

@@ -1,8 +1,8 @@
-import type { Database } from "bun:sqlite";
-import type { BatchOverlay } from "../../db/writer";
-import type { NoteRow } from "../notes/repo";
-import type { WorkspaceRow } from "../workspaces/repo";
-import { LineNotifier } from "./notifier";
+import type { BatchSink } from "../../../db/writer";
+import type { Deps } from "../../../deps";
+import type { NoteRow } from "../../notes/repo";
+import type { WorkspaceRow } from "../../workspaces/repo";
+import { hooksByPhase, NO_HOOKS, type AppendHook, type AppendHooks } from "./hooks";
 
 interface NoteCounters {
   byteSize: number;
@@ -33,31 +33,6 @@ export interface OverlayWrites {
   refused?(): boolean;
 }
 
-function sqliteOverlayWrites(sqlite: Database): OverlayWrites {
-  // One row per stream and batch: an INSERT per append cost far more than one per batch, and
-  // readers only ever concatenate chunks (or split them into lines).
-  const insert = sqlite.query("INSERT INTO note_chunks (note_id, text, at) VALUES (?, ?, ?)");
-  // An armed dead-man's switch gets its next deadline from the same write time. A note without
-  // one skips that column, which spares the deadline index a write per batch; should the note
-  // have been armed after all, the full form runs.
-  const plain = sqlite.query(
-    "UPDATE notes SET byte_size = ?1, updated_at = ?2, last_write_at = ?2 WHERE id = ?3 AND expected_interval_seconds IS NULL",
-  );
-  const armed = sqlite.query(
-    `UPDATE notes SET byte_size = ?1, updated_at = ?2, last_write_at = ?2,
-       deadman_due_at = CASE WHEN expected_interval_seconds IS NULL THEN deadman_due_at ELSE ?2 + expected_interval_seconds * 1000 END
-     WHERE id = ?3`,
-  );
-  const storage = sqlite.query("UPDATE workspaces SET storage_used = storage_used + ? WHERE id = ?");
-  return {
-    apply(chunks, notes, deltas) {
-      for (const c of chunks) insert.run(c.noteId, c.text, c.at);
-      for (const n of notes) if (n.armed || plain.run(n.byteSize, n.at, n.id).changes === 0) armed.run(n.byteSize, n.at, n.id);
-      for (const [id, delta] of deltas) storage.run(delta, id);
-    },
-  };
-}
-
 /** A workspace's row and its streams by filename, as appends of one batch found them. */
 export interface BatchRows {
   ws: WorkspaceRow;
@@ -68,6 +43,15 @@ const TEXT = 0;
 const NOTE = 1;
 const STORAGE = 2;
 const DROP = 3;
+
+const batches = new WeakMap<Deps, AppendBatch>();
+
+/** The append batch of these deps: their writer's batch sink, attached as runtime.ts builds them. */
+export function appendBatchOf(deps: Deps): AppendBatch {
+  const batch = batches.get(deps);
+  if (!batch) throw new Error("no append batch is attached to these deps (runtime.ts attaches one)");
+  return batch;
+}
 
 /**
  * What appends write, kept in memory during one writer batch and written once per note and
@@ -81,7 +65,7 @@ const DROP = 3;
  * every other write, which may change those rows; an append's own changes go through the
  * overlay or update the cached row.
  */
-export class AppendBatch implements BatchOverlay {
+export class AppendBatch implements BatchSink {
   private notes = new Map<string, NoteCounters>();
   private texts = new Map<string, string[]>();
   private storage = new Map<string, number>();
@@ -89,22 +73,29 @@ export class AppendBatch implements BatchOverlay {
   private journal: unknown[] = [];
   /** By workspace id. */
   readonly rows = new Map<string, BatchRows>();
-  /** Followers of streams (SSE), woken once a batch that wrote their lines has committed. */
-  readonly followers = new LineNotifier();
+  /** What appends cause (AppendHook), by phase; none until attach(). */
+  hooks: AppendHooks = NO_HOOKS;
+  private deps: Deps | null = null;
   /**
-   * The streams the batch wrote lines to, whose followers its commit wakes: kept whether or not
-   * anyone follows at apply, since a follow may open while the commit is on its way (on
-   * PostgreSQL a round trip) and read from another connection before the lines are visible.
+   * The streams the batch wrote lines to, told to the committed hooks (live followers): kept
+   * whether or not anyone follows at apply, since a follow may open while the commit is on its
+   * way (on PostgreSQL a round trip) and read from another connection before the lines are visible.
    */
   private written: string[] = [];
   /** The running batch is a replay of one whose statement the database refused: its writes go plain (mend). */
   private plain = false;
 
-  private readonly writes: OverlayWrites;
+  /** `writes`: its database's statements (overlay-sqlite.ts, overlay-pg.ts). */
+  constructor(private readonly writes: OverlayWrites) {}
 
-  /** `db`: SQLite's database, or the writes of another database (PostgreSQL's, src/db/pg). */
-  constructor(db: Database | OverlayWrites) {
-    this.writes = "query" in db ? sqliteOverlayWrites(db) : db;
+  /**
+   * Makes this batch (already their writer's sink) the one these deps' appends go through, and
+   * `hooks` what each append causes, run with these deps.
+   */
+  attach(deps: Deps, hooks: readonly AppendHook[]): void {
+    this.deps = deps;
+    this.hooks = hooksByPhase(hooks);
+    batches.set(deps, this);
   }
 
   noteSize(noteId: string): number | undefined {
@@ -198,7 +189,14 @@ export class AppendBatch implements BatchOverlay {
     this.plain = false;
     if (this.written.length === 0) return;
     const noteIds = this.written.splice(0);
-    if (this.followers.size > 0) this.followers.wake(noteIds);
+    for (const committed of this.hooks.committed) {
+      // The batch is committed: a hook's failure is logged, and its writes are answered all the same.
+      try {
+        committed(this.deps!, noteIds);
+      } catch (e) {
+        console.error(JSON.stringify({ level: "error", msg: "an after-append hook failed after its commit", error: String((e as Error)?.stack ?? e) }));
+      }
+    }
   }
 
   discard(): void {

@@ -1,12 +1,14 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import type { Reply } from "../../http/reply";
-import type { Ctx } from "../../deps";
-import { assertShallowJson, readUtf8 } from "../../http/body-limit";
-import { AppError, ValidationFailed } from "../../http/errors";
-import type { FastHandler, FastRoute } from "../../http/fast-route";
-import { bodyKind } from "../../http/plugins/json-body";
-import { pathOf } from "../../lib/url";
-import { AppendBody, type AppendResponse, type Signal } from "./model";
+import { Elysia, t } from "elysia";
+import type { Ctx } from "../../../deps";
+import { assertShallowJson, readUtf8 } from "../../../http/body-limit";
+import { AppError, ValidationFailed } from "../../../http/errors";
+import type { FastHandler, FastRoute } from "../../../http/fast-route";
+import type { AnyAuth } from "../../../http/plugins/auth";
+import { bodyKind } from "../../../http/plugins/json-body";
+import { send, type Reply } from "../../../http/reply";
+import { pathOf } from "../../../lib/url";
+import { AppendBody, AppendResponse, type Signal } from "./model";
 import { appendByFilename, appendById } from "./service";
 
 // A trailing slash is the same route, as it is for the router.
@@ -18,7 +20,7 @@ const checkBody = TypeCompiler.Compile(AppendBody);
  * The append, once: `POST /api/v1/notes/by-filename/{filename}/append` and
  * `POST /api/v1/notes/{id}/append`. The boundary answers it without the router (appends are what
  * this service exists for, and the router's own work is a large share of one's CPU); the
- * Elysia routes in routes.ts call the same handler, so both answer alike by construction.
+ * Elysia routes below (appendRoutes) call the same handler, so both answer alike by construction.
  */
 export const appendRoute: FastRoute = {
   bucket: "appends",
@@ -27,7 +29,7 @@ export const appendRoute: FastRoute = {
     const target = appendTarget(path);
     return target && ((ctx, request) => readAppend(ctx, request, target));
   },
-  // The patterns of its two routes in routes.ts.
+  // The patterns of its two routes in appendRoutes.
   routeOf: (path) => (path.startsWith("/api/v1/notes/by-filename/") ? "/api/v1/notes/by-filename/:filename/append" : "/api/v1/notes/:id/append"),
 };
 
@@ -35,9 +37,42 @@ export const appendRoute: FastRoute = {
 export const appendTakesPlainText = (method: string, path: string): boolean => method === "POST" && appendTarget(path) !== null;
 
 /** The same handler for the Elysia routes, which reach it by the same paths. */
-export function appendFromRouter(ctx: Ctx, request: Request): Promise<Reply<AppendResponse>> {
+function appendFromRouter(ctx: Ctx, request: Request): Promise<Reply<AppendResponse>> {
   return readAppend(ctx, request, appendTarget(pathOf(request.url))!);
 }
+
+const detail = (summary: string) => ({
+  tags: ["streams"],
+  summary,
+  // The handler reads the body itself (as the boundary's fast path does), so the schema is documented here.
+  requestBody: {
+    required: true,
+    content: {
+      "application/json": { schema: AppendBody },
+      "text/plain": { schema: t.String({ description: "The text itself (UTF-8), normalised as the JSON text is" }) },
+    },
+  },
+});
+
+/**
+ * The append's Elysia routes: the same handler as the boundary's fast path (appendRoute), here for
+ * the OpenAPI document and for requests that reach the router.
+ */
+export const appendRoutes = (auth: AnyAuth) =>
+  new Elysia()
+    .use(auth)
+    .post("/notes/by-filename/:filename/append", async ({ ctx, request }) => send(await appendFromRouter(ctx, request)), {
+      parse: "none",
+      params: t.Object({ filename: t.String({ description: "The stream's exact filename, URL-encoded" }) }),
+      response: { 200: AppendResponse, 201: AppendResponse },
+      detail: detail("Append a line to a stream by filename; the first write creates it (201)"),
+    })
+    .post("/notes/:id/append", async ({ ctx, request }) => send(await appendFromRouter(ctx, request)), {
+      parse: "none",
+      params: t.Object({ id: t.String() }),
+      response: { 200: AppendResponse },
+      detail: detail("Append a line to a stream by id"),
+    });
 
 interface AppendTarget {
   /** The path segment as sent, still percent-encoded. */

@@ -1,22 +1,21 @@
-import { commit } from "../../http/commit";
-import type { Ctx, Deps } from "../../deps";
-import { notes } from "../../db/tables";
-import { NoteLocked, NotFound, ValidationFailed } from "../../http/errors";
-import { iso } from "../../lib/clock";
-import { filenameProblem } from "../../lib/filename";
-import { byteLength, hasLoneSurrogate, normaliseAppendText } from "../../lib/text";
-import { bodyCapFor, type Tier } from "../../limits/plans";
-import { newNoteRow, streamByFilename, visibleNote, type NoteRow } from "../notes/repo";
-import { writableWorkspace } from "../notes/service";
-import { requireScope, seesNote } from "../tokens/service";
-import { enqueueAppendDelivery } from "../webhooks/delivery";
-import { noteSignalled } from "../deadman/service";
-import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
-import { assertWritable, getWorkspace, tierOf, type WorkspaceRow } from "../workspaces/repo";
-import type { BatchRows } from "./batch";
+import { commit } from "../../../http/commit";
+import type { Ctx, Deps } from "../../../deps";
+import { notes } from "../../../db/tables";
+import { NoteLocked, NotFound, ValidationFailed } from "../../../http/errors";
+import { iso } from "../../../lib/clock";
+import { filenameProblem } from "../../../lib/filename";
+import { then, type Maybe } from "../../../lib/maybe";
+import { byteLength, hasLoneSurrogate, normaliseAppendText } from "../../../lib/text";
+import { bodyCapFor, type Tier } from "../../../limits/plans";
+import { newNoteRow, streamByFilename, visibleNote, type NoteRow } from "../../notes/repo";
+import { writableWorkspace } from "../../notes/service";
+import { requireScope, seesNote } from "../../tokens/service";
+import { assertNoteSize, assertNoteSlots, assertStorage } from "../../workspaces/caps";
+import { assertWritable, getWorkspace, tierOf, type WorkspaceRow } from "../../workspaces/repo";
+import { appendBatchOf, type AppendBatch, type BatchRows } from "./batch";
+import { applyDrop, planDrop, type Drop } from "./drop";
+import { runAppended } from "./hooks";
 import type { AppendResponse, Signal } from "./model";
-import { then, type Maybe } from "../../lib/maybe";
-import { applyDrop, endFullSpell, planDrop, refusedFull, type Drop } from "./retention";
 
 function cleanText(text: string): string {
   if (hasLoneSurrogate(text)) throw ValidationFailed.field("text", "invalid", "text must be valid Unicode (no lone surrogates)");
@@ -41,14 +40,15 @@ export function appendByFilename({ ctx, filename, text, signal }: { ctx: Ctx; fi
   requireScope(ctx, "append");
   validateFilename(filename);
   const line = cleanText(text);
+  const batch = appendBatchOf(ctx.deps);
   return commit(
     ctx,
     (r) => (r.created ? 201 : 200),
     () =>
-      then(streamForAppend(ctx, filename), ({ ws, note }) => {
+      then(streamForAppend(ctx, batch, filename), ({ ws, note }) => {
         // A pinned token sees no other note, so it cannot bring one into being either.
         if (!note && ctx.principal.noteId) throw new NotFound("note");
-        return then(checkAppend(ctx, note ?? { filename }, line, ws), (plan) => applyAppend(ctx, plan, signal));
+        return then(checkAppend(ctx, batch, note ?? { filename }, line, ws), (plan) => applyAppend(ctx, batch, plan, signal));
       }),
     { coalesce: true },
   );
@@ -57,12 +57,18 @@ export function appendByFilename({ ctx, filename, text, signal }: { ctx: Ctx; fi
 export function appendById({ ctx, id, text, signal }: { ctx: Ctx; id: string; text: string; signal?: Signal }) {
   requireScope(ctx, "append");
   const line = cleanText(text);
-  return commit(ctx, 200, async () => applyAppend(ctx, await checkAppend(ctx, await visibleNote(ctx, id, { lock: true }), line), signal), { coalesce: true });
+  const batch = appendBatchOf(ctx.deps);
+  return commit(
+    ctx,
+    200,
+    async () => applyAppend(ctx, batch, await checkAppend(ctx, batch, await visibleNote(ctx, id, { lock: true }), line), signal),
+    { coalesce: true },
+  );
 }
 
 /** A workspace's row and its streams by filename, read once per writer batch. */
-async function batchRows(deps: Deps, workspaceId: string): Promise<BatchRows> {
-  const rows = deps.appendBatch.rows;
+async function batchRows(deps: Deps, batch: AppendBatch, workspaceId: string): Promise<BatchRows> {
+  const rows = batch.rows;
   let r = rows.get(workspaceId);
   // Locked until the batch commits (PostgreSQL): another instance's appends to the workspace wait, so caps hold across instances.
   if (!r) rows.set(workspaceId, (r = { ws: await getWorkspace(deps, workspaceId, { lock: true }), streams: new Map() }));
@@ -73,21 +79,21 @@ async function batchRows(deps: Deps, workspaceId: string): Promise<BatchRows> {
  * The caller's workspace and the stream with this filename as the caller may see it, from the
  * batch's row cache: a run of appends to one stream reads them once.
  */
-function streamForAppend(ctx: Ctx, filename: string): Maybe<{ ws: WorkspaceRow; note: NoteRow | undefined }> {
-  const cached = ctx.deps.appendBatch.rows.get(ctx.principal.workspaceId);
+function streamForAppend(ctx: Ctx, batch: AppendBatch, filename: string): Maybe<{ ws: WorkspaceRow; note: NoteRow | undefined }> {
+  const cached = batch.rows.get(ctx.principal.workspaceId);
   const stream = cached?.streams.get(filename);
   // The cache is per workspace, not per token: the pin is applied to every append.
   if (cached && stream) return { ws: cached.ws, note: seesNote(ctx.principal, stream.id) ? stream : undefined };
-  return readStreamForAppend(ctx, filename);
+  return readStreamForAppend(ctx, batch, filename);
 }
 
-async function readStreamForAppend(ctx: Ctx, filename: string): Promise<{ ws: WorkspaceRow; note: NoteRow | undefined }> {
+async function readStreamForAppend(ctx: Ctx, batch: AppendBatch, filename: string): Promise<{ ws: WorkspaceRow; note: NoteRow | undefined }> {
   const { deps, principal } = ctx;
   // Not in the batch's cache (streamForAppend looked): the batch's first append reads (and on
   // PostgreSQL locks) the workspace and the stream, both sent at once: one round trip, and always
   // the workspace's lock before the stream's. A later append reads only the stream.
   const [rows, read] = await Promise.all([
-    batchRows(deps, principal.workspaceId),
+    batchRows(deps, batch, principal.workspaceId),
     streamByFilename(deps, principal.workspaceId, filename, { lock: true }),
   ]);
   const note = rows.streams.get(filename) ?? read;
@@ -97,7 +103,8 @@ async function readStreamForAppend(ctx: Ctx, filename: string): Promise<{ ws: Wo
 
 /** Appends inside a write that is already running (the inbox worker's). */
 export async function appendTo(ctx: Ctx, note: NoteRow, line: string): Promise<AppendResponse> {
-  return applyAppend(ctx, await checkAppend(ctx, note, line));
+  const batch = appendBatchOf(ctx.deps);
+  return applyAppend(ctx, batch, await checkAppend(ctx, batch, note, line));
 }
 
 interface AppendPlan {
@@ -119,9 +126,9 @@ interface AppendPlan {
  * Every check of an append, and nothing written: an append's expected failures (caps, a locked
  * or missing note, a read-only account) all happen here, before its first write. The writer
  * relies on that to run appends without a savepoint each. (A refusal for size may queue a write
- * of its own, to run after this one: the start of a full spell.)
+ * of its own, to run after this one: AppendHook.refusedFull.)
  */
-function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: string, workspace?: WorkspaceRow): Maybe<AppendPlan> {
+function checkAppend(ctx: Ctx, batch: AppendBatch, note: NoteRow | { filename: string }, line: string, workspace?: WorkspaceRow): Maybe<AppendPlan> {
   const { deps } = ctx;
   if ("id" in note) {
     if (note.format === "rich") throw new NoteLocked("rich-text notes are edited in the browser; the API writes plain text only");
@@ -129,9 +136,8 @@ function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: strin
       throw ValidationFailed.field("id", "not_a_stream", "append works on streams; edit an editable note with PATCH");
     }
   }
-  if (!workspace) return writableWorkspace(ctx).then((ws) => checkAppend(ctx, note, line, ws));
+  if (!workspace) return writableWorkspace(ctx).then((ws) => checkAppend(ctx, batch, note, line, ws));
   // Earlier appends of this batch may not have reached the rows yet: read through the overlay.
-  const batch = deps.appendBatch;
   const ws = assertWritable(workspace);
   const storageUsed = ws.storageUsed + batch.storageDelta(ws.id);
   const tier = tierOf(deps, ws);
@@ -149,8 +155,8 @@ function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: strin
   // Past the cap, a stream's retention decides: make room by dropping its oldest lines (never
   // for a line larger than the cap itself), or refuse and start a full spell.
   if (cap !== null && currentSize + size > cap) {
-    if (note.retention === "drop_oldest" && size <= cap) return planDrop(deps, note.id, currentSize + size - cap).then(planned);
-    if (note.retention === "reject" && note.fullSince === null) refusedFull(deps, note);
+    if (note.retention === "drop_oldest" && size <= cap) return planDrop(deps, batch, note.id, currentSize + size - cap).then(planned);
+    if (note.retention === "reject" && note.fullSince === null) for (const refused of batch.hooks.refusedFull) refused(deps, note);
   }
   return planned(null);
 }
@@ -158,10 +164,11 @@ function checkAppend(ctx: Ctx, note: NoteRow | { filename: string }, line: strin
 /**
  * The line, the note's size and the workspace's storage go to the batch's pending writes (one
  * chunk row per stream and batch, one update per note and workspace); the note row is inserted
- * on the first write. The cost does not depend on how large the note is, and the bytes, the
- * accounting and the webhook job commit together.
+ * on the first write. Then each after-append hook enqueues what the append causes (AppendHook),
+ * in the same write. The cost does not depend on how large the note is, and the bytes, the
+ * accounting and what the hooks enqueued commit together.
  */
-function applyAppend(ctx: Ctx, plan: AppendPlan, signal?: Signal): Maybe<AppendResponse> {
+function applyAppend(ctx: Ctx, batch: AppendBatch, plan: AppendPlan, signal?: Signal): Maybe<AppendResponse> {
   const { deps } = ctx;
   const now = deps.clock.now();
   const created = !("id" in plan.note);
@@ -169,25 +176,21 @@ function applyAppend(ctx: Ctx, plan: AppendPlan, signal?: Signal): Maybe<AppendR
     "id" in plan.note
       ? plan.note
       : newNoteRow({ workspaceId: plan.ws.id, kind: "stream", filename: plan.note.filename, title: plan.note.filename }, now);
-  // What only the database can do (a new stream's row, a drop, a webhook job, a signal, the end of
-  // a full spell); most appends have none of it and go through without a pause.
-  const first = created ? insertStream(deps, note) : plan.drop ? applyDrop(deps, note.id, plan.drop) : undefined;
+  // What only the database can do (a new stream's row, a drop, what a hook enqueues); most
+  // appends have none of it and go through without a pause.
+  const first = created ? insertStream(deps, batch, note) : plan.drop ? applyDrop(deps, batch, note.id, plan.drop) : undefined;
   return then(first, () => {
-    const batch = deps.appendBatch;
     batch.addText(note.id, plan.line);
     batch.setNote(note.id, plan.newSize, now, note.expectedIntervalSeconds != null);
     batch.addStorage(plan.ws.id, plan.size);
-    return then(enqueueAppendDelivery(deps, note, plan.line, plan.newSize, now), () =>
-      then(noteSignalled(deps, note, plan.tier, signal, plan.line, now), () =>
-        then(note.fullSince !== null ? endFullSpell(deps, note) : undefined, () => appendAnswer(plan, note, created, now)),
-      ),
-    );
+    const appended = { note, line: plan.line, byteSize: plan.newSize, at: now, tier: plan.tier, signal };
+    return then(runAppended(batch.hooks.appended, deps, appended), () => appendAnswer(plan, note, created, now));
   });
 }
 
-async function insertStream(deps: Deps, note: NoteRow): Promise<void> {
+async function insertStream(deps: Deps, batch: AppendBatch, note: NoteRow): Promise<void> {
   await deps.db.insert(notes).values(note);
-  (await batchRows(deps, note.workspaceId)).streams.set(note.filename!, note);
+  (await batchRows(deps, batch, note.workspaceId)).streams.set(note.filename!, note);
 }
 
 function appendAnswer(plan: AppendPlan, note: NoteRow, created: boolean, now: number): AppendResponse {
