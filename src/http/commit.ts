@@ -1,5 +1,4 @@
 import type { Ctx } from "../deps";
-import { then, type Maybe } from "../lib/maybe";
 import type { Reply } from "./reply";
 
 /**
@@ -10,15 +9,13 @@ export function commit<T>(
   ctx: Ctx,
   status: number | ((body: T) => number),
   run: () => T | Promise<T>,
-  opts: { coalesce?: boolean; freesSpace?: boolean } = {},
+  opts: { freesSpace?: boolean } = {},
 ): Promise<Reply<T>> {
-  // A write that needs no database round trip (most appends) stays synchronous (lib/maybe.ts).
-  return ctx.deps.writer.write(
-    () =>
-      then(run(), (body): Maybe<Reply<T>> => {
-        const reply = { status: typeof status === "function" ? status(body) : status, body };
-        return ctx.idempotency ? ctx.idempotency.store(reply.status, JSON.stringify(body)).then(() => reply) : reply;
-      }),
-    opts,
-  );
+  return ctx.deps.writer.write(async () => replyOf(ctx, status, await run()), opts);
+}
+
+/** A write's reply, stored first as the Idempotency-Key's answer when the request carries one. */
+export function replyOf<T>(ctx: Ctx, status: number | ((body: T) => number), body: T): Reply<T> | Promise<Reply<T>> {
+  const reply = { status: typeof status === "function" ? status(body) : status, body };
+  return ctx.idempotency ? ctx.idempotency.store(reply.status, JSON.stringify(body)).then(() => reply) : reply;
 }

@@ -17,3 +17,13 @@ export interface FastRoute {
   /** The router's pattern of a path this route matched ("/api/v1/notes/:id/append"), for metrics. */
   routeOf(path: string): string;
 }
+
+export type FastMatch = { bucket: TokenBucket; handler: FastHandler; route: FastRoute };
+
+export function matchFast(routes: readonly FastRoute[], method: string, path: string): FastMatch | null {
+  for (const route of routes) {
+    const handler = route.match(method, path);
+    if (handler) return { bucket: route.bucket, handler, route };
+  }
+  return null;
+}

@@ -20,7 +20,7 @@ export class FormRefused extends Error {
 }
 
 export function clientIp(request: Request): string {
-  return requestState(request)?.ip ?? "unknown";
+  return requestState(request)?.ip() ?? "unknown";
 }
 
 

@@ -96,7 +96,7 @@ export async function recipient(deps: Deps, note: { alertEmail: string | null; w
  */
 export const deadmanOnAppend: AppendHook = {
   appended(deps, { note, tier, signal, line, at }) {
-    // Nothing to say for a plain line to a stream that is not late: no pause (lib/maybe.ts).
+    // Nothing to say for a plain line to a stream that is not late: no pause (modules/streams/append/maybe.ts).
     if (signal === undefined && note.deadmanStatus !== "late") return undefined;
     return signalled(deps, note, tier, signal, line, at);
   },

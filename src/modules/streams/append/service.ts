@@ -1,10 +1,9 @@
-import { commit } from "../../../http/commit";
+import { replyOf } from "../../../http/commit";
 import type { Ctx, Deps } from "../../../deps";
 import { notes } from "../../../db/tables";
 import { NoteLocked, NotFound, ValidationFailed } from "../../../http/errors";
 import { iso } from "../../../lib/clock";
 import { filenameProblem } from "../../../lib/filename";
-import { then, type Maybe } from "../../../lib/maybe";
 import { byteLength, hasLoneSurrogate, normaliseAppendText } from "../../../lib/text";
 import { bodyCapFor, type Tier } from "../../../limits/plans";
 import { newNoteRow, streamByFilename, visibleNote, type NoteRow } from "../../notes/repo";
@@ -15,7 +14,9 @@ import { assertWritable, getWorkspace, tierOf, type WorkspaceRow } from "../../w
 import { appendBatchOf, type AppendBatch, type BatchRows } from "./batch";
 import { applyDrop, planDrop, type Drop } from "./drop";
 import { runAppended } from "./hooks";
+import { then, type Maybe } from "./maybe";
 import type { AppendResponse, Signal } from "./model";
+import type { Reply } from "../../../http/reply";
 
 function cleanText(text: string): string {
   if (hasLoneSurrogate(text)) throw ValidationFailed.field("text", "invalid", "text must be valid Unicode (no lone surrogates)");
@@ -41,16 +42,12 @@ export function appendByFilename({ ctx, filename, text, signal }: { ctx: Ctx; fi
   validateFilename(filename);
   const line = cleanText(text);
   const batch = appendBatchOf(ctx.deps);
-  return commit(
-    ctx,
-    (r) => (r.created ? 201 : 200),
-    () =>
-      then(streamForAppend(ctx, batch, filename), ({ ws, note }) => {
-        // A pinned token sees no other note, so it cannot bring one into being either.
-        if (!note && ctx.principal.noteId) throw new NotFound("note");
-        return then(checkAppend(ctx, batch, note ?? { filename }, line, ws), (plan) => applyAppend(ctx, batch, plan, signal));
-      }),
-    { coalesce: true },
+  return commitAppend(ctx, (r) => (r.created ? 201 : 200), () =>
+    then(streamForAppend(ctx, batch, filename), ({ ws, note }) => {
+      // A pinned token sees no other note, so it cannot bring one into being either.
+      if (!note && ctx.principal.noteId) throw new NotFound("note");
+      return then(checkAppend(ctx, batch, note ?? { filename }, line, ws), (plan) => applyAppend(ctx, batch, plan, signal));
+    }),
   );
 }
 
@@ -58,12 +55,16 @@ export function appendById({ ctx, id, text, signal }: { ctx: Ctx; id: string; te
   requireScope(ctx, "append");
   const line = cleanText(text);
   const batch = appendBatchOf(ctx.deps);
-  return commit(
-    ctx,
-    200,
-    async () => applyAppend(ctx, batch, await checkAppend(ctx, batch, await visibleNote(ctx, id, { lock: true }), line), signal),
-    { coalesce: true },
-  );
+  return commitAppend(ctx, 200, async () => applyAppend(ctx, batch, await checkAppend(ctx, batch, await visibleNote(ctx, id, { lock: true }), line), signal));
+}
+
+/**
+ * An append through the single writer, coalesced into the writer's batch (http/commit.ts's
+ * `commit` for the one hot path): one that needs no database round trip (most) runs without a
+ * promise or a pause (maybe.ts).
+ */
+function commitAppend(ctx: Ctx, status: number | ((r: AppendResponse) => number), run: () => Maybe<AppendResponse>): Promise<Reply<AppendResponse>> {
+  return ctx.deps.writer.write(() => then(run(), (body) => replyOf(ctx, status, body)), { coalesce: true });
 }
 
 /** A workspace's row and its streams by filename, read once per writer batch. */
