@@ -100,8 +100,16 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
     expect(generated[0]!.expression).toContain("to_tsvector('notestream_search'::regconfig, notestream_search_text(");
     const triggers = await db.sql<{ name: string; def: string }[]>`
       SELECT tgname AS name, pg_get_triggerdef(t.oid) AS def FROM pg_trigger t WHERE NOT tgisinternal`;
-    expect(triggers.map((t) => t.name)).toEqual(["note_chunks_search_vector"]);
-    expect(triggers[0]!.def).toContain("BEFORE INSERT OR UPDATE OF text, search_vector ON public.note_chunks FOR EACH ROW");
+    // And the counts kept on workspaces and folders (migrations-pg/0007).
+    expect(triggers.map((t) => t.name).sort()).toEqual([
+      "note_chunks_search_vector",
+      "notes_folder_counts_delete",
+      "notes_folder_counts_insert",
+      "notes_folder_counts_update",
+      "notes_workspace_counts",
+      "notes_workspace_counts_update",
+    ]);
+    expect(triggers.find((t) => t.name === "note_chunks_search_vector")!.def).toContain("BEFORE INSERT OR UPDATE OF text, search_vector ON public.note_chunks FOR EACH ROW");
     const [unlogged] = await db.sql<{ persistence: string }[]>`SELECT relpersistence AS persistence FROM pg_class WHERE relname = 'rate_windows'`;
     expect(unlogged!.persistence).toBe("u");
     const partial = indexes.filter((i) => i.indexdef.includes(" WHERE ")).map((i) => i.indexname).sort();

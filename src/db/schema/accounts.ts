@@ -72,6 +72,13 @@ export const workspaces = sqliteTable(
     billingSubscriptionId: text("billing_subscription_id"),
     // Running total of note bytes, kept in the same transaction as every write that changes it.
     storageUsed: integer("storage_used").notNull().default(0),
+    // Notes outside the trash by format and streams among them, and notes in the trash: usage
+    // and list totals read here, not counted. Kept by triggers on notes (migrations/0018), so
+    // every way a note comes, goes or changes state counts in the statement that does it.
+    plainNotes: integer("plain_notes").notNull().default(0),
+    richNotes: integer("rich_notes").notNull().default(0),
+    streamNotes: integer("stream_notes").notNull().default(0),
+    trashedNotes: integer("trashed_notes").notNull().default(0),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("workspaces_owner").on(t.ownerId, t.kind)],

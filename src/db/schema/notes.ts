@@ -10,6 +10,8 @@ export const folders = sqliteTable(
     name: text("name").notNull(),
     // Lower-cased name: folder names are unique per workspace without regard to case.
     nameKey: text("name_key").notNull(),
+    // Its notes outside the trash, kept by triggers on notes like the workspace's counts.
+    noteCount: integer("note_count").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

@@ -127,6 +127,8 @@ async function trashAboveCap(deps: Deps, ws: WorkspaceRow): Promise<number> {
   if (!tier.notes) return 0;
   const keep = "shared" in tier.notes ? tier.notes.shared : tier.notes.plain + tier.notes.rich;
   const now = deps.clock.now();
+  // Locked before its notes, as deleteNote does (notes/service.ts).
+  await getWorkspace(deps, ws.id, { lock: true });
   // The ids past the cap are cut here: an OFFSET without a LIMIT has no form both databases read.
   const active = await deps.db
     .select({ id: notes.id })

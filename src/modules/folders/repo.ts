@@ -1,6 +1,6 @@
-import { and, asc, count, eq, isNull } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { Deps } from "../../deps";
-import { folders, notes } from "../../db/tables";
+import { folders } from "../../db/tables";
 import { ValidationFailed } from "../../http/errors";
 
 // Ids are minted as fold_ and 20 base62 characters; the bound is looser so a longer id minted one
@@ -30,12 +30,22 @@ export async function assertFolderInWorkspace(deps: Deps, workspaceId: string, f
 /** The workspace's folders by name, each with how many notes outside the trash it holds. */
 export async function foldersWithNoteCounts(deps: Deps, workspaceId: string): Promise<{ id: string; name: string; n: number }[]> {
   return deps.db
-    .select({ id: folders.id, name: folders.name, n: count(notes.id) })
+    .select({ id: folders.id, name: folders.name, n: folders.noteCount })
     .from(folders)
-    .leftJoin(notes, and(eq(notes.folderId, folders.id), isNull(notes.trashedAt)))
     .where(eq(folders.workspaceId, workspaceId))
-    .groupBy(folders.id)
     .orderBy(asc(folders.nameKey));
+}
+
+/**
+ * How many notes outside the trash a folder of this workspace holds (0 for any other id): kept
+ * on its row by triggers on notes (migrations/0018), so the same cost at any size.
+ */
+export async function folderNoteCount(deps: Deps, workspaceId: string, folderId: string): Promise<number> {
+  const [row] = await deps.db
+    .select({ n: folders.noteCount })
+    .from(folders)
+    .where(and(eq(folders.id, folderId), eq(folders.workspaceId, workspaceId)));
+  return row?.n ?? 0;
 }
 
 /** The workspace's folders by name. */

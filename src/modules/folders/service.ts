@@ -1,10 +1,10 @@
-import { and, asc, count, eq, isNull, ne } from "drizzle-orm";
+import { and, asc, eq, ne } from "drizzle-orm";
 import { commit } from "../../http/commit";
 import type { Reply } from "../../http/reply";
 import { mayNameRow } from "../../db/keys";
 import { paged } from "../../db/paged";
 import type { Ctx } from "../../deps";
-import { folders, notes } from "../../db/tables";
+import { folders } from "../../db/tables";
 import { CapExceeded, Conflict, NotFound, ValidationFailed } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -42,13 +42,9 @@ async function assertNameFree(ctx: Ctx, key: string, exceptId?: string): Promise
   }
 }
 
-async function noteCount(ctx: Ctx, folderId: string): Promise<number> {
-  const [counted] = await ctx.deps.db.select({ n: count() }).from(notes).where(and(eq(notes.folderId, folderId), isNull(notes.trashedAt)));
-  return counted!.n;
-}
-
-function toRecord(row: FolderRow, noteCount: number): FolderRecord {
-  return { id: row.id, name: row.name, note_count: noteCount, created_at: iso(row.createdAt), updated_at: iso(row.updatedAt) };
+/** A folder as the API shows it; its note count is kept on its row (migrations/0018). */
+function toRecord(row: FolderRow): FolderRecord {
+  return { id: row.id, name: row.name, note_count: row.noteCount, created_at: iso(row.createdAt), updated_at: iso(row.updatedAt) };
 }
 
 async function visibleFolder(ctx: Ctx, id: string): Promise<FolderRow> {
@@ -67,15 +63,9 @@ export async function listFolders({ ctx, page }: { ctx: Ctx; page: Page }): Prom
   requireUnpinned(ctx, "list folders");
   const { db } = ctx.deps;
   const where = eq(folders.workspaceId, ctx.principal.workspaceId);
-  const rows = db
-    .select({ folder: folders, notes: count(notes.id) })
-    .from(folders)
-    .leftJoin(notes, and(eq(notes.folderId, folders.id), isNull(notes.trashedAt)))
-    .where(where)
-    .groupBy(folders.id)
-    .orderBy(asc(folders.nameKey));
+  const rows = db.select().from(folders).where(where).orderBy(asc(folders.nameKey));
   const { items, total } = await paged(db, { from: folders, where, rows, page });
-  return { items: items.map((r) => toRecord(r.folder, r.notes)), total };
+  return { items: items.map(toRecord), total };
 }
 
 export async function createFolder({ ctx, name: raw }: { ctx: Ctx; name: string }): Promise<Reply<FolderRecord>> {
@@ -94,9 +84,9 @@ export async function createFolder({ ctx, name: raw }: { ctx: Ctx; name: string 
     }
     await assertNameFree(ctx, nameKey(name));
     const now = deps.clock.now();
-    const row: FolderRow = { id: newId("fold"), workspaceId: ws.id, name, nameKey: nameKey(name), createdAt: now, updatedAt: now };
+    const row: FolderRow = { id: newId("fold"), workspaceId: ws.id, name, nameKey: nameKey(name), noteCount: 0, createdAt: now, updatedAt: now };
     await deps.db.insert(folders).values(row);
-    return toRecord(row, 0);
+    return toRecord(row);
   });
 }
 
@@ -111,7 +101,7 @@ export async function renameFolder({ ctx, id, name: raw }: { ctx: Ctx; id: strin
     await assertNameFree(ctx, nameKey(name), row.id);
     const now = deps.clock.now();
     await deps.db.update(folders).set({ name, nameKey: nameKey(name), updatedAt: now }).where(eq(folders.id, row.id));
-    return toRecord({ ...row, name, nameKey: nameKey(name), updatedAt: now }, await noteCount(ctx, row.id));
+    return toRecord({ ...row, name, nameKey: nameKey(name), updatedAt: now });
   });
 }
 

@@ -8,7 +8,9 @@ import { mayNameRow } from "../../db/keys";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { Page } from "../../lib/pagination";
+import { folderNoteCount } from "../folders/repo";
 import { seesNote } from "../tokens/service";
+import { activeNotes, getWorkspace } from "../workspaces/repo";
 import type { NoteRecord } from "./model";
 
 export type NoteRow = typeof notes.$inferSelect;
@@ -168,6 +170,20 @@ export async function listNoteRows(ctx: Ctx, filter: NoteListFilter & { where?: 
   if (filter.where) conds.push(filter.where);
   const where = and(...conds);
   const rows = ctx.deps.db.select(metaColumns).from(notes).where(where).orderBy(desc(notes.updatedAt), desc(notes.id));
-  const { items, total } = await paged(ctx.deps.db, { from: notes, where, rows, page });
+  const { items, total } = await paged(ctx.deps.db, { from: notes, where, rows, page, kept: await keptTotal(ctx, filter) });
   return { rows: items, total };
+}
+
+/**
+ * How many notes the list holds, where the counters kept on the workspace's and the folder's rows
+ * say it (migrations/0018): the whole list, streams or editable notes, a folder's notes. Lists
+ * narrowed otherwise (a pinned token's, by title, by the board's filters) are counted.
+ */
+async function keptTotal(ctx: Ctx, filter: NoteListFilter & { where?: SQL }): Promise<number | undefined> {
+  if (ctx.principal.noteId || filter.titleContains || filter.where) return undefined;
+  const { deps, principal } = ctx;
+  if (filter.folderId) return filter.kind ? undefined : folderNoteCount(deps, principal.workspaceId, filter.folderId);
+  const ws = await getWorkspace(deps, principal.workspaceId);
+  if (filter.kind === "stream") return ws.streamNotes;
+  return activeNotes(ws) - (filter.kind === "editable" ? ws.streamNotes : 0);
 }

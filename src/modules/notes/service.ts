@@ -20,9 +20,12 @@ import { moveToTrash } from "./trash";
 
 export const DEFAULT_TITLE = "Untitled";
 
-/** The workspace, checked for being writable; call inside the write so state and caps are exact. */
-export async function writableWorkspace(ctx: Ctx): Promise<WorkspaceRow> {
-  return assertWritable(await getWorkspace(ctx.deps, ctx.principal.workspaceId));
+/**
+ * The workspace, checked for being writable; call inside the write so state and caps are exact.
+ * `lock`: held until the write commits (PostgreSQL), taken before a note's row (as an append does).
+ */
+export async function writableWorkspace(ctx: Ctx, opts: { lock?: boolean } = {}): Promise<WorkspaceRow> {
+  return assertWritable(await getWorkspace(ctx.deps, ctx.principal.workspaceId, opts));
 }
 
 function cleanTitle(raw: string, field: string, problems: FieldProblem[]): string {
@@ -210,7 +213,10 @@ export async function deleteNote({ ctx, id }: { ctx: Ctx; id: string }): Promise
     200,
     async () => {
       const note = await visibleNote(ctx, id);
-      await writableWorkspace(ctx);
+      // The trash's counts on the workspace's row are written after the note's (triggers): the
+      // workspace is locked first, as an append locks it before its stream, so that two instances
+      // sharing PostgreSQL never each hold one of the two and wait for the other.
+      await writableWorkspace(ctx, { lock: true });
       // To the trash, with its inbox, webhook, alerts and pinned tokens, for a restore; its slot is
       // free at once, its bytes when the purge deletes it (trash.ts).
       await moveToTrash(deps, note.id, deps.clock.now());

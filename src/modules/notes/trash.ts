@@ -87,7 +87,9 @@ export async function listTrash({ ctx, page }: { ctx: Ctx; page: Page }): Promis
   requireUnpinned(ctx, "list the trash");
   const where = and(eq(notes.workspaceId, ctx.principal.workspaceId), isNotNull(notes.trashedAt));
   const rows = ctx.deps.db.select(trashColumns).from(notes).where(where).orderBy(desc(notes.trashedAt), desc(notes.id));
-  const { items, total } = await paged(ctx.deps.db, { from: notes, where, rows, page });
+  // Its size is kept on the workspace's row (migrations/0018).
+  const kept = (await getWorkspace(ctx.deps, ctx.principal.workspaceId)).trashedNotes;
+  const { items, total } = await paged(ctx.deps.db, { from: notes, where, rows, page, kept });
   return { items: items.map((r) => trashRecord(ctx, r)), total };
 }
 

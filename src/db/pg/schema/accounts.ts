@@ -1,4 +1,4 @@
-import { boolean, index, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
+import { boolean, index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { byteCount, ms } from "./types";
 
 // The PostgreSQL twin of src/db/schema/accounts.ts: same tables, columns and indexes, read the
@@ -61,6 +61,10 @@ export const workspaces = pgTable(
     lapsedAt: ms("lapsed_at"),
     billingSubscriptionId: text("billing_subscription_id"),
     storageUsed: byteCount("storage_used").notNull().default(0),
+    plainNotes: integer("plain_notes").notNull().default(0),
+    richNotes: integer("rich_notes").notNull().default(0),
+    streamNotes: integer("stream_notes").notNull().default(0),
+    trashedNotes: integer("trashed_notes").notNull().default(0),
     createdAt: ms("created_at").notNull(),
   },
   (t) => [index("workspaces_owner").on(t.ownerId, t.kind)],
