@@ -37,6 +37,15 @@ export const CLOSE = "\uFDD1";
 const WORDS = 16;
 
 /**
+ * How many of the newest matching texts of each kind a search ranks: stream chunks (what one
+ * append, or one batch of appends to a stream, wrote) and notes' titles and bodies. Fewer than
+ * that match: every match is ranked. More: the newest are, so that a common word's first page
+ * costs what a rare word's does at any size (docs/PERFORMANCE.md); the hits, and X-Total-Count,
+ * are the notes those matches are in.
+ */
+export const SEARCH_CANDIDATES = 1000;
+
+/**
  * The full-text index's queries: the one place that knows how the database indexes text. `M` is
  * what one search looks for, as this index phrases it (made once per search by `match`).
  */
@@ -63,57 +72,131 @@ export function searchIndex(db: Db): SearchIndex {
  * pgSearch, below it.
  */
 
-/**
- * Each note once, at its best match: bm25 over the chunks (a stream's lines) and over the row
- * of titles and bodies, the lowest (best) score of a note's rows kept with where it was (a
- * bare column beside min() takes that row's value in SQLite). A title match weighs four times
- * a body match. Trashed notes stay indexed (a restore brings them back as they were) and are
- * left out here, as are other workspaces' notes, should a workspace term ever be shared.
- */
-const BEST = `
-WITH hits(note_id, score, src, rid) AS (
-  SELECT c.note_id, bm25(search_chunks, 1.0, 0.0), ${Source.Chunk}, c.seq
-    FROM search_chunks JOIN note_chunks c ON c.seq = search_chunks.rowid
-    WHERE search_chunks MATCH ?1
-  UNION ALL
-  SELECT note_id, bm25(search_notes, 4.0, 1.0, 0.0, 0.0, 0.0), ${Source.Note}, rowid
-    FROM search_notes
-    WHERE search_notes MATCH ?2
-),
-best AS (SELECT note_id, min(score) AS score, src, rid FROM hits GROUP BY note_id)`;
-
 const VISIBLE = `n.workspace_id = ?3 AND n.trashed_at IS NULL AND (?4 IS NULL OR n.id = ?4) AND (?5 IS NULL OR n.folder_id = ?5)`;
 
-// CROSS JOIN keeps the matches as the outer loop, each note found by its key: left to itself the
-// planner walks every note of the workspace by its index and probes the matches for each.
-const PAGE_SQL = `${BEST}
+/**
+ * A word in more rows of an index than this, all workspaces' together, is searched newest first
+ * rather than ranked: bm25 weighs each word by how many rows hold it (its IDF), which FTS5 counts
+ * by reading all of them, so ranking a common word costs time in proportion to its rows.
+ */
+export const RANKED_WORD_ROWS = 100_000;
+
+/** How a search reads the index (sqliteSearch.hits decides, for each search). */
+interface Plan {
+  /** More rows of the workspace match than SEARCH_CANDIDATES: walk chunks (notes) newest first. */
+  newestChunks: boolean;
+  newestNotes: boolean;
+  /** Every word is in at most RANKED_WORD_ROWS rows of each index: the candidates are ranked by bm25. */
+  ranked: boolean;
+}
+
+/**
+ * The candidates (SEARCH_CANDIDATES of each kind): the newest matching chunks (a chunk's rowid is
+ * its seq, in append order) and notes' rows of titles and bodies (rowids in the order the notes
+ * were made) that the caller may see, found through the expressions with the workspace's term
+ * (?1, ?2). Trashed notes stay indexed (a restore brings them back as they were) and are left out
+ * here. CROSS JOIN keeps the index the outer loop, each row's note found by its key. When more
+ * rows match than the bound, the index is walked newest first and stops at it; otherwise every
+ * match is a candidate, read in the index's own order (walking backwards, FTS5 cannot skip
+ * through the workspace term's postings to a rare word's few rows, and reads them all).
+ *
+ * Ranked, each candidate is scored by bm25 through the expressions without the workspace's term
+ * (?6, ?7): its IDF would cost a read of every row of the workspace, and it weighs nothing in the
+ * score (its column's weight is 0). Only the candidates are scored: their range of rowids is read
+ * from the index, the other rows of it filtered out before bm25 is asked (the unary + keeps `IN`
+ * from becoming one lookup, and one count, per row). A title match weighs four times a body match.
+ * Not ranked, a note's newest chunk stands for it (else its row of titles and bodies).
+ *
+ * Then each note once, at its best match: the lowest score of its rows, kept with where it was (a
+ * bare column beside min() takes that row's value in SQLite).
+ */
+function best(plan: Plan): string {
+  const bound = (newest: boolean, table: string) => (newest ? `ORDER BY ${table}.rowid DESC LIMIT ${SEARCH_CANDIDATES}` : "");
+  const scores = plan.ranked
+    ? `chunk_scores(seq, score) AS MATERIALIZED (
+  SELECT rowid, bm25(search_chunks, 1.0, 0.0) FROM search_chunks
+    WHERE search_chunks MATCH ?6 AND rowid >= (SELECT coalesce(min(seq), ${Number.MAX_SAFE_INTEGER}) FROM chunk_rows)
+      AND +rowid IN (SELECT seq FROM chunk_rows)
+),
+note_scores(rid, score) AS MATERIALIZED (
+  SELECT rowid, bm25(search_notes, 4.0, 1.0, 0.0, 0.0, 0.0) FROM search_notes
+    WHERE search_notes MATCH ?7 AND rowid >= (SELECT coalesce(min(rid), ${Number.MAX_SAFE_INTEGER}) FROM note_rows)
+      AND +rowid IN (SELECT rid FROM note_rows)
+)`
+    : `chunk_scores(seq, score) AS (SELECT seq, -seq FROM chunk_rows),
+note_scores(rid, score) AS (SELECT rid, 0 FROM note_rows)`;
+  return `
+WITH chunk_rows(seq, note_id) AS MATERIALIZED (
+  SELECT search_chunks.rowid, c.note_id
+    FROM search_chunks CROSS JOIN note_chunks c ON c.seq = search_chunks.rowid CROSS JOIN notes n ON n.id = c.note_id
+    WHERE search_chunks MATCH ?1 AND ${VISIBLE}
+    ${bound(plan.newestChunks, "search_chunks")}
+),
+note_rows(rid, note_id) AS MATERIALIZED (
+  SELECT search_notes.rowid, search_notes.note_id
+    FROM search_notes CROSS JOIN notes n ON n.id = search_notes.note_id
+    WHERE search_notes MATCH ?2 AND ${VISIBLE}
+    ${bound(plan.newestNotes, "search_notes")}
+),
+${scores},
+hits(note_id, score, src, rid) AS (
+  SELECT chunk_rows.note_id, chunk_scores.score, ${Source.Chunk}, chunk_rows.seq FROM chunk_rows JOIN chunk_scores USING (seq)
+  UNION ALL
+  SELECT note_rows.note_id, note_scores.score, ${Source.Note}, note_rows.rid FROM note_rows JOIN note_scores USING (rid)
+),
+best AS (SELECT note_id, min(score) AS score, src, rid FROM hits GROUP BY note_id)`;
+}
+
+/** Ranked: best first, then the most recently changed; otherwise the most recently changed first. */
+const pageSql = (plan: Plan) => `${best(plan)}
 SELECT n.id, n.kind, n.format, n.filename, n.title, n.folder_id AS folderId, n.byte_size AS byteSize, n.updated_at AS updatedAt,
        best.src AS src, best.rid AS rid, count(*) OVER () AS total
   FROM best CROSS JOIN notes n ON n.id = best.note_id
-  WHERE ${VISIBLE}
-  ORDER BY best.score, n.updated_at DESC, n.id
-  LIMIT ?6 OFFSET ?7`;
+  ORDER BY ${plan.ranked ? "best.score, " : ""}n.updated_at DESC, n.id
+  LIMIT ?8 OFFSET ?9`;
 
-const COUNT_SQL = `${BEST}
-SELECT count(*) AS n FROM best CROSS JOIN notes n ON n.id = best.note_id WHERE ${VISIBLE}`;
+const countSql = (plan: Plan) => `${best(plan)}
+SELECT count(*) AS n FROM best`;
 
-type Params = [string, string, string, string | null, string | null];
+/** More than `bound` rows of the index match the expression: read forwards, which skips, and stops there. */
+function matchesMoreThan(sqlite: Db["$client"], table: "search_chunks" | "search_notes", expression: string, bound: number): boolean {
+  const q = `SELECT count(*) AS n FROM (SELECT 1 FROM ${table} WHERE ${table} MATCH ? LIMIT ${bound + 1})`;
+  return sqlite.query<{ n: number }, [string]>(q).get(expression)!.n > bound;
+}
+
+type Params = [string, string, string, string | null, string | null, string, string];
 
 /** SQLite only: FTS5's index (see above). */
-export const sqliteSearch: SearchIndex<{ chunks: string; notes: string }> = {
+export const sqliteSearch: SearchIndex<{ words: readonly string[]; chunks: string; notes: string; chunkWords: string; noteWords: string }> = {
   // The FTS5 expressions for the chunks and for the notes' row of titles and bodies (terms.ts).
+  // Each also without the workspace's term, for bm25 (BEST).
   match(words, workspaceId) {
-    return { chunks: matchExpression(words, "text", workspaceId), notes: matchExpression(words, "{title body}", workspaceId) };
+    return {
+      words,
+      chunks: matchExpression(words, "text", workspaceId),
+      notes: matchExpression(words, "{title body}", workspaceId),
+      chunkWords: matchExpression(words, "text"),
+      noteWords: matchExpression(words, "{title body}"),
+    };
   },
 
   // The total rides on the page's rows (a window count), so the index is read once; only a page
   // past the end counts separately.
   async hits(deps, match, filter, page) {
     const sqlite = deps.db.$client;
-    const params: Params = [match.chunks, match.notes, filter.workspaceId, filter.noteId, filter.folderId];
-    const rows = sqlite.query<HitRow, [...Params, number, number]>(PAGE_SQL).all(...params, page.limit, page.offset);
+    const params: Params = [match.chunks, match.notes, filter.workspaceId, filter.noteId, filter.folderId, match.chunkWords, match.noteWords];
+    const plan: Plan = {
+      newestChunks: matchesMoreThan(sqlite, "search_chunks", match.chunks, SEARCH_CANDIDATES),
+      newestNotes: matchesMoreThan(sqlite, "search_notes", match.notes, SEARCH_CANDIDATES),
+      ranked: match.words.every(
+        (w) =>
+          !matchesMoreThan(sqlite, "search_chunks", matchExpression([w], "text"), RANKED_WORD_ROWS) &&
+          !matchesMoreThan(sqlite, "search_notes", matchExpression([w], "{title body}"), RANKED_WORD_ROWS),
+      ),
+    };
+    const rows = sqlite.query<HitRow, [...Params, number, number]>(pageSql(plan)).all(...params, page.limit, page.offset);
     if (rows.length > 0) return { rows, total: rows[0]!.total };
-    const total = page.offset === 0 ? 0 : sqlite.query<{ n: number }, Params>(COUNT_SQL).get(...params)!.n;
+    const total = page.offset === 0 ? 0 : sqlite.query<{ n: number }, Params>(countSql(plan)).get(...params)!.n;
     return { rows, total };
   },
 
@@ -148,7 +231,7 @@ export const sqliteSearch: SearchIndex<{ chunks: string; notes: string }> = {
  * letter, a digit or private use made a space, so words are unicode61's) and the
  * notestream_search configuration ('simple' with unaccent: case- and accent-insensitive whole
  * words). What a user typed reaches the text search parser only through phraseto_tsquery, as a
- * parameter: never as tsquery syntax.
+ * string (pgLiteral): never as tsquery syntax.
  */
 
 /**
@@ -180,18 +263,33 @@ interface PgMatch {
   any: SQL;
 }
 
+/**
+ * A value written into a search's text rather than sent as a parameter. Without parameters a
+ * query is not prepared, so PostgreSQL plans it for this search's words each time: a prepared
+ * statement gets, after five runs, one generic plan for every word, and no plan suits both a word
+ * in every row (walk the chunks newest first) and a rare one (read the GIN index). An E'' string
+ * reads the same whatever standard_conforming_strings says.
+ */
+function pgLiteral(value: string | number): SQL {
+  if (typeof value === "number") {
+    if (!Number.isSafeInteger(value)) throw new Error(`not an integer: ${value}`);
+    return sql.raw(String(value));
+  }
+  return sql.raw(`E'${value.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`);
+}
+
 function pgQuery(words: readonly string[], op: "&&" | "||"): SQL {
   return sql.join(
-    words.map((w) => sql`phraseto_tsquery('notestream_search', notestream_search_text(${w}))`),
+    words.map((w) => sql`phraseto_tsquery('notestream_search', notestream_search_text(${pgLiteral(w)}))`),
     sql.raw(` ${op} `),
   );
 }
 
 /** The conditions every hit meets: the caller's workspace, not in the trash, the pin and the folder. */
 function pgVisible(filter: HitFilter): SQL {
-  return sql`n.workspace_id = ${filter.workspaceId} AND n.trashed_at IS NULL${filter.noteId === null ? sql`` : sql` AND n.id = ${filter.noteId}`}${
-    filter.folderId === null ? sql`` : sql` AND n.folder_id = ${filter.folderId}`
-  }`;
+  const noteId = filter.noteId === null ? sql`` : sql` AND n.id = ${pgLiteral(filter.noteId)}`;
+  const folderId = filter.folderId === null ? sql`` : sql` AND n.folder_id = ${pgLiteral(filter.folderId)}`;
+  return sql`n.workspace_id = ${pgLiteral(filter.workspaceId)} AND n.trashed_at IS NULL${noteId}${folderId}`;
 }
 
 /**
@@ -199,26 +297,37 @@ function pgVisible(filter: HitFilter): SQL {
  * body, the highest kept with where it was (ties: the chunk). The workspace and the other
  * filters are applied before anything is ranked.
  *
- * Which chunks match the index says (a word of several tokens, whose positions it does not hold,
- * is rechecked against the stored vectors). A stream ranks one chunk, not every matching one
- * (SQLite's bm25 reads its index and ranks them all): its shortest match, which ts_rank's length
- * normalization favours, the newest of equals.
+ * The candidates, as on SQLite: the SEARCH_CANDIDATES newest matching chunks (by seq, their
+ * append order) and notes (by when they last changed, which an index of the workspace's notes
+ * walks) the caller may see. For a word in most rows the planner walks them newest first and stops
+ * at the bound; for a rarer one it reads the GIN index. Which chunks match the index says (a word
+ * of several tokens, whose positions it does not hold, is rechecked against the stored vectors).
+ * Each candidate's note is looked up by its key (LATERAL … OFFSET 0 keeps the lookup, where an
+ * estimate of the word's rows would have the planner hash every note of the workspace). A stream
+ * ranks one of its candidate chunks (SQLite's bm25 ranks them all): its shortest, which
+ * ts_rank's length normalization favours, the newest of equals.
  */
 function pgBest(match: PgMatch, filter: HitFilter): SQL {
   const visible = pgVisible(filter);
-  return sql`WITH chunk AS MATERIALIZED (
-  SELECT DISTINCT ON (c.note_id) c.note_id, c.seq
-    FROM note_chunks c JOIN notes n ON n.id = c.note_id
-    WHERE ${PG_CHUNK_VECTOR} @@ (${match.all}) AND ${visible}
-    ORDER BY c.note_id, octet_length(c.text), c.seq DESC
+  return sql`WITH chunk_rows AS MATERIALIZED (
+  SELECT c.note_id, c.seq, octet_length(c.text) AS size
+    FROM note_chunks c CROSS JOIN LATERAL (SELECT 1 FROM notes n WHERE n.id = c.note_id AND ${visible} OFFSET 0) AS seen
+    WHERE ${PG_CHUNK_VECTOR} @@ (${match.all})
+    ORDER BY c.seq DESC LIMIT ${pgLiteral(SEARCH_CANDIDATES)}
 ),
-hits AS (
-  SELECT chunk.note_id, ts_rank(${PG_WEIGHTS}, ${PG_CHUNK_VECTOR}, ${match.all}, ${PG_RANK_NORMALIZATION}) AS score, ${Source.Chunk} AS src, c.seq AS rid
-    FROM chunk JOIN note_chunks c ON c.seq = chunk.seq
-  UNION ALL
-  SELECT n.id, ts_rank(${PG_WEIGHTS}, ${PG_NOTE_VECTOR}, ${match.all}, ${PG_RANK_NORMALIZATION}), ${Source.Note}, 0
+chunk AS (SELECT DISTINCT ON (note_id) note_id, seq FROM chunk_rows ORDER BY note_id, size, seq DESC),
+note_rows AS MATERIALIZED (
+  SELECT n.id, n.search_vector
     FROM notes n
     WHERE ${PG_NOTE_VECTOR} @@ (${match.all}) AND ${visible}
+    ORDER BY n.updated_at DESC, n.id DESC LIMIT ${pgLiteral(SEARCH_CANDIDATES)}
+),
+hits AS (
+  SELECT chunk.note_id, ts_rank(${PG_WEIGHTS}, ${PG_CHUNK_VECTOR}, ${match.all}, ${pgLiteral(PG_RANK_NORMALIZATION)}) AS score, ${pgLiteral(Source.Chunk)} AS src, c.seq AS rid
+    FROM chunk JOIN note_chunks c ON c.seq = chunk.seq
+  UNION ALL
+  SELECT n.id, ts_rank(${PG_WEIGHTS}, ${PG_NOTE_VECTOR}, ${match.all}, ${pgLiteral(PG_RANK_NORMALIZATION)}), ${pgLiteral(Source.Note)}, 0
+    FROM note_rows n
 ),
 best AS (SELECT DISTINCT ON (note_id) note_id, score, src, rid FROM hits ORDER BY note_id, score DESC, src)`;
 }
@@ -228,9 +337,9 @@ function pgPage(match: PgMatch, filter: HitFilter, page: Page): SQL {
   return sql`${pgBest(match, filter)}
 SELECT n.id, n.kind, n.format, n.filename, n.title, n.folder_id AS "folderId", n.byte_size AS "byteSize", n.updated_at AS "updatedAt",
        best.src, best.rid, count(*) OVER () AS total
-  FROM best JOIN notes n ON n.id = best.note_id
+  FROM best CROSS JOIN LATERAL (SELECT * FROM notes WHERE notes.id = best.note_id OFFSET 0) AS n
   ORDER BY best.score DESC, n.updated_at DESC, n.id
-  LIMIT ${page.limit} OFFSET ${page.offset}`;
+  LIMIT ${pgLiteral(page.limit)} OFFSET ${pgLiteral(page.offset)}`;
 }
 
 /** The page's query for these words, for the test that checks the indexes are used. */
@@ -264,8 +373,8 @@ interface PgHeadline {
 async function pgHeadlines(deps: Deps, match: PgMatch, texts: SQL): Promise<Map<number, string>> {
   const rows = await sqlRows<PgHeadline>(
     deps.db,
-    sql`SELECT k, ts_headline('notestream_search', notestream_search_text(t), ${match.any}, ${PG_HEADLINE}) AS h,
-       left(t, ${PG_INDEXED_CHARS}) AS t, length(t) > ${PG_INDEXED_CHARS} AS more
+    sql`SELECT k, ts_headline('notestream_search', notestream_search_text(t), ${match.any}, ${pgLiteral(PG_HEADLINE)}) AS h,
+       left(t, ${pgLiteral(PG_INDEXED_CHARS)}) AS t, length(t) > ${pgLiteral(PG_INDEXED_CHARS)} AS more
   FROM (${texts}) AS src(k, t)`,
   );
   const out = new Map<number, string>();
@@ -438,7 +547,7 @@ export const pgSearch: SearchIndex<PgMatch> = {
   },
 
   async chunkSnippet(deps, match, hit) {
-    const marked = await pgHeadlines(deps, match, sql`SELECT 0, text FROM note_chunks WHERE seq = ${hit.rid}`);
+    const marked = await pgHeadlines(deps, match, sql`SELECT 0, text FROM note_chunks WHERE seq = ${pgLiteral(hit.rid)}`);
     return marked.get(0) ?? "";
   },
 
@@ -446,7 +555,7 @@ export const pgSearch: SearchIndex<PgMatch> = {
     const marked = await pgHeadlines(
       deps,
       match,
-      sql`SELECT 0, title FROM notes WHERE id = ${hit.id} UNION ALL SELECT 1, coalesce(body, '') FROM notes WHERE id = ${hit.id}`,
+      sql`SELECT 0, title FROM notes WHERE id = ${pgLiteral(hit.id)} UNION ALL SELECT 1, coalesce(body, '') FROM notes WHERE id = ${pgLiteral(hit.id)}`,
     );
     return { title: marked.get(0) ?? "", body: marked.get(1) ?? "" };
   },

@@ -9,8 +9,9 @@ import { searchWords } from "./terms";
 
 /**
  * Full-text search of the notes the caller sees (a pinned token: its note only), best match
- * first (bm25 on SQLite, ts_rank on PostgreSQL), each note once with the passage that matched
- * best. The same verb serves GET /search, the search page and MCP's list_notes with a query.
+ * first (bm25 on SQLite, ts_rank on PostgreSQL) among the newest matches (SEARCH_CANDIDATES of
+ * each kind, repo.ts), each note once with the passage that matched best. The same verb serves
+ * GET /search, the search page and MCP's list_notes with a query.
  */
 export async function searchNotes({
   ctx,

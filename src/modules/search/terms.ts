@@ -45,9 +45,11 @@ export function idToken(id: string): string {
 }
 
 /**
- * The FTS5 expression: every word, in the given columns, within the workspace's rows. The
- * workspace term comes first so FTS5 walks its postings and seeks into the words'.
+ * The FTS5 expression: every word, in the given columns, within the workspace's rows (without a
+ * workspace: in every row). The workspace term comes first so FTS5 walks its postings and seeks
+ * into the words'.
  */
-export function matchExpression(words: readonly string[], columns: string, workspaceId: string): string {
-  return `ws : "${idToken(workspaceId)}" AND ${columns} : (${words.map(phrase).join(" AND ")})`;
+export function matchExpression(words: readonly string[], columns: string, workspaceId?: string): string {
+  const all = `${columns} : (${words.map(phrase).join(" AND ")})`;
+  return workspaceId === undefined ? all : `ws : "${idToken(workspaceId)}" AND ${all}`;
 }
