@@ -18,6 +18,9 @@
  *      and appends at 50 connections against one binary serving from it and against two
  *      instances on the same database, as multiples of the raw commit rate
  *      (`BENCH_ONLY=postgres` runs only these rows, `BENCH_POSTGRES=0` leaves them out)
+ *  10. growth: an append, a tail, the notes list, the account, a common and a rare word's search
+ *      on one account of 2,000 streams and then of 20,000, as ratios (bench/growth.ts;
+ *      `BENCH_ONLY=growth` runs only these rows)
  */
 import { Database } from "bun:sqlite";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -38,6 +41,7 @@ import {
   wrkTogether,
   type WrkResult,
 } from "./lib";
+import { growthRows } from "./growth";
 import { cpuSecondsOf, durableCluster, notestreamUrl, provisionPg, rawCommits, startPgServer } from "./pg";
 
 // BENCH_BIN: another build to measure (make bench builds dist/notestream).
@@ -392,6 +396,12 @@ async function main() {
     rmSync(tmp, { recursive: true, force: true });
     return;
   }
+  if (process.env.BENCH_ONLY === "growth") {
+    await growthRows(BIN, row);
+    printTable(rows, `Measured ${new Date().toISOString()} on ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}, growth rows only.`);
+    rmSync(tmp, { recursive: true, force: true });
+    return;
+  }
   if (process.env.BENCH_ONLY === "latency") {
     await latencyRows(row);
     printTable(rows, `Measured ${new Date().toISOString()} on ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}, latency rows only.`);
@@ -594,6 +604,9 @@ async function main() {
     row("kill -9 during appends, then restart", `${k(acked.length)} acknowledged`, `${lost.length} lost`, lost.length === 0 ? "ok" : "FAILED");
     if (lost.length) process.exitCode = 1;
   }
+
+  // 10. What the same requests cost on an account ten times larger.
+  await growthRows(BIN, row);
 
   // 9. The same binary on PostgreSQL, after every SQLite row.
   if (process.env.BENCH_POSTGRES !== "0") await postgresRows(row);
