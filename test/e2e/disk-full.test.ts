@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { BUILD_TIMEOUT_MS, append, buildBinary, cleanup, getNote, onPostgres, provision, request, startServer, tempDir, type RunningServer } from "../helpers/binary";
+import { BUILD_TIMEOUT_MS, append, buildBinary, cleanup, getNote, onPostgres, provision, request, startServer, tempDir, waitFor, type RunningServer } from "../helpers/binary";
 import { parsePrometheusText, valueOf } from "../helpers/prom-text";
 
 const METRICS_TOKEN = "e2e-disk-full-metrics-token-0123";
@@ -114,6 +114,8 @@ test.skipIf(cannot !== null)(
     expect(deep.body.checks.database.status).toBe("ok");
     expect(await storageMetrics(server)).toEqual({ full: 1, spells: 1 });
     const logs = () => server.logs.map((l) => JSON.parse(l) as { msg: string; level: string });
+    // The server's output reaches this process through a pipe, a moment after the answers.
+    await waitFor(() => logs().some((l) => l.msg === "storage full: writes refused with 507"), 5_000, "the storage-full log line");
     expect(logs().filter((l) => l.msg === "storage full: writes refused with 507")).toHaveLength(1);
 
     // Room made through the API: the first stream to the trash, then purged from it.
@@ -134,6 +136,7 @@ test.skipIf(cannot !== null)(
     expect(healthy.status).toBe(200);
     expect(healthy.body.checks.disk).toEqual({ status: "ok" });
     expect(await storageMetrics(server)).toEqual({ full: 0, spells: 1 });
+    await waitFor(() => logs().some((l) => l.msg === "storage has room again: writes accepted"), 5_000, "the room-again log line");
     expect(logs().filter((l) => l.msg === "storage has room again: writes accepted")).toHaveLength(1);
 
     // kill -9 and a restart on the same (still nearly full) disk: every acknowledged line is there.
