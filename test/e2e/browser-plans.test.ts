@@ -98,6 +98,10 @@ describe.skipIf(!hasChromium)("plans and billing in Chromium", () => {
 
   test("the sixth plan action in a minute is refused with the wait message", async () => {
     const { page, context } = await web.signedInPage({ plan: "free" });
+    // The limit counts in fixed minute windows: six actions that straddle a minute's end are two
+    // windows' worth, and the sixth would pass. Start with enough of the minute left for them.
+    const leftOfMinute = 60_000 - (Date.now() % 60_000);
+    if (leftOfMinute < 20_000) await Bun.sleep(leftOfMinute + 100);
     for (let i = 0; i < 5; i++) {
       await openAccount(page);
       await page.click('button:has-text("Choose Personal")');
@@ -111,7 +115,7 @@ describe.skipIf(!hasChromium)("plans and billing in Chromium", () => {
     expect(standIn.requests.length).toBe(sent);
     expect(web.violations).toEqual([]);
     await context.close();
-  }, 30_000);
+  }, 50_000);
 
   test("the plan section on a phone: the tiers stack as cards, nothing serious for axe-core", async () => {
     const { page, context } = await web.signedInPage({ plan: "free", width: 390, height: 844 });
