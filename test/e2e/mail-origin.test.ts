@@ -82,32 +82,42 @@ async function signIn(base: string, email: string): Promise<string> {
   return session!.split(";")[0]!;
 }
 
-describe("behind a proxy that writes X-Forwarded-*, without a base URL", () => {
-  let server: RunningServer;
-  let dataDir: string;
-  let port: number;
-  let owner: { email: string; token: string };
+/** A server on a data dir of its own with one account, started before a describe's tests and stopped after. */
+function served(label: string, email: string, env: (port: number) => Record<string, string>) {
+  const it = {} as { server: RunningServer; dataDir: string; port: number; owner: { email: string; token: string } };
   beforeAll(async () => {
-    dataDir = tempDir("mail-proxy");
-    owner = account(dataDir, "owner@example.com");
-    port = await freePort();
-    server = await startServer(dataDir, { NOTESTREAM_PORT: String(port), NOTESTREAM_TRUST_PROXY: "1" });
+    it.dataDir = tempDir(label);
+    it.owner = account(it.dataDir, email);
+    it.port = await freePort();
+    it.server = await startServer(it.dataDir, env(it.port));
   }, 30_000);
   afterAll(async () => {
-    await server?.stop("SIGKILL").catch(() => {});
+    await it.server?.stop("SIGKILL").catch(() => {});
   });
+  return it;
+}
+
+/** The export-ready mail's links, each checked to name the configured origin and never evil.test. */
+async function exportMailLinks(dataDir: string, port: number): Promise<string[]> {
+  const mail = await mailTo(dataDir, /your export is ready/);
+  expect(mail.text).not.toContain("evil.test");
+  const links = linksIn(mail);
+  expect(links.length).toBe(2);
+  for (const link of links) expect(link).toStartWith(`http://localhost:${port}/`);
+  return links;
+}
+
+describe("behind a proxy that writes X-Forwarded-*, without a base URL", () => {
+  const it = served("mail-proxy", "owner@example.com", (port) => ({ NOTESTREAM_PORT: String(port), NOTESTREAM_TRUST_PROXY: "1" }));
 
   test("a client's own Forwarded header, passed through beside the proxy's, reaches neither the export mail nor the answer", async () => {
+    const { server, dataDir, port, owner } = it;
     // What a proxy that writes X-Forwarded-* (Caddy, Traefik, nginx) sends on: its own, and the client's Forwarded as it came.
     const headers = { forwarded: "host=evil.test;proto=https", "x-forwarded-host": "notes.example.com", "x-forwarded-proto": "https", "x-forwarded-for": "203.0.113.9" };
     expect((await request(server.base, "POST", appendPath("a.log"), { token: owner.token, json: { text: "x" } })).status).toBe(201);
     const asked = await request(server.base, "POST", "/api/v1/export", { token: owner.token, headers });
     expect(asked.status).toBe(202);
-    const mail = await mailTo(dataDir, /your export is ready/);
-    expect(mail.text).not.toContain("evil.test");
-    const links = linksIn(mail);
-    expect(links.length).toBe(2);
-    for (const link of links) expect(link).toStartWith(`http://localhost:${port}/`);
+    const links = await exportMailLinks(dataDir, port);
     expect(links).toContain(`http://localhost:${port}/api/v1/export/${asked.body.id}/download`);
     // The answer's own link names the origin the proxy wrote.
     const status = await request(server.base, "GET", `/api/v1/export/${asked.body.id}`, { token: owner.token, headers });
@@ -116,32 +126,18 @@ describe("behind a proxy that writes X-Forwarded-*, without a base URL", () => {
 });
 
 describe("without a proxy and without a base URL", () => {
-  let server: RunningServer;
-  let dataDir: string;
-  let port: number;
-  let owner: { email: string; token: string };
-  beforeAll(async () => {
-    dataDir = tempDir("mail-host");
-    owner = account(dataDir, "host@example.com");
-    port = await freePort();
-    server = await startServer(dataDir, { NOTESTREAM_PORT: String(port) });
-  }, 30_000);
-  afterAll(async () => {
-    await server?.stop("SIGKILL").catch(() => {});
-  });
+  const it = served("mail-host", "host@example.com", (port) => ({ NOTESTREAM_PORT: String(port) }));
 
   test("an export asked for with a forged Host mails links to the configured origin", async () => {
+    const { server, dataDir, port, owner } = it;
     expect((await request(server.base, "POST", appendPath("b.log"), { token: owner.token, json: { text: "x" } })).status).toBe(201);
     const asked = await raw(port, "POST", "/api/v1/export", { Host: "evil.test", Authorization: `Bearer ${owner.token}` });
     expect(asked.status).toBe(202);
-    const mail = await mailTo(dataDir, /your export is ready/);
-    expect(mail.text).not.toContain("evil.test");
-    const links = linksIn(mail);
-    expect(links.length).toBe(2);
-    for (const link of links) expect(link).toStartWith(`http://localhost:${port}/`);
+    await exportMailLinks(dataDir, port);
   }, 30_000);
 
   test("a test alert sent from the stream's settings page with a forged Host mails links to the configured origin", async () => {
+    const { server, dataDir, port, owner } = it;
     const made = await request(server.base, "POST", appendPath("quiet.log"), { token: owner.token, json: { text: "x" } });
     const id = made.body.id as string;
     expect((await request(server.base, "PATCH", `/api/v1/notes/${id}`, { token: owner.token, json: { note: { expected_interval_seconds: 3600 } } })).status).toBe(200);

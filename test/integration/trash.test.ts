@@ -70,6 +70,17 @@ async function created(res: TestResponse): Promise<{ id: string; byte_size: numb
   return res.json();
 }
 
+/** A fresh app; an account with a live note, and another account with a note in its trash. */
+async function liveAndForeignTrashed() {
+  await setup();
+  const { token } = await devAccount();
+  const other = await devAccount();
+  const live = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "live" } } }));
+  const foreign = await created(await h.request("POST", "/api/v1/notes", { token: other.token, body: { note: { title: "theirs" } } }));
+  expect((await del(other.token, foreign.id)).status).toBe(200);
+  return { token, other, live, foreign };
+}
+
 async function listedIds(token: string, query = ""): Promise<string[]> {
   const res = await h.request("GET", `/api/v1/notes${query}`, { token });
   expect(res.status).toBe(200);
@@ -146,12 +157,7 @@ describe("DELETE, the trash list and restore", () => {
   });
 
   test("restore answers 404 for a live note, a missing one and another workspace's trashed note", async () => {
-    await setup();
-    const { token } = await devAccount();
-    const other = await devAccount();
-    const live = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "live" } } }));
-    const foreign = await created(await h.request("POST", "/api/v1/notes", { token: other.token, body: { note: { title: "theirs" } } }));
-    expect((await del(other.token, foreign.id)).status).toBe(200);
+    const { token, other, live, foreign } = await liveAndForeignTrashed();
 
     await expectError(await restore(token, live.id), 404, "not_found");
     await expectError(await restore(token, "note_doesnotexist"), 404, "not_found");
@@ -355,12 +361,7 @@ describe("DELETE /trash/{id}: the purge, at once", () => {
   });
 
   test("404 for a live note, a missing one, a malformed id and another account's trashed note, which stays there", async () => {
-    await setup();
-    const { token } = await devAccount();
-    const other = await devAccount();
-    const live = await created(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "live" } } }));
-    const foreign = await created(await h.request("POST", "/api/v1/notes", { token: other.token, body: { note: { title: "theirs" } } }));
-    expect((await del(other.token, foreign.id)).status).toBe(200);
+    const { token, other, live, foreign } = await liveAndForeignTrashed();
 
     await expectError(await purgeNow(token, live.id), 404, "not_found");
     await expectError(await purgeNow(token, "note_doesnotexist"), 404, "not_found");
