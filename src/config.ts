@@ -164,6 +164,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
+/**
+ * The database this process serves from, decided from the environment alone: "postgres" when
+ * NOTESTREAM_DATABASE_URL holds anything but blanks, as `loadConfig` reads it, else "sqlite". For
+ * code that must know before a Config exists (the tables chosen when src/db/tables.ts loads).
+ */
+export function databaseKind(env: Record<string, string | undefined> = process.env): "sqlite" | "postgres" {
+  return env.NOTESTREAM_DATABASE_URL?.trim() ? "postgres" : "sqlite";
+}
+
 const SSL_MODES: readonly PostgresSslMode[] = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
 
 /** A database URL with its password replaced, for messages: the password is never printed. */

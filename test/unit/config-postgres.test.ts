@@ -1,7 +1,7 @@
 // NOTESTREAM_DATABASE_URL and NOTESTREAM_DATABASE_POOL: parsed once at start, refused with a
 // message that names what is wrong and never the password.
 import { describe, expect, test } from "bun:test";
-import { ConfigError, loadConfig, maskPassword } from "../../src/config";
+import { ConfigError, databaseKind, loadConfig, maskPassword } from "../../src/config";
 
 const SECRET = "hunter2-secret";
 const refusal = (env: Record<string, string>): string => {
@@ -19,6 +19,13 @@ describe("NOTESTREAM_DATABASE_URL", () => {
   test("unset or empty: SQLite, as before", () => {
     expect(loadConfig({}).postgres).toBeNull();
     expect(loadConfig({ NOTESTREAM_DATABASE_URL: "  " }).postgres).toBeNull();
+  });
+
+  test("databaseKind agrees with loadConfig: blank or unset is SQLite, any URL is PostgreSQL", () => {
+    expect(databaseKind({})).toBe("sqlite");
+    expect(databaseKind({ NOTESTREAM_DATABASE_URL: "" })).toBe("sqlite");
+    expect(databaseKind({ NOTESTREAM_DATABASE_URL: "  " })).toBe("sqlite");
+    expect(databaseKind({ NOTESTREAM_DATABASE_URL: "postgres://app@db/notes" })).toBe("postgres");
   });
 
   test("a postgres:// or postgresql:// URL selects PostgreSQL; sslmode leaves the URL and defaults to prefer; the pool to 10", () => {
