@@ -6,7 +6,7 @@ import { isPlanName, PLAN_NAMES, tierFor } from "../limits/plans";
 import { mailOrigin } from "../http/origin";
 import { hashPassword, passwordProblem } from "../modules/accounts/password";
 import { createAccount, findAccountByEmail, personalWorkspaceId } from "../modules/accounts/service";
-import { addTeamMember, createTeam, isMember, removeTeamMember } from "../modules/teams/service";
+import { addTeamMember, createTeam, isMember, MAX_SEATS, removeTeamMember } from "../modules/teams/service";
 import { lapse, startTrial, subscribe } from "../modules/accounts/lifecycle";
 import { bindExistingSubscription, CHECKOUT_TTL_DAYS, startCheckout } from "../modules/billing/service";
 import { startPlanCheckout } from "../modules/billing/checkout";
@@ -187,14 +187,14 @@ export async function teamCreate(deps: Deps, argv: string[], io: Output): Promis
 export async function teamAdd(deps: Deps, argv: string[], io: Output): Promise<void> {
   const f = flags(argv, { team: { type: "string" }, email: { type: "string" } }, ["team", "email"]);
   const r = await deps.writer.write(() => addTeamMember(deps, { teamId: f.team!, email: f.email! }));
-  io.info(`added ${f.email} to team ${f.team} (${r.seats} of 25 seats)`);
+  io.info(`added ${f.email} to team ${f.team} (${r.seats} of ${MAX_SEATS} seats)`);
   io.out(String(r.seats));
 }
 
 export async function teamRemove(deps: Deps, argv: string[], io: Output): Promise<void> {
   const f = flags(argv, { team: { type: "string" }, email: { type: "string" } }, ["team", "email"]);
   const r = await deps.writer.write(() => removeTeamMember(deps, { teamId: f.team!, email: f.email! }));
-  io.info(`removed ${f.email} from team ${f.team} (${r.seats} of 25 seats); their tokens and AI-client grants on the team are revoked`);
+  io.info(`removed ${f.email} from team ${f.team} (${r.seats} of ${MAX_SEATS} seats); their tokens and AI-client grants on the team are revoked`);
   io.out(String(r.seats));
 }
 

@@ -1,12 +1,6 @@
-const encoder = new TextEncoder();
-
 export function byteLength(s: string): number {
   // Buffer.byteLength counts UTF-8 bytes without allocating the encoded copy.
   return Buffer.byteLength(s, "utf8");
-}
-
-export function utf8(s: string): Uint8Array {
-  return encoder.encode(s);
 }
 
 /** Titles, folder names: control characters (CR, LF, NUL, …) are stripped on save. */

@@ -100,8 +100,3 @@ export function when(iso: string | null): Html {
   if (!iso) return html`<span class="muted">never</span>`;
   return html`<time datetime="${iso}" title="${iso}">${iso.replace("T", " ").slice(0, 16)} UTC</time>`;
 }
-
-/** A secret shown once (a new token, an inbox URL), with a copy button. */
-export function secretBox(id: string, value: string, note: string): Html {
-  return html`<div class="card"><h2>Copy it now</h2><p class="small">${note}</p><div class="secret"><input type="text" id="${id}" value="${value}" readonly><button type="button" data-copy="${id}">Copy</button></div></div>`;
-}

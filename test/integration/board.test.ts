@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { notes } from "../../src/db/tables";
 import { findAccountByEmail } from "../../src/modules/accounts/service";
-import { needsAttention } from "../../src/modules/streams/board";
+import { streamHealth, webhookHealth } from "../../src/modules/streams/board";
 import { runTask } from "../../src/schedule";
 import { createSession, SESSION_COOKIE } from "../../src/web/session";
 import { harness, type Harness } from "../helpers/harness";
@@ -121,10 +121,11 @@ describe("the status board", () => {
     const shown = new Set(rowsOf(page.text).keys());
     const expected = ["late", "full", "atCap", "failing", "hookFailing", "hookDisabled"].map((k) => ids[k]!);
     expect([...shown].sort()).toEqual([...expected].sort());
-    // The filter's SQL and the row's rule agree on every note.
-    const cap = CAP;
+    // The filter's SQL and the health each row is drawn with agree on every note.
+    const needsAttention = (row: typeof notes.$inferSelect) =>
+      row.kind === "stream" && (["late", "failing", "full"].includes(streamHealth(row, CAP)) || ["failing", "disabled"].includes(webhookHealth(row)));
     for (const row of await h.deps.db.select().from(notes).where(eq(notes.workspaceId, u.a.workspaceId))) {
-      expect([row.filename ?? row.title, shown.has(row.id)]).toEqual([row.filename ?? row.title, needsAttention(row, cap)]);
+      expect([row.filename ?? row.title, shown.has(row.id)]).toEqual([row.filename ?? row.title, needsAttention(row)]);
     }
     expect(page.text).toMatch(/<a href="\/notes\?show=attention" class="on" aria-current="page">Needs attention/);
     expect(countOf(page.text, "all")).toBe(12);

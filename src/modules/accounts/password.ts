@@ -1,12 +1,10 @@
-/** The specification's symbols; any other character that is neither a letter nor a digit counts too. */
-export const PASSWORD_SPECIALS = '!@#$%^&*()<>?"{}[]';
-
 /** Said beside every field that sets a password, so nobody learns the rule from a refusal. */
 export const PASSWORD_RULE =
   "8 to 128 characters, with an upper- and a lower-case letter, a digit and a symbol (any character that is not a letter or a digit: - _ . ! or a space will do)";
 
 // A passphrase such as "Correct-horse-battery-9" is as strong as the specification's symbols
-// make a password, so every non-alphanumeric character is a symbol, the listed ones included.
+// (!@#$%^&*()<>?"{}[]) make a password, so every character that is neither a letter nor a digit
+// is a symbol, those included.
 const SYMBOL = /[^\p{L}\p{N}]/u;
 
 /** Section 2: 8 to 128 characters with an upper- and lower-case letter, a digit and a symbol. */

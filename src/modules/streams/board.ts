@@ -6,9 +6,9 @@ import { listNoteRows, noteListConds, type NoteListFilter, type NoteMeta } from 
 
 /**
  * The status board of the notes list: what each stream's state means at a glance, and the
- * queries behind its filters. The rule for "needs attention" is written twice, once per side of
- * the database (`needsAttention` for a row in hand, `attentionWhere` for the filter and its
- * count); test/integration/board.test.ts holds the two to the same answers.
+ * queries behind its filters. "Needs attention" is written in SQL (`attentionWhere`, for the
+ * filter and its count); test/integration/board.test.ts holds it to the health each row is drawn
+ * with (`streamHealth`, `webhookHealth`).
  */
 
 /** The dead-man column: `full` wins (a full stream's writers are refused, which also makes it silent), then a failed run, then the deadline. */
@@ -44,14 +44,7 @@ export function webhookHealth(n: Pick<NoteMeta, "webhookStatus" | "webhookFailur
   return n.webhookFailures > 0 ? "failing" : "ok";
 }
 
-export function needsAttention(n: HealthFields, cap: number | null): boolean {
-  if (n.kind !== "stream") return false;
-  const s = streamHealth(n, cap);
-  const w = webhookHealth(n);
-  return s === "late" || s === "failing" || s === "full" || w === "failing" || w === "disabled";
-}
-
-/** needsAttention as SQL, for the filter and its count. */
+/** A stream that is late, failing or full, or whose webhook fails or is disabled. */
 function attentionWhere(cap: number | null): SQL {
   const atCap = cap === null ? sql`` : sql` OR (${notes.retention} = 'reject' AND ${notes.byteSize} >= ${cap})`;
   return sql`(${notes.kind} = 'stream' AND (${notes.deadmanStatus} IN ('late', 'failing') OR ${notes.fullSince} IS NOT NULL${atCap}

@@ -5,9 +5,8 @@ import { AppError } from "../../http/errors";
 import { newId } from "../../lib/ids";
 import { findAccountByEmail } from "../accounts/service";
 
-/** A team has 2 to 25 seats; one that has only its owner so far is billed as two. */
+/** A team has at most 25 seats, its owner's included. */
 export const MAX_SEATS = 25;
-export const MIN_SEATS = 2;
 
 export async function createTeam(deps: Deps, input: { ownerEmail: string; name: string }): Promise<{ id: string }> {
   const owner = await findAccountByEmail(deps, input.ownerEmail);
