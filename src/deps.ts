@@ -1,5 +1,6 @@
 import type { Config } from "./config";
 import type { Db } from "./db/client";
+import type { Store } from "./db/store";
 import type { DiskSpace } from "./db/disk-space";
 import type { Writer } from "./db/writer";
 import type { Limiter } from "./http/rate-limit";
@@ -14,6 +15,8 @@ import type { Principal } from "./principal";
 export interface Deps {
   config: Config;
   db: Db;
+  /** Which database this is, with its own client: what the parts that differ between the two take. */
+  store: Store;
   writer: Writer;
   /** A full disk: the reserve, the 507 spell, the room left (db/disk-space.ts); the writer asks it. */
   disk: DiskSpace;

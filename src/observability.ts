@@ -19,7 +19,7 @@ export function observeService(deps: Deps, routes: () => readonly { method: stri
   const m = deps.metrics;
   m.enableDefaultMetrics();
   deps.writer.observe({ committed: (writes) => m.batchWrites.observe(writes), synced: (seconds) => m.fsyncSeconds.observe(seconds) });
-  m.sources = { jobQueues: () => jobQueues(deps), sseOpen: () => followers(deps).size, files: () => databaseSizes(deps.db, deps.config.dataDir), storage: () => deps.disk.state() };
+  m.sources = { jobQueues: () => jobQueues(deps), sseOpen: () => followers(deps).size, files: () => databaseSizes(deps.store), storage: () => deps.disk.state() };
   // Built on first use from the finished app's routes; the fast routes (the append's) name their own.
   let patternOf: ((method: string, path: string) => string | null) | undefined;
   return (method, path, fastRoute, status, started) => {

@@ -69,6 +69,7 @@ export function createDeps(config: Config = loadConfig(), clock: Clock = systemC
   const deps: Deps = {
     ...common(config, clock),
     db,
+    store: { kind: "sqlite", client: db.$client, dataDir: config.dataDir },
     writer: new Writer(db.$client, durable, appends, disk),
     disk,
     tokens: new TokenCache(otherWriters),
@@ -110,6 +111,7 @@ export async function openDeps(config: Config = loadConfig(), clock: Clock = sys
       ...common(config, clock),
       limiter: new PgRateLimiter(pool, clock),
       db,
+      store: { kind: "postgres", pool },
       writer,
       disk,
       tokens: new TokenCache(otherWriters),

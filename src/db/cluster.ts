@@ -1,15 +1,8 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "./client";
-import { isPostgres, sqlRows } from "./sql";
+import { sqlRows } from "./sql";
+import { sharedDatabase, type Store } from "./store";
 import { appMeta } from "./tables";
-
-/**
- * Whether several processes may share this database: PostgreSQL's instances do; SQLite's database
- * has one server (the command line beside it runs no background work).
- */
-export function sharedDatabase(db: Db): boolean {
-  return isPostgres(db);
-}
 
 /**
  * Inside a write: whether this process should do the periodic work `name` now, so that work is done
@@ -21,8 +14,8 @@ export function sharedDatabase(db: Db): boolean {
  * a test's) has no tick: it runs unless another instance is doing the task right now, as the
  * tasks' work is what is due, done once whoever runs it. On SQLite: always.
  */
-export async function onceAcrossInstances(db: Db, name: string, tick: number | null): Promise<boolean> {
-  if (!sharedDatabase(db)) return true;
+export async function onceAcrossInstances(db: Db, store: Store, name: string, tick: number | null): Promise<boolean> {
+  if (!sharedDatabase(store)) return true;
   const key = `task:${name}`;
   const [lock] = await sqlRows<{ ok: boolean }>(db, "SELECT pg_try_advisory_xact_lock(hashtext(?)) AS ok", [key]);
   if (!lock!.ok) return false;

@@ -1,5 +1,5 @@
 import { and, eq, lt, or } from "drizzle-orm";
-import { sharedDatabase } from "../db/cluster";
+import { sharedDatabase } from "../db/store";
 import { idempotencyKeys } from "../db/tables";
 import type { Deps, IdempotentWrite } from "../deps";
 import type { Principal } from "../principal";
@@ -157,7 +157,7 @@ export function idempotency(deps: Deps, assertReplayable: (principal: Principal)
       if (storedMeanwhile && storedMeanwhile.status !== IN_FLIGHT) return replay(storedMeanwhile);
       // Instances sharing the database hold the key with a row as well: a retry that reaches another
       // instance meanwhile gets 409 there too, and the replay once the answer is stored.
-      if (sharedDatabase(deps.db)) {
+      if (sharedDatabase(deps.store)) {
         heldRow = await deps.writer.write(() => claim.hold());
         if (!heldRow) {
           const now = await lookup();

@@ -1,8 +1,8 @@
-import { aliasedTable, and, eq, inArray, isNull, lt, lte, min, notExists, or, sql, type SQLWrapper } from "drizzle-orm";
+import { aliasedTable, and, eq, inArray, isNull, lt, lte, min, notExists, or, sql } from "drizzle-orm";
 import type { Deps } from "../deps";
 import { jobs } from "../db/tables";
 import { sqlRows } from "../db/sql";
-import { sharedDatabase } from "../db/cluster";
+import { sharedDatabase } from "../db/store";
 
 export type JobRow = typeof jobs.$inferSelect;
 
@@ -76,15 +76,15 @@ export function dueJobs(deps: Deps, now: number, limit: number) {
  */
 export async function claimDueJobs(deps: Deps, limit: number, leaseId: string): Promise<JobRow[]> {
   const now = deps.clock.now();
-  if (sharedDatabase(deps.db)) {
+  if (sharedDatabase(deps.store)) {
     // Instances claim side by side: each locks the due jobs it picks and skips those another is
     // picking (FOR UPDATE SKIP LOCKED), in one statement. An earlier unfinished job of a serial key
     // still holds back its later ones, whichever instance runs it.
-    const pick = dueJobs(deps, now, limit) as unknown as { for(strength: "update", config: { skipLocked: boolean }): SQLWrapper };
+    const pick = sql`(${dueJobs(deps, now, limit).getSQL()} FOR UPDATE SKIP LOCKED)`;
     const rows = await deps.db
       .update(jobs)
       .set({ status: "running", leaseId, leaseExpiresAt: now + deps.config.jobLeaseMs, attempts: sql`${jobs.attempts} + 1` })
-      .where(inArray(jobs.id, pick.for("update", { skipLocked: true }) as never))
+      .where(inArray(jobs.id, pick))
       .returning();
     return rows.sort((a, b) => a.id - b.id);
   }
@@ -152,7 +152,7 @@ export async function nextDueAt(deps: Deps): Promise<number | null> {
     .from(jobs)
     .where(and(eq(jobs.status, "pending"), firstOfItsKey(deps)));
   const pending = r?.t ?? null;
-  if (!sharedDatabase(deps.db)) return pending;
+  if (!sharedDatabase(deps.store)) return pending;
   const [l] = await deps.db.select({ t: min(jobs.leaseExpiresAt) }).from(jobs).where(eq(jobs.status, "running"));
   const leased = l?.t == null ? null : Number(l.t);
   return pending === null ? leased : leased === null ? pending : Math.min(pending, leased);
@@ -164,7 +164,7 @@ export async function nextDueAt(deps: Deps): Promise<number | null> {
  */
 export async function reclaimAbandoned(deps: Deps): Promise<number> {
   // Other instances may be running those jobs right now: theirs come back when their lease ends.
-  if (sharedDatabase(deps.db)) return 0;
+  if (sharedDatabase(deps.store)) return 0;
   const changed = await deps.db
     .update(jobs)
     .set({ status: "pending", leaseId: null, leaseExpiresAt: null })

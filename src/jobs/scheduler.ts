@@ -34,7 +34,7 @@ export async function runTask(deps: Deps, task: PeriodicTask, tick: number | nul
   try {
     await deps.writer.write(
       async () => {
-        if (task.everyInstance || (await onceAcrossInstances(deps.db, task.name, tick))) await task.run(deps);
+        if (task.everyInstance || (await onceAcrossInstances(deps.db, deps.store, task.name, tick))) await task.run(deps);
       },
       { freesSpace: task.freesSpace },
     );

@@ -3,8 +3,6 @@ import { join } from "node:path";
 import { and, eq, inArray } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { databasePath } from "../../db/client";
-import type { PgDb } from "../../db/pg/client";
-import { isPostgres } from "../../db/sql";
 import { exportFiles } from "../../db/tables";
 import { pgSnapshots, sqliteSnapshots, type SnapshotSource } from "./snapshot";
 
@@ -53,14 +51,9 @@ export interface ExportStorage {
  * instance takes the download has it.
  */
 export function exportStorage(deps: Deps): ExportStorage {
-  if (isPostgres(deps.db)) {
-    return {
-      // Outside a write, deps.db's client is the pool.
-      snapshot: (read) => pgSnapshots((deps.db as unknown as PgDb).$client)(read),
-      files: databaseFiles(deps),
-    };
-  }
-  return { snapshot: sqliteSnapshots(databasePath(deps.config.dataDir)), files: diskFiles(deps) };
+  const store = deps.store;
+  if (store.kind === "postgres") return { snapshot: pgSnapshots(store.pool), files: databaseFiles(deps) };
+  return { snapshot: sqliteSnapshots(databasePath(store.dataDir)), files: diskFiles(deps) };
 }
 
 /** The size of a part of a zip kept in export_files. */
