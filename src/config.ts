@@ -173,6 +173,15 @@ export function databaseKind(env: Record<string, string | undefined> = process.e
   return env.NOTESTREAM_DATABASE_URL?.trim() ? "postgres" : "sqlite";
 }
 
+/**
+ * Where the client commands (append, tail, ls, cat, run) and `notestream mcp` reach a running
+ * server: NOTESTREAM_URL (http://localhost:8080 when unset) with the token NOTESTREAM_TOKEN ("" when
+ * unset: each says how to get one).
+ */
+export function serverAccess(env: Record<string, string | undefined> = process.env): { url: string; token: string } {
+  return { url: env.NOTESTREAM_URL?.trim() || "http://localhost:8080", token: env.NOTESTREAM_TOKEN?.trim() ?? "" };
+}
+
 const SSL_MODES: readonly PostgresSslMode[] = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
 
 /** A database URL with its password replaced, for messages: the password is never printed. */

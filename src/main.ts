@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { ConfigError, loadConfig } from "./config";
+import { ConfigError, loadConfig, serverAccess } from "./config";
 import {
   accountCreate,
   accountLapse,
@@ -94,7 +94,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === "mcp") {
     // Talks to a server over HTTP: no database here, and stdout belongs to the protocol.
     try {
-      await runStdio();
+      await runStdio(serverAccess());
     } catch (e) {
       console.error(`notestream mcp: ${(e as Error).message}`);
       return 1;

@@ -3,6 +3,7 @@
  * an API token, as `notestream mcp` does; no database is opened here.
  */
 import { basename } from "node:path";
+import { serverAccess } from "../config";
 import { UsageError } from "./args";
 
 /** A refusal or a failure to reach the server: printed as one line, exit 1. */
@@ -18,10 +19,9 @@ interface Client {
 }
 
 /** Splits `--url`/`--token` off argv; the environment fills in the rest. */
-function clientFrom(argv: string[], env = process.env): { client: Client; rest: string[] } {
+function clientFrom(argv: string[]): { client: Client; rest: string[] } {
   const rest: string[] = [];
-  let url = env.NOTESTREAM_URL?.trim() || "http://localhost:8080";
-  let token = env.NOTESTREAM_TOKEN?.trim() ?? "";
+  let { url, token } = serverAccess();
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === "--url" || a === "--token") {

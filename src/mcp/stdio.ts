@@ -116,10 +116,8 @@ function flushed(stdout: Writable): Promise<void> {
  * end of input it answers every request already read, then returns; a tool that fails is an
  * answer like any other, so only a broken stdout makes it fail.
  */
-export async function runStdio(env: Record<string, string | undefined> = process.env): Promise<void> {
-  const token = env.NOTESTREAM_TOKEN?.trim();
+export async function runStdio({ url, token }: { url: string; token: string }): Promise<void> {
   if (!token) throw new Error("NOTESTREAM_TOKEN is not set: create a token (notestream token create …) and put it in the MCP client's configuration");
-  const url = env.NOTESTREAM_URL?.trim() || "http://localhost:8080";
   const backend = new RestBackend(url, token);
   const caps = await backend.capabilities().catch((e: Error) => {
     throw new Error(`cannot use the token at ${url}: ${e.message}`);
