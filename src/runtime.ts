@@ -26,7 +26,7 @@ import { AppendBatch } from "./modules/streams/append/batch";
 import type { AppendHook } from "./modules/streams/append/hooks";
 import { pgOverlayWrites } from "./modules/streams/append/overlay-pg";
 import { sqliteOverlayWrites } from "./modules/streams/append/overlay-sqlite";
-import { writerVectorsAgree } from "./modules/streams/append/pg-vector";
+import { writerVectorsAgree } from "./modules/search/pg-vector";
 import { followersOnAppend } from "./modules/streams/follow";
 import { fullSpellOnAppend } from "./modules/streams/retention";
 import { TokenCache } from "./modules/tokens/cache";

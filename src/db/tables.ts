@@ -1,3 +1,4 @@
+import { databaseKind } from "../config";
 import * as pg from "./pg/schema";
 import * as sqlite from "./schema";
 
@@ -8,11 +9,17 @@ import * as sqlite from "./schema";
  * drizzle's builder then produce each database's SQL with each database's value mapping
  * (booleans, bigint byte counts).
  *
- * Chosen when this module loads, before any other module builds on a table (a column list, an
- * ORDER BY kept in a constant): a process uses one database for its life, and opening the other
- * one is refused (`assertTablesOf`).
+ * Chosen from the configuration when this module loads, before any other module builds on a table
+ * (a column list, an ORDER BY kept in a constant): a process uses one database for its life, and
+ * runtime.ts refuses to open the other one (`assertTablesOf`).
+ *
+ * The one place PostgreSQL's tables are typed as SQLite's (with runtime.ts's PostgreSQL builder,
+ * typed as `Db`): drizzle has no builder type common to both dialects, and the services write each
+ * query once. What makes it sound is checked, not assumed: test/unit/pg-schema-parity.test.ts
+ * (the same columns with the same JS types) and the whole suite's second run on PostgreSQL.
+ * Code that needs a dialect's own client takes it from `Deps.store`, typed as what it is.
  */
-const dialect: "sqlite" | "postgres" = process.env.NOTESTREAM_DATABASE_URL ? "postgres" : "sqlite";
+const dialect = databaseKind();
 const t = dialect === "postgres" ? (pg as unknown as typeof sqlite) : sqlite;
 
 export const accountLinks = t.accountLinks;

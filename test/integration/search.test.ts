@@ -17,7 +17,7 @@ import { noteChunks, notes, workspaces } from "../../src/db/tables";
 import { RestBackend } from "../../src/mcp/rest";
 import { AppError } from "../../src/http/errors";
 import { createRichNote } from "../../src/modules/notes/rich";
-import { chunkSearchVector, isKnownSeparator, latinLetters, writerVectorsAgree } from "../../src/modules/streams/append/pg-vector";
+import { chunkSearchVector, isKnownSeparator, latinLetters, writerVectorsAgree } from "../../src/modules/search/pg-vector";
 import { PG_VECTORS, pgPageQuery } from "../../src/modules/search/repo";
 import { appendByFilename } from "../../src/modules/streams/append/service";
 import { lookupPrincipal } from "../../src/modules/tokens/service";
@@ -65,7 +65,7 @@ async function foundIds(token: string, q: string, extra = ""): Promise<string[]>
  * Throws when an index is out of step with what it indexes. SQLite: FTS5's own check of both
  * indexes (the chunks through their view). PostgreSQL: every stored vector equals the one
  * PostgreSQL computes from its text, a chunk's whether the writer built it (ASCII or Latin
- * letters, src/modules/streams/append/pg-vector.ts) or the trigger of migrations-pg/0006 did, a
+ * letters, src/modules/search/pg-vector.ts) or the trigger of migrations-pg/0006 did, a
  * note's as its generated column.
  */
 async function assertIndexConsistent() {

@@ -1,7 +1,7 @@
 import type { ReservedSQL } from "bun";
 import { CHANGES_CHANNEL } from "../../../db/pg/other-writers";
 import type { OverlayWrites } from "./batch";
-import { chunkSearchVector } from "./pg-vector";
+import { chunkSearchVector } from "../../search/pg-vector";
 
 /** The SQLSTATEs a tsvector literal can raise: a data exception (22), a syntax error (42), a limit (54). */
 const LITERAL_ERROR = /^(22|42|54)/;
