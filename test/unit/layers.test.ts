@@ -81,3 +81,10 @@ describe("layers", () => {
     expect(cycles(graph)).toEqual([]);
   });
 });
+
+// Configuration is read in one place, so what a process was told is whatever loadConfig (or, for
+// the client commands and the early choice of tables, serverAccess and databaseKind) made of it.
+test("no file under src/ but src/config.ts reads process.env", () => {
+  const readers = sourceFiles(SRC).filter((file) => relative(SRC, file) !== "config.ts" && readFileSync(file, "utf8").includes("process.env"));
+  expect(readers.map((file) => relative(SRC, file))).toEqual([]);
+});
