@@ -38,6 +38,7 @@ export function hasLoneSurrogate(s: string): boolean {
 }
 
 export const TITLE_MAX_CHARS = 200;
+export const FOLDER_NAME_MAX_CHARS = 80;
 
 /** Why a title (already stripped of control characters) is refused, or null. */
 export function titleProblem(title: string): string | null {

@@ -4,6 +4,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { count, eq } from "drizzle-orm";
 import { buildHandler } from "../../src/app";
 import { folders, notes, workspaces } from "../../src/db/tables";
+import { MAX_LIMIT } from "../../src/lib/pagination";
+import { FOLDER_NAME_MAX_CHARS, TITLE_MAX_CHARS } from "../../src/lib/text";
 import { harness, type Harness } from "../helpers/harness";
 import { exerciseAllTools, tool, toolError } from "../helpers/mcp";
 
@@ -211,5 +213,18 @@ describe("hosted MCP over Streamable HTTP", () => {
     expect(caps?.tools?.listChanged).not.toBe(true);
     expect(caps?.resources).toBeUndefined();
     expect(caps?.prompts).toBeUndefined();
+  });
+
+  test("tools advertise the REST API's own limits: title, folder name and page size", async () => {
+    h = await harness();
+    const base = serve();
+    const client = await connect(base, await h.token(await h.account("dev"), ["read", "write"]));
+    const { tools } = await client.listTools();
+    const field = (name: string, key: string) => (tools.find((t) => t.name === name)!.inputSchema.properties as Record<string, Record<string, unknown>>)[key]!;
+    expect(field("create_note", "title").maxLength).toBe(TITLE_MAX_CHARS);
+    expect(field("update_note", "title").maxLength).toBe(TITLE_MAX_CHARS);
+    expect(field("create_folder", "name").maxLength).toBe(FOLDER_NAME_MAX_CHARS);
+    expect(field("rename_folder", "name").maxLength).toBe(FOLDER_NAME_MAX_CHARS);
+    expect(field("list_notes", "limit").maximum).toBe(MAX_LIMIT);
   });
 });

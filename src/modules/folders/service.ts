@@ -9,21 +9,19 @@ import { CapExceeded, Conflict, NotFound, ValidationFailed } from "../../http/er
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { Page } from "../../lib/pagination";
-import { charLength, hasLoneSurrogate, stripControl } from "../../lib/text";
+import { charLength, FOLDER_NAME_MAX_CHARS, hasLoneSurrogate, stripControl } from "../../lib/text";
 import { writableWorkspace } from "../notes/service";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { countFolders, tierOf } from "../workspaces/repo";
 import type { FolderRecord } from "./model";
-
-export const FOLDER_NAME_MAX = 80;
 
 type FolderRow = typeof folders.$inferSelect;
 
 function cleanName(raw: string): string {
   const name = stripControl(raw).trim();
   if (name === "") throw ValidationFailed.field("folder.name", "blank", "folder name must not be empty");
-  if (charLength(name) > FOLDER_NAME_MAX) {
-    throw ValidationFailed.field("folder.name", "too_long", `folder name must be at most ${FOLDER_NAME_MAX} characters`);
+  if (charLength(name) > FOLDER_NAME_MAX_CHARS) {
+    throw ValidationFailed.field("folder.name", "too_long", `folder name must be at most ${FOLDER_NAME_MAX_CHARS} characters`);
   }
   if (hasLoneSurrogate(name)) throw ValidationFailed.field("folder.name", "invalid", "folder name must be valid Unicode");
   return name;
