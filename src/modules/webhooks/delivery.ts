@@ -40,7 +40,7 @@ export const webhookDelivery = defineQueue("webhook", WebhookDelivery, { run: de
 /** Each append to a stream with a webhook: one delivery job, committed with the append, ordered per note. */
 export const webhookOnAppend: AppendHook = {
   appended(deps, { note, line, byteSize, at }) {
-    // Nothing to wait for without a webhook: the append goes on without a pause (modules/streams/append/maybe.ts).
+    // Nothing to wait for without a webhook: the append goes on without a pause (modules/streams/append/maybe-promise.ts).
     if (!note.webhookUrl || note.webhookStatus !== "enabled") return undefined;
     const payload: WebhookDelivery = { deliveryId: newId("dlv"), noteId: note.id, createdAt: iso(at), text: line, byteSize, updatedAt: iso(at) };
     return webhookDelivery.enqueue(deps, payload, { serialKey: note.id });

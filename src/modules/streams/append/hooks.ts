@@ -32,7 +32,7 @@ export interface AppendHook {
    * Inside the append's write, after its checks and its own writes: enqueue what the append
    * causes (a job, a row), so it commits with the append or not at all. It answers a promise
    * only when it waits on the database; most appends cause nothing, and they go on without a
-   * pause (maybe.ts). It refuses nothing (the append's checks did): should it throw, the
+   * pause (maybe-promise.ts). It refuses nothing (the append's checks did): should it throw, the
    * writer undoes the whole append and fails it (db/writer.ts).
    */
   appended?: (deps: Deps, a: Appended) => Promise<unknown> | undefined;

@@ -14,7 +14,7 @@ import { assertWritable, getWorkspace, tierOf, type WorkspaceRow } from "../../w
 import { appendBatchOf, type AppendBatch, type BatchRows } from "./batch";
 import { applyDrop, planDrop, type Drop } from "./drop";
 import { runAppended } from "./hooks";
-import { then, type Maybe } from "./maybe";
+import { then, type MaybePromise } from "./maybe-promise";
 import type { AppendResponse, Signal } from "./model";
 import type { Reply } from "../../../http/reply";
 
@@ -61,9 +61,9 @@ export function appendById({ ctx, id, text, signal }: { ctx: Ctx; id: string; te
 /**
  * An append through the single writer, coalesced into the writer's batch (http/commit.ts's
  * `commit` for the one hot path): one that needs no database round trip (most) runs without a
- * promise or a pause (maybe.ts).
+ * promise or a pause (maybe-promise.ts).
  */
-function commitAppend(ctx: Ctx, status: number | ((r: AppendResponse) => number), run: () => Maybe<AppendResponse>): Promise<Reply<AppendResponse>> {
+function commitAppend(ctx: Ctx, status: number | ((r: AppendResponse) => number), run: () => MaybePromise<AppendResponse>): Promise<Reply<AppendResponse>> {
   return ctx.deps.writer.write(() => then(run(), (body) => replyOf(ctx, status, body)), { coalesce: true });
 }
 
@@ -80,7 +80,7 @@ async function batchRows(deps: Deps, batch: AppendBatch, workspaceId: string): P
  * The caller's workspace and the stream with this filename as the caller may see it, from the
  * batch's row cache: a run of appends to one stream reads them once.
  */
-function streamForAppend(ctx: Ctx, batch: AppendBatch, filename: string): Maybe<{ ws: WorkspaceRow; note: NoteRow | undefined }> {
+function streamForAppend(ctx: Ctx, batch: AppendBatch, filename: string): MaybePromise<{ ws: WorkspaceRow; note: NoteRow | undefined }> {
   const cached = batch.rows.get(ctx.principal.workspaceId);
   const stream = cached?.streams.get(filename);
   // The cache is per workspace, not per token: the pin is applied to every append.
@@ -129,7 +129,7 @@ interface AppendPlan {
  * relies on that to run appends without a savepoint each. (A refusal for size may queue a write
  * of its own, to run after this one: AppendHook.refusedFull.)
  */
-function checkAppend(ctx: Ctx, batch: AppendBatch, note: NoteRow | { filename: string }, line: string, workspace?: WorkspaceRow): Maybe<AppendPlan> {
+function checkAppend(ctx: Ctx, batch: AppendBatch, note: NoteRow | { filename: string }, line: string, workspace?: WorkspaceRow): MaybePromise<AppendPlan> {
   const { deps } = ctx;
   if ("id" in note) {
     if (note.format === "rich") throw new NoteLocked("rich-text notes are edited in the browser; the API writes plain text only");
@@ -169,7 +169,7 @@ function checkAppend(ctx: Ctx, batch: AppendBatch, note: NoteRow | { filename: s
  * in the same write. The cost does not depend on how large the note is, and the bytes, the
  * accounting and what the hooks enqueued commit together.
  */
-function applyAppend(ctx: Ctx, batch: AppendBatch, plan: AppendPlan, signal?: Signal): Maybe<AppendResponse> {
+function applyAppend(ctx: Ctx, batch: AppendBatch, plan: AppendPlan, signal?: Signal): MaybePromise<AppendResponse> {
   const { deps } = ctx;
   const now = deps.clock.now();
   const created = !("id" in plan.note);
