@@ -12,13 +12,20 @@
 #                                       the same for the TLS tests' cluster (below)
 #
 # Given NOTESTREAM_TEST_DATABASE_URL, that server is used and nothing is started. Otherwise one
-# cluster per machine user lives in ${TMPDIR:-/tmp}/notestream-test-pg-<uid>: initdb'd with trust
-# auth, listening on 127.0.0.1 on a free port and on a socket in that directory, without fsync
-# (its data is thrown away). It keeps running after the tests, so the next run starts in
-# milliseconds instead of seconds. Debian's postgresql-15 is installed with apt when missing and
-# we are root; the server refuses to run as root, so then it runs as the package's `postgres` user.
-# When no server can be had this says why on stderr, prints nothing and exits 0: the tests that
-# need PostgreSQL skip, as the browser tests do without Chromium.
+# cluster per machine user lives in /dev/shm/notestream-test-pg-<uid> (${TMPDIR:-/tmp}/… where
+# /dev/shm is no tmpfs with 2 GB free): initdb'd with trust auth, listening on 127.0.0.1 on a free
+# port and on a socket in that directory, without fsync (its data is thrown away). It keeps
+# running after the tests, so the next run starts in milliseconds instead of seconds. Debian's
+# postgresql-15 is installed with apt when missing and we are root; the server refuses to run as
+# root, so then it runs as the package's `postgres` user. When no server can be had this says why
+# on stderr, prints nothing and exits 0: the tests that need PostgreSQL skip, as the browser tests
+# do without Chromium.
+#
+# Why in memory: the tests make and drop a database for nearly every test, each a copy of about
+# a thousand files. On a filesystem without a journal (ext4 on the CI's VMs) the kernel picks an
+# inode for a new file by skipping every inode deleted in the last half minute, so with databases
+# dropped all the time each CREATE DATABASE spent twenty times the CPU it spends on tmpfs: most of
+# what the PostgreSQL pass took beyond the SQLite pass.
 #
 # --durable is the cluster `make bench` measures (bench/run.ts): a server that syncs like a real
 # one (fsync, synchronous_commit and full_page_writes on, initdb's files synced, PostgreSQL's
@@ -51,6 +58,14 @@ for arg in "$@"; do
 done
 
 PGBIN=${NOTESTREAM_PG_BIN:-/usr/lib/postgresql/15/bin}
+
+# /dev/shm when it is a tmpfs we may write with 2 GB free (the cluster, its WAL and a test file's
+# databases take a few hundred MB at most).
+in_memory() {
+  [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] || return 1
+  [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -ge 2097152 ] 2>/dev/null || return 1
+  echo /dev/shm
+}
 if [ -n "$DURABLE" ]; then
   STATE=${NOTESTREAM_BENCH_PG_DIR:-${TMPDIR:-/tmp}/notestream-bench-pg-$(id -u)}
   GIVEN_URL=${NOTESTREAM_BENCH_DATABASE_URL:-}
@@ -60,7 +75,7 @@ elif [ -n "$TLS" ]; then
   GIVEN_URL=
   WHO="the PostgreSQL TLS tests"
 else
-  STATE=${NOTESTREAM_TEST_PG_DIR:-${TMPDIR:-/tmp}/notestream-test-pg-$(id -u)}
+  STATE=${NOTESTREAM_TEST_PG_DIR:-$(in_memory || echo "${TMPDIR:-/tmp}")/notestream-test-pg-$(id -u)}
   GIVEN_URL=${NOTESTREAM_TEST_DATABASE_URL:-}
   WHO="the PostgreSQL tests"
 fi

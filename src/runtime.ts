@@ -111,7 +111,7 @@ export async function openDeps(config: Config = loadConfig(), clock: Clock = sys
       ...common(config, clock),
       limiter: new PgRateLimiter(pool, clock),
       db,
-      store: { kind: "postgres", pool },
+      store: { kind: "postgres", pool, connection: () => current.getStore()?.$client ?? pool },
       writer,
       disk,
       tokens: new TokenCache(otherWriters),

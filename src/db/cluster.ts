@@ -17,7 +17,7 @@ import { appMeta } from "./tables";
 export async function onceAcrossInstances(db: Db, store: Store, name: string, tick: number | null): Promise<boolean> {
   if (!sharedDatabase(store)) return true;
   const key = `task:${name}`;
-  const [lock] = await sqlRows<{ ok: boolean }>(db, "SELECT pg_try_advisory_xact_lock(hashtext(?)) AS ok", [key]);
+  const [lock] = await sqlRows<{ ok: boolean }>(store, "SELECT pg_try_advisory_xact_lock(hashtext(?)) AS ok", [key]);
   if (!lock!.ok) return false;
   if (tick === null) return true;
   const [last] = await db.select({ value: appMeta.value }).from(appMeta).where(eq(appMeta.key, key));

@@ -1,40 +1,38 @@
-import { getTableColumns, getTableName, is, type Column, type SQL, type Table } from "drizzle-orm";
+import { getTableColumns, getTableName, type Column, type SQL, type Table } from "drizzle-orm";
 import type { SQL as SQLClient } from "bun";
-import { PgDatabase } from "drizzle-orm/pg-core";
+import { PgDialect } from "drizzle-orm/pg-core";
 import type { SQLQueryBindings } from "bun:sqlite";
-import type { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
-import type { Db } from "./client";
+import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
+import type { Store } from "./store";
 
-/** Which database `db` is: the few places that must differ ask this, and only under src/db or a store. */
-export function isPostgres(db: Db): boolean {
-  return is(db, PgDatabase);
-}
+const sqliteDialect = new SQLiteSyncDialect();
+const pgDialect = new PgDialect();
 
 /**
- * Raw SQL the query builder cannot say, run on whichever database this process uses: a `sql`
- * template, or for a hot path a string with `?` for each of `params` (its PostgreSQL form, with
- * $n, made once and kept). Write it in the SQL that SQLite and PostgreSQL share (docs/SCALING.md
- * lists what that leaves out). On SQLite the statement is kept compiled by bun:sqlite's `query()`
- * (drizzle's `db.all(sql)` compiles it on every call, which made a follower's read several times
- * slower).
+ * Raw SQL the query builder cannot say, run on this process's database (`store`; on PostgreSQL
+ * inside a write on the writer's connection, in its transaction): a `sql` template, or for a hot
+ * path a string with `?` for each of `params` (its PostgreSQL form, with $n, made once and kept).
+ * Write it in the SQL that SQLite and PostgreSQL share (docs/SCALING.md lists what that leaves
+ * out). On SQLite the statement is kept compiled by bun:sqlite's `query()` (drizzle's
+ * `db.all(sql)` compiles it on every call, which made a follower's read several times slower).
  * PostgreSQL returns bigint columns as strings: read them with Number().
  */
-export async function sqlRows<T>(db: Db, query: SQL | string, params: unknown[] = []): Promise<T[]> {
-  if (isPostgres(db)) return [...((await pgRun(db, query, params)) as T[])];
-  const [text, values] = sqliteForm(db, query, params);
-  return db.$client.query(text).all(...values) as T[];
+export async function sqlRows<T>(store: Store, query: SQL | string, params: unknown[] = []): Promise<T[]> {
+  if (store.kind === "postgres") return [...((await pgRun(store.connection(), query, params)) as T[])];
+  const [text, values] = sqliteForm(query, params);
+  return store.client.query(text).all(...values) as T[];
 }
 
 /** Runs a statement; how many rows it changed. */
-export async function sqlRun(db: Db, query: SQL | string, params: unknown[] = []): Promise<number> {
-  if (isPostgres(db)) return ((await pgRun(db, query, params)) as unknown as { count: number }).count;
-  const [text, values] = sqliteForm(db, query, params);
-  return db.$client.query(text).run(...values).changes;
+export async function sqlRun(store: Store, query: SQL | string, params: unknown[] = []): Promise<number> {
+  if (store.kind === "postgres") return ((await pgRun(store.connection(), query, params)) as { count: number }).count;
+  const [text, values] = sqliteForm(query, params);
+  return store.client.query(text).run(...values).changes;
 }
 
-function sqliteForm(db: Db, query: SQL | string, params: unknown[]): [string, SQLQueryBindings[]] {
+function sqliteForm(query: SQL | string, params: unknown[]): [string, SQLQueryBindings[]] {
   if (typeof query === "string") return [query, params as SQLQueryBindings[]];
-  const q = (db as unknown as { dialect: SQLiteSyncDialect }).dialect.sqlToQuery(query);
+  const q = sqliteDialect.sqlToQuery(query);
   return [q.sql, q.params as SQLQueryBindings[]];
 }
 
@@ -50,10 +48,10 @@ function pgText(text: string): string {
   return t;
 }
 
-/** On the connection of the running write (inside one) or the pool. */
-function pgRun(db: Db, query: SQL | string, params: unknown[]): Promise<unknown> {
-  if (typeof query !== "string") return (db as unknown as PgDatabase<never>).execute(query);
-  return (db as unknown as { $client: SQLClient }).$client.unsafe(pgText(query), params);
+function pgRun(conn: SQLClient, query: SQL | string, params: unknown[]): Promise<unknown> {
+  if (typeof query === "string") return conn.unsafe(pgText(query), params);
+  const q = pgDialect.sqlToQuery(query);
+  return conn.unsafe(q.sql, q.params);
 }
 
 interface TableQuery {
@@ -76,7 +74,7 @@ const AS_IS = new Set(["SQLiteInteger", "SQLiteText", "SQLiteReal", "PgText", "P
  * (PostgreSQL's FOR NO KEY UPDATE; SQLite's writer holds the whole database already).
  */
 export async function tableRows<T extends Table>(
-  db: Db,
+  store: Store,
   table: T,
   rest: string,
   params: unknown[],
@@ -97,9 +95,9 @@ export async function tableRows<T extends Table>(
     };
     tableQueries.set(cacheKey, q);
   }
-  const rows = isPostgres(db)
-    ? ((await (db as unknown as { $client: SQLClient }).$client.unsafe(q.postgres, params)) as Record<string, unknown>[])
-    : (db.$client.query(q.sqlite).all(...(params as SQLQueryBindings[])) as Record<string, unknown>[]);
+  const rows = (
+    store.kind === "postgres" ? await store.connection().unsafe(q.postgres, params) : store.client.query(q.sqlite).all(...(params as SQLQueryBindings[]))
+  ) as Record<string, unknown>[];
   if (q.mapped.length > 0) {
     for (const row of rows) {
       for (const [key, column] of q.mapped) {

@@ -12,7 +12,13 @@ import type { SQL } from "bun";
  */
 export type Store =
   | { readonly kind: "sqlite"; readonly client: Database; readonly dataDir: string }
-  | { readonly kind: "postgres"; readonly pool: SQL };
+  | {
+      readonly kind: "postgres";
+      /** The pool: for what runs outside the writer's transaction (a snapshot, a size). */
+      readonly pool: SQL;
+      /** Inside a write, the writer's connection in its transaction; anywhere else, the pool. */
+      connection(): SQL;
+    };
 
 /** This database's one of a pair of values (a query's text, an implementation). */
 export function perStore<T>(store: Store, choices: { sqlite: T; postgres: T }): T {

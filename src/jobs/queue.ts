@@ -29,7 +29,7 @@ export async function enqueue(deps: Deps, queue: string, payload: unknown, opts:
   const now = deps.clock.now();
   // A statement kept compiled (it runs in every append to a stream with a webhook).
   const [row] = await sqlRows<{ id: number | string }>(
-    deps.db,
+    deps.store,
     "INSERT INTO jobs (queue, payload, serial_key, run_at, max_attempts, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
     [queue, JSON.stringify(payload), opts.serialKey ?? null, opts.runAt ?? now, opts.maxAttempts ?? BACKOFF_MS.length + 1, now],
   );

@@ -1,5 +1,5 @@
-import type { Db } from "../../src/db/client";
-import { isPostgres, sqlRows, sqlRun } from "../../src/db/sql";
+import { sqlRows, sqlRun } from "../../src/db/sql";
+import type { Store } from "../../src/db/store";
 
 /**
  * How many rows the app has changed so far, as SQLite's total_changes() counts them: every row an
@@ -13,9 +13,9 @@ import { isPostgres, sqlRows, sqlRun } from "../../src/db/sql";
  * left out: the rate limiter's counters, which SQLite's server keeps in memory, are no part of a
  * write path's cost.
  */
-export async function rowChanges(db: Db): Promise<() => Promise<number>> {
-  if (!isPostgres(db)) {
-    const sqlite = db.$client;
+export async function rowChanges(db: Store): Promise<() => Promise<number>> {
+  if (db.kind === "sqlite") {
+    const sqlite = db.client;
     return async () => sqlite.query<{ c: number }, []>("SELECT total_changes() AS c").get()!.c;
   }
   await sqlRun(db, "CREATE SEQUENCE IF NOT EXISTS test_row_changes");
@@ -43,9 +43,9 @@ export async function rowChanges(db: Db): Promise<() => Promise<number>> {
  * Sets the full-text index's triggers aside, for a test that counts a stream's own rows (what the
  * index writes for a chunk grows with the chunk's words: test/integration/search.test.ts has it).
  */
-export async function dropSearchTriggers(db: Db): Promise<void> {
-  if (!isPostgres(db)) {
-    const sqlite = db.$client;
+export async function dropSearchTriggers(db: Store): Promise<void> {
+  if (db.kind === "sqlite") {
+    const sqlite = db.client;
     for (const { name } of sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search_%'").all()) {
       sqlite.run(`DROP TRIGGER ${name}`);
     }
@@ -65,7 +65,7 @@ export async function dropSearchTriggers(db: Db): Promise<void> {
  * whichever write is next: merged first, so a count measures the write alone. PostgreSQL's index
  * has no such deferred work to move.
  */
-export async function settleSearchIndex(db: Db): Promise<void> {
-  if (isPostgres(db)) return;
-  for (const index of ["search_chunks", "search_notes"]) db.$client.run(`INSERT INTO ${index} (${index}) VALUES ('optimize')`);
+export async function settleSearchIndex(db: Store): Promise<void> {
+  if (db.kind === "postgres") return;
+  for (const index of ["search_chunks", "search_notes"]) db.client.run(`INSERT INTO ${index} (${index}) VALUES ('optimize')`);
 }

@@ -90,7 +90,7 @@ test("the health probe answers without auth", async () => {
 test("no request ever sees a stack trace: an internal failure is a 500 in the envelope", async () => {
   h = await harness();
   const token = await h.token(await h.account("dev"));
-  await sqlRun(h.deps.db, sql`DROP TABLE snapshots`);
+  await sqlRun(h.deps.store, sql`DROP TABLE snapshots`);
   const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: {} } })).json();
   const res = await h.request("GET", `/api/v1/notes/${id}/snapshots`, { token });
   expect(res.status).toBe(500);

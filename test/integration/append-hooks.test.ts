@@ -20,7 +20,7 @@ describe("after-append hooks", () => {
     const titling: AppendHook = {
       appended: async (deps, { note, line }) => {
         if (line === "boom\n") throw new Error("the hook failed");
-        await sqlRun(deps.db, "UPDATE notes SET title = ? WHERE id = ?", [`after ${line.trim()}`, note.id]);
+        await sqlRun(deps.store, "UPDATE notes SET title = ? WHERE id = ?", [`after ${line.trim()}`, note.id]);
       },
       committed: (_deps, noteIds) => void committed.push([...noteIds]),
     };
@@ -33,12 +33,12 @@ describe("after-append hooks", () => {
     const statuses = (await Promise.all([append("two"), append("boom"), append("three")])).map((r) => r.status);
     expect(statuses).toEqual([200, 500, 200]);
 
-    const [note] = await sqlRows<{ title: string; size: number | string }>(h.deps.db, "SELECT title, byte_size AS size FROM notes WHERE id = ?", [id]);
+    const [note] = await sqlRows<{ title: string; size: number | string }>(h.deps.store, "SELECT title, byte_size AS size FROM notes WHERE id = ?", [id]);
     expect(note!.title).toBe("after three");
     expect(Number(note!.size)).toBe("one\ntwo\nthree\n".length);
-    const chunks = await sqlRows<{ text: string }>(h.deps.db, "SELECT text FROM note_chunks WHERE note_id = ? ORDER BY seq", [id]);
+    const chunks = await sqlRows<{ text: string }>(h.deps.store, "SELECT text FROM note_chunks WHERE note_id = ? ORDER BY seq", [id]);
     expect(chunks.map((c) => c.text).join("")).toBe("one\ntwo\nthree\n");
-    const [ws] = await sqlRows<{ used: number | string }>(h.deps.db, "SELECT storage_used AS used FROM workspaces WHERE id = ?", [a.workspaceId]);
+    const [ws] = await sqlRows<{ used: number | string }>(h.deps.store, "SELECT storage_used AS used FROM workspaces WHERE id = ?", [a.workspaceId]);
     expect(Number(ws!.used)).toBe("one\ntwo\nthree\n".length);
     // Told once per committed batch that wrote the stream, never of the failed append alone.
     expect(committed.length).toBeGreaterThanOrEqual(2);

@@ -50,11 +50,11 @@ describe("GET /up/deep", () => {
   test("is 503 when the database does not answer", async () => {
     h = await harness();
     await runAllTasks(h.deps);
-    await sqlRun(h.deps.db, "ALTER TABLE workspaces RENAME TO workspaces_gone");
+    await sqlRun(h.deps.store, "ALTER TABLE workspaces RENAME TO workspaces_gone");
     const res = await h.request("GET", "/up/deep");
     expect(res.status).toBe(503);
     expect((await res.json()).checks).toMatchObject({ database: { status: "fail" }, scheduler: { status: "ok" } });
-    await sqlRun(h.deps.db, "ALTER TABLE workspaces_gone RENAME TO workspaces");
+    await sqlRun(h.deps.store, "ALTER TABLE workspaces_gone RENAME TO workspaces");
   });
 
   test("allows 60 a minute per address: the 61st is 429, another address still gets through", async () => {

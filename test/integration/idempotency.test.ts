@@ -167,10 +167,10 @@ describe("Idempotency-Key", () => {
     h = await harness();
     const token = await h.token(await h.account("dev"));
     const { id } = await (await h.request("POST", "/api/v1/notes", { token, body: { note: {} } })).json();
-    await sqlRun(h.deps.db, sql`ALTER TABLE snapshots RENAME TO snapshots_away`);
+    await sqlRun(h.deps.store, sql`ALTER TABLE snapshots RENAME TO snapshots_away`);
     const res = await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { title: "new" } }, headers: withKey("flaky") });
     expect(res.status).toBe(500);
-    await sqlRun(h.deps.db, sql`ALTER TABLE snapshots_away RENAME TO snapshots`);
+    await sqlRun(h.deps.store, sql`ALTER TABLE snapshots_away RENAME TO snapshots`);
     const retry = await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { title: "new" } }, headers: withKey("flaky") });
     expect(retry.status).toBe(200);
     expect(retry.headers.get("idempotent-replay")).toBeNull();
@@ -212,10 +212,10 @@ describe("Idempotency-Key", () => {
     // Make the idempotency record fail to store: the note must not be created either.
     // A trigger that refuses (on PostgreSQL a function and a trigger).
     if (onPostgres) {
-      await sqlRun(h.deps.db, "CREATE FUNCTION no_keys() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$");
-      await sqlRun(h.deps.db, "CREATE TRIGGER no_keys BEFORE INSERT ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION no_keys()");
+      await sqlRun(h.deps.store, "CREATE FUNCTION no_keys() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$");
+      await sqlRun(h.deps.store, "CREATE TRIGGER no_keys BEFORE INSERT ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION no_keys()");
     } else {
-      await sqlRun(h.deps.db, "CREATE TRIGGER no_keys BEFORE INSERT ON idempotency_keys BEGIN SELECT RAISE(ABORT, 'refused'); END");
+      await sqlRun(h.deps.store, "CREATE TRIGGER no_keys BEFORE INSERT ON idempotency_keys BEGIN SELECT RAISE(ABORT, 'refused'); END");
     }
     const res = await h.request("POST", "/api/v1/notes", { token, body: { note: {} }, headers: withKey("atomic") });
     expect(res.status).toBe(500);

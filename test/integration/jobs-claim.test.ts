@@ -20,19 +20,19 @@ test("the claim reads only unfinished jobs, with a day of finished ones beside t
   const series = (n: number) => (onPostgres ? `generate_series(1, ${n}) AS g(x)` : `(WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < ${n}) SELECT x FROM s) AS g`);
   await h.deps.writer.write(async () => {
     await sqlRun(
-      h.deps.db,
+      h.deps.store,
       `INSERT INTO jobs (queue, payload, serial_key, status, run_at, max_attempts, attempts, created_at, finished_at)
        SELECT 'webhook', '{}', 'note_' || (x % 50), 'done', ${now - 2000}, 9, 1, ${now - 2000}, ${now - 1000} FROM ${series(50_000)}`,
     );
     await sqlRun(
-      h.deps.db,
+      h.deps.store,
       `INSERT INTO jobs (queue, payload, serial_key, status, run_at, max_attempts, created_at)
        SELECT 'webhook', '{}', 'note_' || (x % 50), 'pending', ${now - 100}, 9, ${now - 100} FROM ${series(300)}`,
     );
   });
-  await sqlRun(h.deps.db, onPostgres ? "ANALYZE jobs" : "ANALYZE");
+  await sqlRun(h.deps.store, onPostgres ? "ANALYZE jobs" : "ANALYZE");
   const q = (dueJobs(h.deps, now, 8) as unknown as { toSQL(): { sql: string; params: unknown[] } }).toSQL();
-  const plan = (await sqlRows<Record<string, string>>(h.deps.db, `${onPostgres ? "EXPLAIN" : "EXPLAIN QUERY PLAN"} ${q.sql.replace(/\$\d+/g, "?")}`, q.params))
+  const plan = (await sqlRows<Record<string, string>>(h.deps.store, `${onPostgres ? "EXPLAIN" : "EXPLAIN QUERY PLAN"} ${q.sql.replace(/\$\d+/g, "?")}`, q.params))
     .map((r) => r["QUERY PLAN"] ?? r.detail)
     .join("\n");
   // SQLite: "SCAN jobs" is the whole table; PostgreSQL: a sequential scan, or the primary key walked in order.

@@ -238,7 +238,7 @@ test("the migration counts what was stored before it (SQLite 0018, PostgreSQL 00
     .filter((s) => s.startsWith("UPDATE"));
   expect(backfill).toHaveLength(2);
   await h.deps.writer.write(async () => {
-    for (const statement of backfill) await sqlRun(h.deps.db, statement);
+    for (const statement of backfill) await sqlRun(h.deps.store, statement);
   });
   const { kept } = await counts(a.workspaceId);
   expect(kept).toMatchObject({ plain: 2, streams: 1, trashed: 1, folders: { [f]: 1 } });

@@ -95,9 +95,9 @@ describe("per-token buckets", () => {
     await h.request("GET", "/api/v1/notes", { token }); // resolve and cache the token
     await h.deps.writer.idle();
     // Every other table's changed rows (rowChanges leaves the windows out).
-    const changes = await rowChanges(h.deps.db);
+    const changes = await rowChanges(h.deps.store);
     const windows = async () =>
-      (await sqlRows<{ n: string; counted: string | null }>(h.deps.db, "SELECT count(*) AS n, sum(count) AS counted FROM rate_windows")).map((r) => [Number(r.n), Number(r.counted)])[0]!;
+      (await sqlRows<{ n: string; counted: string | null }>(h.deps.store, "SELECT count(*) AS n, sum(count) AS counted FROM rate_windows")).map((r) => [Number(r.n), Number(r.counted)])[0]!;
     const before = await changes();
     const [rows, counted] = await windows();
     for (let i = 0; i < 50; i++) expect((await h.request("GET", "/api/v1/notes", { token })).status).toBe(200);
@@ -105,7 +105,7 @@ describe("per-token buckets", () => {
     expect(await changes()).toBe(before);
     // The same window's row, counted up: no row per request, and none in the write-ahead log.
     expect(await windows()).toEqual([rows!, counted! + 50]);
-    const [table] = await sqlRows<{ persistence: string }>(h.deps.db, "SELECT relpersistence AS persistence FROM pg_class WHERE relname = 'rate_windows'");
+    const [table] = await sqlRows<{ persistence: string }>(h.deps.store, "SELECT relpersistence AS persistence FROM pg_class WHERE relname = 'rate_windows'");
     expect(table!.persistence).toBe("u");
   });
 

@@ -243,8 +243,8 @@ describe("retention_days", () => {
     expect(await chunkCount(id)).toBe(200);
     // The stream's own rows: the search index's triggers are set aside, as each removed chunk also
     // removes its index rows (test/integration/search.test.ts has those).
-    await dropSearchTriggers(h.deps.db);
-    const totalChanges = await rowChanges(h.deps.db);
+    await dropSearchTriggers(h.deps.store);
+    const totalChanges = await rowChanges(h.deps.store);
     const before = await totalChanges();
     await runTask(h.deps, "retention");
     // 50 chunks, the note and the workspace (and the scheduler's own nothing).

@@ -71,11 +71,11 @@ async function foundIds(token: string, q: string, extra = ""): Promise<string[]>
 async function assertIndexConsistent() {
   if (onPostgres) {
     const [chunks] = await sqlRows<{ bad: number }>(
-      h.deps.db,
+      h.deps.store,
       "SELECT count(*) FILTER (WHERE search_vector IS DISTINCT FROM to_tsvector('notestream_search', notestream_search_text(text)))::int AS bad FROM note_chunks",
     );
     const [titles] = await sqlRows<{ bad: number }>(
-      h.deps.db,
+      h.deps.store,
       `SELECT count(*)::int AS bad FROM notes WHERE search_vector IS DISTINCT FROM
          setweight(to_tsvector('notestream_search', notestream_search_text(title)), 'A')
          || setweight(to_tsvector('notestream_search', notestream_search_text(coalesce(body, ''))), 'D')`,
@@ -488,7 +488,7 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     const { a, token } = await setup();
     for (let i = 0; i < 40; i++) await append(token, `s${i % 4}.log`, `line ${i}: ${i % 10 === 0 ? "wolverine" : "routine"} output`);
     for (let i = 0; i < 10; i++) await createNote(token, { title: `Note ${i}`, plain_body: i === 3 ? "wolverine seen" : "nothing much" });
-    await sqlRun(h.deps.db, "ANALYZE");
+    await sqlRun(h.deps.store, "ANALYZE");
     const query = new PgDialect().sqlToQuery(pgPageQuery(["wolverine", "host-3"], { workspaceId: a.workspaceId, noteId: null, folderId: null }, { limit: 20, offset: 0 }));
     // With scans of whole tables and of whole indexes ruled out, only an index whose expression is the query's can answer.
     const explain = (text: string, params: unknown[]) =>
@@ -507,7 +507,7 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
 
   test("words are unicode61's: notestream_search_text() makes a space of no letter, digit or private use, and of every other ASCII character", async () => {
     await setup();
-    const rows = await sqlRows<{ c: number }>(h.deps.db, "SELECT c FROM generate_series(1, 131071) c WHERE (c < 55296 OR c > 57343) AND notestream_search_text(chr(c)) = ' '");
+    const rows = await sqlRows<{ c: number }>(h.deps.store, "SELECT c FROM generate_series(1, 131071) c WHERE (c < 55296 OR c > 57343) AND notestream_search_text(chr(c)) = ' '");
     const separators = rows.map((r) => Number(r.c));
     expect(separators.filter((c) => /[\p{L}\p{N}\p{Co}]/u.test(String.fromCodePoint(c))).map((c) => c.toString(16))).toEqual([]);
     expect(separators.filter((c) => c < 128)).toHaveLength(127 - 62);
@@ -523,15 +523,15 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     const stream = (await (await append(token, "old.log", "axolotl spotted")).json()).id;
     const note = await createNote(token, { title: "Old note", plain_body: "axolotl again" });
     // The database as migration 0001 left it: no search objects at all (the vectors and indexes go with the function).
-    await sqlRun(h.deps.db, "DROP TRIGGER note_chunks_search_vector ON note_chunks");
-    await sqlRun(h.deps.db, "DROP FUNCTION notestream_chunk_search_vector");
-    await sqlRun(h.deps.db, "ALTER TABLE note_chunks DROP COLUMN search_vector");
-    await sqlRun(h.deps.db, "DROP FUNCTION notestream_search_text CASCADE");
-    await sqlRun(h.deps.db, "DROP TEXT SEARCH CONFIGURATION notestream_search");
-    await sqlRun(h.deps.db, "DROP EXTENSION unaccent");
+    await sqlRun(h.deps.store, "DROP TRIGGER note_chunks_search_vector ON note_chunks");
+    await sqlRun(h.deps.store, "DROP FUNCTION notestream_chunk_search_vector");
+    await sqlRun(h.deps.store, "ALTER TABLE note_chunks DROP COLUMN search_vector");
+    await sqlRun(h.deps.store, "DROP FUNCTION notestream_search_text CASCADE");
+    await sqlRun(h.deps.store, "DROP TEXT SEARCH CONFIGURATION notestream_search");
+    await sqlRun(h.deps.store, "DROP EXTENSION unaccent");
     for (const file of ["0002_search.sql", "0005_search_vectors.sql", "0006_chunk_vectors_from_app.sql"]) {
       for (const statement of readFileSync(join(import.meta.dir, "../../migrations-pg", file), "utf8").split("--> statement-breakpoint")) {
-        await sqlRun(h.deps.db, statement);
+        await sqlRun(h.deps.store, statement);
       }
     }
     expect((await foundIds(token, "axolotl")).sort()).toEqual([stream, note.id].sort());
@@ -584,7 +584,7 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
       const slice = texts.slice(i, i + 200);
       const vectors = slice.map(chunkSearchVector);
       const rows = await sqlRows<{ i: number }>(
-        h.deps.db,
+        h.deps.store,
         `SELECT i FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS v(t, vector, i)
          WHERE v.vector::tsvector IS DISTINCT FROM to_tsvector('notestream_search', notestream_search_text(v.t))`,
         [slice, vectors],
@@ -604,9 +604,9 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     // A database that refuses the writer's vector of any chunk holding `poison` as it refuses a
     // literal with too long a word (SQLSTATE 54000): a trigger that fires before migrations-pg/0006's
     // (triggers fire in the order of their names) and records what each stored chunk came with.
-    await sqlRun(h.deps.db, "CREATE TABLE chunk_arrivals (text text, with_vector boolean)");
+    await sqlRun(h.deps.store, "CREATE TABLE chunk_arrivals (text text, with_vector boolean)");
     await sqlRun(
-      h.deps.db,
+      h.deps.store,
       `CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $f$
        BEGIN
          IF NEW.search_vector IS NOT NULL AND NEW.text LIKE '%poison%' THEN
@@ -616,7 +616,7 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
          RETURN NEW;
        END $f$`,
     );
-    await sqlRun(h.deps.db, "CREATE TRIGGER a_refuse_poison BEFORE INSERT ON note_chunks FOR EACH ROW EXECUTE FUNCTION refuse_poison()");
+    await sqlRun(h.deps.store, "CREATE TRIGGER a_refuse_poison BEFORE INSERT ON note_chunks FOR EACH ROW EXECUTE FUNCTION refuse_poison()");
     const ctx = { deps: h.deps, principal: await lookupPrincipal(h.deps, token) };
     const add = (filename: string, text: string) => appendByFilename({ ctx, filename, text });
     const warnings = spyOn(console, "error").mockImplementation(() => {});
@@ -641,14 +641,14 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
       warnings.mockRestore();
     }
     // Every line is stored, once, with PostgreSQL's vector, and found; the note's write stands.
-    const arrivals = await sqlRows<{ text: string; with_vector: boolean }>(h.deps.db, "SELECT text, with_vector FROM chunk_arrivals");
+    const arrivals = await sqlRows<{ text: string; with_vector: boolean }>(h.deps.store, "SELECT text, with_vector FROM chunk_arrivals");
     expect(arrivals.map((r) => r.text).sort()).toEqual(["dingo seven\n", "dingo three\n", "numbat five\n", "numbat one\nnumbat four\n", "poison koala two\n", "poison wallaby six\n"]);
     expect(arrivals.filter((r) => r.with_vector)).toEqual([]);
     for (const word of ["numbat", "koala", "dingo", "wallaby", "renamed"]) expect({ word, found: (await foundIds(token, word)).length }).toEqual({ word, found: 1 });
     await assertIndexConsistent();
     // The next batch has the writer's vectors again.
     expect((await append(token, "a.log", "numbat eight")).status).toBe(200);
-    expect(await sqlRows(h.deps.db, "SELECT with_vector FROM chunk_arrivals WHERE text = 'numbat eight\n'")).toEqual([{ with_vector: true }]);
+    expect(await sqlRows(h.deps.store, "SELECT with_vector FROM chunk_arrivals WHERE text = 'numbat eight\n'")).toEqual([{ with_vector: true }]);
   });
 
   test("a chunk's stored vector is PostgreSQL's whoever computed it: the writer, the trigger for other scripts, an INSERT naming none, an UPDATE of the text", async () => {
@@ -658,10 +658,10 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     }
     const stream = (await (await append(token, "mixed.log", "last one")).json()).id as string;
     // An older binary's INSERT (during a rolling upgrade) names no vector: the trigger computes it.
-    await sqlRun(h.deps.db, "INSERT INTO note_chunks (note_id, text, at) VALUES (?, ?, ?)", [stream, "\nwombat from an older binary", Date.now()]);
+    await sqlRun(h.deps.store, "INSERT INTO note_chunks (note_id, text, at) VALUES (?, ?, ?)", [stream, "\nwombat from an older binary", Date.now()]);
     expect(await foundIds(token, "wombat")).toEqual([stream]);
     // A text changed in place gets its vector again, even when the row's old vector is left as it was.
-    await sqlRun(h.deps.db, "UPDATE note_chunks SET text = replace(text, 'wombat', 'quokka') WHERE text LIKE '%wombat%'");
+    await sqlRun(h.deps.store, "UPDATE note_chunks SET text = replace(text, 'wombat', 'quokka') WHERE text LIKE '%wombat%'");
     expect(await foundIds(token, "wombat")).toEqual([]);
     expect(await foundIds(token, "quokka")).toEqual([stream]);
     for (const word of ["grusse", "köln", "σίσυφος", "istanbul", "1e5", "abc", "user=bob"]) expect({ word, found: await foundIds(token, word) }).toEqual({ word, found: [stream] });
@@ -672,7 +672,7 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     const { token } = await setup();
     // What a database without ICU under a Turkish locale does to `I`, made visible: its own folding of text, o as 0.
     await sqlRun(
-      h.deps.db,
+      h.deps.store,
       `CREATE OR REPLACE FUNCTION notestream_search_text(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
        AS $b$SELECT replace(regexp_replace(lower(t), '[^[:alnum:]]', ' ', 'g'), 'o', '0')$b$`,
     );
@@ -680,7 +680,7 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     h = await harness({ dataDir: h.dataDir });
     expect((await append(token, "folded.log", "Quokka spotted near the dock")).status).toBe(201);
     const rows = await sqlRows<{ v: string; own: boolean }>(
-      h.deps.db,
+      h.deps.store,
       "SELECT search_vector::text AS v, search_vector = to_tsvector('notestream_search', notestream_search_text(text)) AS own FROM note_chunks WHERE text LIKE 'Quokka%'",
     );
     expect(rows).toEqual([{ v: "'d0ck':5 'near':3 'qu0kka':1 'sp0tted':2 'the':4", own: true }]);
@@ -696,7 +696,7 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
       expect((await append(token, `app${i % 3}.log`, `level=info user=${i % 4 === 0 ? "bob" : "alice"} action=login bob=${i}`)).status).toBeLessThan(300);
     }
     await createNote(token, { title: "Runbook", plain_body: "login as user=bob first" });
-    await sqlRun(h.deps.db, "ANALYZE");
+    await sqlRun(h.deps.store, "ANALYZE");
     const filter = { workspaceId: a.workspaceId, noteId: null, folderId: null };
     for (const words of [["user=bob"], ["login"]]) {
       const query = new PgDialect().sqlToQuery(pgPageQuery(words, filter, { limit: 20, offset: 0 }));

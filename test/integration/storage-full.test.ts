@@ -113,12 +113,12 @@ test.skipIf(!onPostgres)(
     const token = await setup();
     const a = await (await append(token, "a.log", "first")).json();
     await sqlRun(
-      h.deps.db,
+      h.deps.store,
       `CREATE FUNCTION test_disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
        BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$`,
     );
-    await sqlRun(h.deps.db, "CREATE TRIGGER test_disk_full BEFORE INSERT ON note_chunks FOR EACH ROW EXECUTE FUNCTION test_disk_full()");
-    await sqlRun(h.deps.db, "CREATE TRIGGER test_disk_full BEFORE INSERT ON notes FOR EACH ROW EXECUTE FUNCTION test_disk_full()");
+    await sqlRun(h.deps.store, "CREATE TRIGGER test_disk_full BEFORE INSERT ON note_chunks FOR EACH ROW EXECUTE FUNCTION test_disk_full()");
+    await sqlRun(h.deps.store, "CREATE TRIGGER test_disk_full BEFORE INSERT ON notes FOR EACH ROW EXECUTE FUNCTION test_disk_full()");
 
     await expectStorageFull(await append(token, "a.log", "second"));
     await expectStorageFull(await h.request("POST", "/api/v1/notes", { token, body: { note: { title: "t" } } }));
@@ -132,8 +132,8 @@ test.skipIf(!onPostgres)(
     expect(await storageFullMetric()).toBe(1);
 
     // The database has room again: the next write is taken and ends the spell.
-    await sqlRun(h.deps.db, "DROP TRIGGER test_disk_full ON note_chunks");
-    await sqlRun(h.deps.db, "DROP TRIGGER test_disk_full ON notes");
+    await sqlRun(h.deps.store, "DROP TRIGGER test_disk_full ON note_chunks");
+    await sqlRun(h.deps.store, "DROP TRIGGER test_disk_full ON notes");
     expect((await append(token, "a.log", "third")).status).toBe(200);
     expect(await deep()).toEqual(healthy);
     expect(await storageFullMetric()).toBe(0);

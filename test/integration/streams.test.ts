@@ -159,8 +159,8 @@ describe("append by id", () => {
  * whichever write is next.
  */
 async function changesOf(send: () => Promise<Response>): Promise<number> {
-  await settleSearchIndex(h.deps.db);
-  const total = await rowChanges(h.deps.db);
+  await settleSearchIndex(h.deps.store);
+  const total = await rowChanges(h.deps.store);
   const before = await total();
   expect((await send()).status).toBeLessThan(300);
   return (await total()) - before;
@@ -216,8 +216,8 @@ describe("a full drop_oldest stream", () => {
     expect((await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { retention: "drop_oldest" } } })).status).toBe(200);
     // The rows of the stream itself: the search index's triggers are set aside, as what it writes
     // for a dropped chunk grows with that chunk's words (test/integration/search.test.ts has it).
-    await dropSearchTriggers(h.deps.db);
-    const changes = await rowChanges(h.deps.db);
+    await dropSearchTriggers(h.deps.store);
+    const changes = await rowChanges(h.deps.store);
     // "seed\n" (5 bytes) is the oldest chunk and enough for a 4-byte line: one row goes.
     let before = await changes();
     let res = await (await append("big.log", "one")).json();

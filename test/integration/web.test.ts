@@ -772,7 +772,7 @@ describe("pages for the browser's errors", () => {
     await setPlan(ids.workspaceId, "dev");
     const token = await h.token(ids);
     // A database in a state no code expects: the account page reads the API error log.
-    await sqlRun(h.deps.db, sql`DROP TABLE api_errors`);
+    await sqlRun(h.deps.store, sql`DROP TABLE api_errors`);
     const errors = spyOn(console, "error").mockImplementation(() => {});
     try {
       const r = await b.get("/settings");

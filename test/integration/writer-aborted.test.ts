@@ -12,14 +12,14 @@ beforeAll(async () => (h = await harness()));
 afterAll(() => h.close());
 
 async function stored(key: string): Promise<boolean> {
-  return (await sqlRows(h.deps.db, "SELECT value FROM app_meta WHERE key = ?", [key])).length === 1;
+  return (await sqlRows(h.deps.store, "SELECT value FROM app_meta WHERE key = ?", [key])).length === 1;
 }
 
 function swallowing(key: string) {
   return async () => {
-    await sqlRun(h.deps.db, "INSERT INTO app_meta (key, value) VALUES (?, ?)", [key, "x"]);
+    await sqlRun(h.deps.store, "INSERT INTO app_meta (key, value) VALUES (?, ?)", [key, "x"]);
     try {
-      await sqlRun(h.deps.db, "SELECT * FROM no_such_table");
+      await sqlRun(h.deps.store, "SELECT * FROM no_such_table");
     } catch {}
     return "done";
   };
@@ -37,7 +37,7 @@ describe("a write that swallowed a database error", () => {
       // SQLite keeps the insert; PostgreSQL loses the transaction, and the write learns so.
       expect(outcome.ok).toBe(!onPostgres);
       // The writer goes on: the next write commits.
-      await h.deps.writer.write(() => sqlRun(h.deps.db, "INSERT INTO app_meta (key, value) VALUES (?, ?)", [`${key}-after`, "y"]));
+      await h.deps.writer.write(() => sqlRun(h.deps.store, "INSERT INTO app_meta (key, value) VALUES (?, ?)", [`${key}-after`, "y"]));
       expect(await stored(`${key}-after`)).toBe(true);
     });
   }

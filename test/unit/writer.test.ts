@@ -250,7 +250,7 @@ describe("the overlay around other writes", () => {
     const id: string = (await first.json()).id;
     const noteRow = async () => (await h.deps.db.select().from(notes).where(eq(notes.id, id)))[0]!;
     const before = await noteRow();
-    const used = async () => Number((await sqlRows<{ used: number }>(h.deps.db, "SELECT storage_used AS used FROM workspaces WHERE id = ?", [a.workspaceId]))[0]!.used);
+    const used = async () => Number((await sqlRows<{ used: number }>(h.deps.store, "SELECT storage_used AS used FROM workspaces WHERE id = ?", [a.workspaceId]))[0]!.used);
     const usedBefore = await used();
     const runner = new JobRunner(h.deps, {
       halfDone: {
@@ -264,11 +264,11 @@ describe("the overlay around other writes", () => {
     await runner.start();
     await runner.drain();
     await runner.stop();
-    const [job] = await sqlRows(h.deps.db, "SELECT status, attempts, last_error AS error FROM jobs WHERE queue = 'halfDone'");
+    const [job] = await sqlRows(h.deps.store, "SELECT status, attempts, last_error AS error FROM jobs WHERE queue = 'halfDone'");
     expect(job).toEqual({ status: "pending", attempts: 1, error: "failed after the append" });
     expect((await noteRow()).byteSize).toBe(before.byteSize);
     expect(await used()).toBe(usedBefore);
-    expect(await sqlRows(h.deps.db, "SELECT text FROM note_chunks WHERE note_id = ?", [id])).toEqual([{ text: "one\n" }]);
+    expect(await sqlRows(h.deps.store, "SELECT text FROM note_chunks WHERE note_id = ?", [id])).toEqual([{ text: "one\n" }]);
     await h.close();
   });
 });

@@ -236,7 +236,7 @@ export async function lastLines(deps: Deps, noteId: string): Promise<string[]> {
   let before: number | null = null;
   read: for (;;) {
     const page: { seq: number | string; tail: string; cut: number | boolean }[] = await sqlRows(
-      deps.db,
+      deps.store,
       sql`SELECT seq, CASE WHEN length(text) > ${keep} THEN substr(text, length(text) - ${keep - 1}) ELSE text END AS tail,
             CASE WHEN length(text) > ${keep} THEN 1 ELSE 0 END AS cut
           FROM note_chunks WHERE note_id = ${noteId}${before === null ? sql`` : sql` AND seq < ${before}`} ORDER BY seq DESC LIMIT 8`,

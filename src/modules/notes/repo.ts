@@ -119,7 +119,7 @@ export async function recentNotes(deps: Deps, workspaceId: string, limit: number
 export async function visibleNote(ctx: Ctx, id: string, opts: { lock?: boolean } = {}): Promise<NoteRow> {
   const { principal } = ctx;
   if (!seesNote(principal, id) || !mayNameRow(id)) throw new NotFound("note");
-  const [row] = await tableRows(ctx.deps.db, notes, "WHERE id = ? AND workspace_id = ? AND trashed_at IS NULL", [id, principal.workspaceId], opts);
+  const [row] = await tableRows(ctx.deps.store, notes, "WHERE id = ? AND workspace_id = ? AND trashed_at IS NULL", [id, principal.workspaceId], opts);
   if (!row) throw new NotFound("note");
   return row;
 }
@@ -131,7 +131,7 @@ export async function visibleNote(ctx: Ctx, id: string, opts: { lock?: boolean }
  */
 export async function streamByFilename(deps: Deps, workspaceId: string, filename: string, opts: { lock?: boolean } = {}): Promise<NoteRow | undefined> {
   if (!mayNameRow(filename)) return undefined;
-  const [row] = await tableRows(deps.db, notes, "WHERE workspace_id = ? AND filename = ?", [workspaceId, filename], opts);
+  const [row] = await tableRows(deps.store, notes, "WHERE workspace_id = ? AND filename = ?", [workspaceId, filename], opts);
   return row;
 }
 

@@ -1,6 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { isPostgres, sqlRows } from "../../db/sql";
+import { sqlRows } from "../../db/sql";
+import { perStore, type Store } from "../../db/store";
 import type { Deps } from "../../deps";
 import type { Page } from "../../lib/pagination";
 import { matchExpression } from "./terms";
@@ -61,8 +62,8 @@ export interface SearchIndex<M = unknown> {
 }
 
 /** The index of the database this process runs on: SQLite's FTS5, or PostgreSQL's tsvector under GIN. */
-export function searchIndex(db: Db): SearchIndex {
-  return isPostgres(db) ? pgSearch : sqliteSearch;
+export function searchIndex(store: Store): SearchIndex {
+  return perStore<SearchIndex>(store, { sqlite: sqliteSearch, postgres: pgSearch });
 }
 
 /*
@@ -372,7 +373,7 @@ interface PgHeadline {
  */
 async function pgHeadlines(deps: Deps, match: PgMatch, texts: SQL): Promise<Map<number, string>> {
   const rows = await sqlRows<PgHeadline>(
-    deps.db,
+    deps.store,
     sql`SELECT k, ts_headline('notestream_search', notestream_search_text(t), ${match.any}, ${pgLiteral(PG_HEADLINE)}) AS h,
        left(t, ${pgLiteral(PG_INDEXED_CHARS)}) AS t, length(t) > ${pgLiteral(PG_INDEXED_CHARS)} AS more
   FROM (${texts}) AS src(k, t)`,
@@ -536,11 +537,11 @@ export const pgSearch: SearchIndex<PgMatch> = {
       rid: num(r.rid),
       total: num(r.total),
     });
-    const rows = (await sqlRows<PgHitRow>(deps.db, pgPage(match, filter, page))).map(toRow);
+    const rows = (await sqlRows<PgHitRow>(deps.store, pgPage(match, filter, page))).map(toRow);
     if (rows.length > 0) return { rows, total: rows[0]!.total };
     if (page.offset === 0) return { rows, total: 0 };
     const [count] = await sqlRows<{ n: number | string }>(
-      deps.db,
+      deps.store,
       sql`${pgBest(match, filter)} SELECT count(*) AS n FROM best`,
     );
     return { rows, total: num(count!.n) };

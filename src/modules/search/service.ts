@@ -28,7 +28,7 @@ export async function searchNotes({
   const words = searchWords(q);
   if (folderId !== undefined) assertFolderIdWellFormed(folderId, "folder_id");
   const { workspaceId, noteId } = ctx.principal;
-  const index = searchIndex(ctx.deps.db);
+  const index = searchIndex(ctx.deps.store);
   const match = index.match(words, workspaceId);
   const { rows, total } = await index.hits(ctx.deps, match, { workspaceId, noteId, folderId: folderId ?? null }, page);
   const items: SearchHit[] = [];

@@ -74,7 +74,7 @@ async function chunkPage(deps: Deps, noteId: string, order: "asc" | "desc", from
   const c = noteChunks;
   const past = from === null ? sql`` : order === "asc" ? sql` AND ${c.seq} > ${from}` : sql` AND ${c.seq} < ${from}`;
   const rows = await sqlRows<ChunkRow>(
-    deps.db,
+    deps.store,
     sql`SELECT ${c.seq} AS seq, ${c.text} AS text, ${c.at} AS at FROM ${c} WHERE ${c.noteId} = ${noteId}${past}
         ORDER BY ${c.seq} ${order === "asc" ? sql`ASC` : sql`DESC`} LIMIT ${limit}`,
   );

@@ -108,7 +108,7 @@ async function startFullSpell(deps: Deps, noteId: string, at: number): Promise<v
 
 /** An append to a full stream went in: it fits again, so the full spell is over. */
 async function endFullSpell(deps: Deps, note: NoteRow): Promise<void> {
-  await sqlRun(deps.db, "UPDATE notes SET full_since = NULL WHERE id = ?", [note.id]);
+  await sqlRun(deps.store, "UPDATE notes SET full_since = NULL WHERE id = ?", [note.id]);
   note.fullSince = null;
 }
 

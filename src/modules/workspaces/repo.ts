@@ -12,7 +12,7 @@ export type WorkspaceRow = typeof workspaces.$inferSelect;
  * `lock`: an append's write holds the row until it commits (another instance's appends wait).
  */
 export async function getWorkspace(deps: Deps, id: string, opts: { lock?: boolean } = {}): Promise<WorkspaceRow> {
-  const [ws] = await tableRows(deps.db, workspaces, "WHERE id = ?", [id], opts);
+  const [ws] = await tableRows(deps.store, workspaces, "WHERE id = ?", [id], opts);
   if (!ws) throw new NotFound("workspace");
   return ws;
 }

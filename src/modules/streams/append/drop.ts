@@ -28,7 +28,7 @@ export async function planDrop(deps: Deps, batch: AppendBatch, noteId: string, n
   // Pages of growing size: a drop usually needs only the oldest chunk or two.
   for (let size = 8; bytes < need; size = Math.min(size * 4, 1024)) {
     const page = await sqlRows<{ seq: number | string; bytes: number | string }>(
-      deps.db,
+      deps.store,
       "SELECT seq, octet_length(text) AS bytes FROM note_chunks WHERE note_id = ? AND seq > ? ORDER BY seq LIMIT ?",
       [noteId, lastSeq, size],
     );
@@ -47,6 +47,6 @@ export async function planDrop(deps: Deps, batch: AppendBatch, noteId: string, n
 
 /** Removes what planDrop chose; the caller counts `drop.bytes` off the note and the workspace. */
 export async function applyDrop(deps: Deps, batch: AppendBatch, noteId: string, drop: Drop): Promise<void> {
-  if (drop.lastSeq !== 0) await sqlRun(deps.db, "DELETE FROM note_chunks WHERE note_id = ? AND seq <= ?", [noteId, drop.lastSeq]);
+  if (drop.lastSeq !== 0) await sqlRun(deps.store, "DELETE FROM note_chunks WHERE note_id = ? AND seq <= ?", [noteId, drop.lastSeq]);
   if (drop.pending !== 0) batch.dropPending(noteId, drop.pending);
 }
