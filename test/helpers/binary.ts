@@ -4,10 +4,11 @@
  * directories with a clean environment, talking to it over real HTTP, and cleaning up.
  *
  * Each test file calls `buildBinary()` in its beforeAll and `cleanup()` in its afterAll; nothing
- * here relies on state surviving from one test file to the next.
+ * here relies on state surviving from one test file to the next (the build is shared, but only
+ * when its sources are the same: buildBinary).
  */
 import type { Subprocess } from "bun";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { TestDatabase } from "./postgres";
@@ -58,28 +59,84 @@ export function databaseUrlFor(dataDir: string): string {
 // Build and clean-up
 // ---------------------------------------------------------------------------------------------
 
+const BUILD_FLAGS = ["--compile", "--bytecode", "--minify-whitespace", "--minify-syntax"];
+/** Everything `bun build` reads besides node_modules, which bun.lock pins. */
+const BUILD_INPUTS = ["src", "migrations", "migrations-pg", "package.json", "bun.lock", "tsconfig.json", "bunfig.toml"];
+/** Builds of other sources not used for this long are deleted when a new one is made. */
+const BUILD_KEPT_MS = 60 * 60 * 1000;
+const BUILDS = join(tmpdir(), `notestream-e2e-bin-${process.getuid?.() ?? "user"}`);
+
 /**
- * Builds the binary with the same flags as `make build` into a fresh temp dir, makes it the one
- * `cli`, `cliOk`, `provision` and `startServer` run, and returns its path.
+ * Builds the binary with the same flags as `make build`, makes it the one `cli`, `cliOk`,
+ * `provision` and `startServer` run, and returns its path: a directory holding that one file.
+ *
+ * A build costs seconds of both cores and every e2e file needs the same one, so it is made once
+ * per state of its sources and shared by the files of a run, and by both passes of `make test`:
+ * its directory is named by a hash of everything the build reads (BUILD_INPUTS), Bun's version and
+ * the flags, so a changed source builds again. It is made under another name and renamed, so a
+ * run that finds it finds it whole.
  */
 export function buildBinary(): string {
-  const outDir = tempDir("bin");
-  const outfile = join(outDir, "notestream");
-  const r = Bun.spawnSync([process.execPath, "build", "--compile", "--bytecode", "--minify-whitespace", "--minify-syntax", "src/main.ts", "--outfile", outfile], {
-    cwd: ROOT,
-    env: childEnv({}),
-    stdout: "pipe",
-    stderr: "pipe",
-    timeout: BUILD_TIMEOUT_MS,
-  });
-  if (r.exitCode !== 0 || !existsSync(outfile)) {
-    throw new Error(`bun build --compile failed (exit ${r.exitCode}):\n${r.stderr.toString()}\n${r.stdout.toString()}`);
+  const key = buildKey();
+  const dir = join(BUILDS, key);
+  const outfile = join(dir, "notestream");
+  if (existsSync(outfile)) {
+    utimesSync(dir, new Date(), new Date());
+  } else {
+    mkdirSync(BUILDS, { recursive: true });
+    const building = mkdtempSync(join(BUILDS, `${key}.building-`));
+    const r = Bun.spawnSync([process.execPath, "build", ...BUILD_FLAGS, "src/main.ts", "--outfile", join(building, "notestream")], {
+      cwd: ROOT,
+      env: childEnv({}),
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: BUILD_TIMEOUT_MS,
+    });
+    if (r.exitCode !== 0 || !existsSync(join(building, "notestream"))) {
+      rmSync(building, { recursive: true, force: true });
+      throw new Error(`bun build --compile failed (exit ${r.exitCode}):\n${r.stderr.toString()}\n${r.stdout.toString()}`);
+    }
+    try {
+      renameSync(building, dir);
+    } catch {
+      // Another run made the same build meanwhile: theirs is as good.
+      rmSync(building, { recursive: true, force: true });
+    }
+    forgetOldBuilds(key);
   }
   BIN = outfile;
   return outfile;
 }
 
-/** Kills every process still running, removes every temp dir (the binary's too) and forgets the binary. */
+function buildKey(): string {
+  const hash = new Bun.CryptoHasher("sha256");
+  hash.update(`${Bun.version}\0${BUILD_FLAGS.join(" ")}\0`);
+  for (const input of BUILD_INPUTS) {
+    const path = join(ROOT, input);
+    if (!existsSync(path)) continue;
+    const files = statSync(path).isDirectory() ? readdirSync(path, { recursive: true, encoding: "utf8" }).map((f) => join(input, f)).sort() : [input];
+    for (const file of files) {
+      const full = join(ROOT, file);
+      if (!statSync(full).isFile()) continue;
+      hash.update(`${file}\0`);
+      hash.update(readFileSync(full));
+      hash.update("\0");
+    }
+  }
+  return hash.digest("hex").slice(0, 20);
+}
+
+function forgetOldBuilds(keep: string): void {
+  for (const name of readdirSync(BUILDS)) {
+    if (name === keep) continue;
+    const path = join(BUILDS, name);
+    try {
+      if (Date.now() - statSync(path).mtimeMs > BUILD_KEPT_MS) rmSync(path, { recursive: true, force: true });
+    } catch {}
+  }
+}
+
+/** Kills every process still running, removes every temp dir and forgets the binary (its build stays for the next file). */
 export async function cleanup(): Promise<void> {
   const procs = [...liveProcs];
   for (const proc of procs) proc.kill("SIGKILL");
