@@ -43,8 +43,8 @@ export function utf8Text(bytes: ArrayBuffer | Uint8Array): string {
 }
 
 /** `request.text()`, refusing bytes that are not UTF-8 (utf8Text). */
-export async function readUtf8(request: Request): Promise<string> {
-  return utf8Text(await request.arrayBuffer());
+export function readUtf8(request: Request): Promise<string> {
+  return request.arrayBuffer().then(utf8Text);
 }
 
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;

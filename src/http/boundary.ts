@@ -3,7 +3,7 @@ import type { Principal } from "../principal";
 import { BILLING_WEBHOOK_PER_MINUTE, bodyCaps, HEALTH_PER_MINUTE } from "../limits/plans";
 import { pathOf } from "../lib/url";
 import type { CorsPolicy } from "./cors";
-import { runSteps, type Exchange, type Step } from "./exchange";
+import { chain, type Exchange, type Step } from "./exchange";
 import { matchFast, type FastRoute } from "./fast-route";
 import { asForwarded } from "./forwarded";
 import { clientIp, type TokenResolver } from "./identify";
@@ -62,8 +62,9 @@ export function createHandler(deps: Deps, app: { handle: (request: Request) => R
   const inbox: Step[] = [...pages, body(caps.inbox, { depth: false, anyType: true })];
   // Pages' JSON saves, MCP and OAuth registration: every JSON body the app parses.
   const browser: Step[] = [...pages, body(caps.browser)];
-  const stepsFor = (path: string): Step[] =>
-    path.startsWith(API) ? api : path.startsWith("/webhooks/") ? billing : path === "/up/deep" ? deep : path.startsWith("/h/") ? inbox : browser;
+  const [toApi, toBilling, toDeep, toInbox, toBrowser] = [api, billing, deep, inbox, browser].map((steps) => chain(steps, last));
+  const runFor = (path: string) =>
+    path.startsWith(API) ? toApi! : path.startsWith("/webhooks/") ? toBilling! : path === "/up/deep" ? toDeep! : path.startsWith("/h/") ? toInbox! : toBrowser!;
 
   const proxied = deps.config.trustProxy > 0 && !deps.config.baseUrl;
   /** `peer` is the client's address, or a function that looks it up (a system call most requests never need). */
@@ -86,6 +87,6 @@ export function createHandler(deps: Deps, app: { handle: (request: Request) => R
       headers: { "x-request-id": id },
       text: null,
     };
-    return runSteps(stepsFor(path), x, last);
+    return runFor(path)(x);
   };
 }

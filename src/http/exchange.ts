@@ -27,13 +27,20 @@ export interface Exchange {
   idempotency?: IdempotentWrite;
 }
 
-/** One step: answers itself, or passes the exchange on to `next` (and may change its answer). */
-export type Step = (x: Exchange, next: () => Promise<Response>) => Promise<Response>;
+/** What runs the rest of the list for an exchange (the steps after one, then the route). */
+export type Next = (x: Exchange) => Promise<Response>;
 
-/** Runs the steps in order, then `last` (the router). */
-export function runSteps(steps: readonly Step[], x: Exchange, last: (x: Exchange) => Promise<Response>, i = 0): Promise<Response> {
-  const step = steps[i];
-  return step ? step(x, () => runSteps(steps, x, last, i + 1)) : last(x);
+/**
+ * One step: answers itself, or passes the exchange on to `next` (and may change its answer). A
+ * step that only checks is a plain function returning `next(x)` itself, not an `async` one: every
+ * async frame is resumed once more when the answer comes back, on every request. It may throw;
+ * the first step of every list (answer.ts) turns that into the error envelope.
+ */
+export type Step = (x: Exchange, next: Next) => Promise<Response>;
+
+/** The steps in order, then `last` (the route), as one function, made once: no closure per request. */
+export function chain(steps: readonly Step[], last: Next): Next {
+  return steps.reduceRight<Next>((next, step) => (x) => step(x, next), last);
 }
 
 export function toResponse(e: unknown): Response {

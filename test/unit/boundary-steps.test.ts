@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { Deps } from "../../src/deps";
-import { runSteps, type Exchange, type Step } from "../../src/http/exchange";
+import { chain, type Exchange, type Step } from "../../src/http/exchange";
 import { NotFound } from "../../src/http/errors";
 import type { FastMatch } from "../../src/http/fast-route";
 import { RateLimiter } from "../../src/http/rate-limit";
@@ -8,13 +8,15 @@ import { addressLimit } from "../../src/http/steps/address-limit";
 import { apiAnswer } from "../../src/http/steps/api-answer";
 import { body } from "../../src/http/steps/body";
 import { idempotent } from "../../src/http/steps/idempotent";
+import { identify } from "../../src/http/steps/identify";
+import { tokenLimit } from "../../src/http/steps/token-limit";
 import { answerPreflight } from "../../src/http/steps/preflight";
 import type { Principal } from "../../src/principal";
 
 // Each step of the boundary (src/http/steps/) on its own, with a hand-made exchange: what it
 // answers itself, what it passes on, and what it leaves on the exchange for the steps after it.
 const clock = { now: () => 1_700_000_000_000 };
-const deps = { clock, limiter: new RateLimiter(clock as never) } as unknown as Deps;
+const deps = { clock, limiter: new RateLimiter(clock as never), config: { limitProfile: "unlimited" } } as unknown as Deps;
 const ok = () => Promise.resolve(new Response("routed"));
 const principal = { tokenId: "t1", workspaceId: "w1" } as Principal;
 const fast = { bucket: "appends" } as FastMatch;
@@ -27,9 +29,9 @@ function exchange(request: Request, extra: Partial<Exchange> = {}): Exchange {
 describe("the boundary's steps", () => {
   test("run in their order, and a step that answers ends the list", async () => {
     const seen: string[] = [];
-    const step = (name: string, answers = false): Step => async (_x, next) => (seen.push(name), answers ? new Response(name) : next());
+    const step = (name: string, answers = false): Step => async (x, next) => (seen.push(name), answers ? new Response(name) : next(x));
     const x = exchange(new Request("http://x/a"));
-    const answered = await runSteps([step("one"), step("two", true), step("three")], x, () => (seen.push("route"), ok()));
+    const answered = await chain([step("one"), step("two", true), step("three")], () => (seen.push("route"), ok()))(x);
     expect(await answered.text()).toBe("two");
     expect(seen).toEqual(["one", "two"]);
   });
@@ -83,5 +85,22 @@ describe("the boundary's steps", () => {
     const x = exchange(new Request("http://x/api/v1/notes", { method: "POST", body: "{}" }), { principal });
     expect(await (await idempotent(deps, async () => {})(x, ok)).text()).toBe("routed");
     expect(x.idempotency).toBeUndefined();
+  });
+
+  test("a step that only checks hands on the rest's own answer: no frame of its own on an append's way back", async () => {
+    const append = () =>
+      exchange(
+        new Request("http://x/api/v1/notes/n1/append", { method: "POST", body: '{"text":"a"}', headers: { authorization: "Bearer s1", "content-type": "application/json", "content-length": "12" } }),
+        { principal, fast },
+      );
+    const tokens = { secretOf: (h: string) => h.slice(7), cached: () => principal, lookup: () => Promise.reject(new Error("looked up")) };
+    const answered = ok();
+    const rest = () => answered;
+    for (const step of [identify(deps, tokens, rest), tokenLimit(deps), body(1024), idempotent(deps, async () => {}), answerPreflight({ covers: () => true, origins: new Set() })]) {
+      expect(step(append(), rest)).toBe(answered);
+    }
+    const x = append();
+    await tokenLimit(deps)(x, rest);
+    expect(x.headers["x-ratelimit-limit"]).toBeDefined();
   });
 });

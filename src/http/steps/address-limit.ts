@@ -9,6 +9,6 @@ export function addressLimit(deps: Deps, name: string, perMinute: number): Step 
     const d = await deps.limiter.consume(`${name}:${x.ip()}`, perMinute, "anonymous");
     const headers = rateHeaders(d, deps.clock.now());
     if (!d.allowed) return withHeaders(toResponse(new AppError("rate_limited", `rate limit of ${perMinute} per minute from this address reached`)), headers);
-    return withHeaders(await next(), headers);
+    return withHeaders(await next(x), headers);
   };
 }

@@ -17,7 +17,7 @@ export function answer(deps: Deps, cors: CorsPolicy, observe?: AnswerObserver): 
   return async (x, next) => {
     let response: Response;
     try {
-      response = await next();
+      response = await next(x);
     } catch (e) {
       response = x.api ? withHeaders(toResponse(e), { "x-request-id": x.id }) : toResponse(e);
     }

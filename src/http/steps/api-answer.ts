@@ -12,7 +12,7 @@ export function apiAnswer(onClientError: ClientErrorLog): Step {
   return async (x, next) => {
     let response: Response;
     try {
-      response = await next();
+      response = await next(x);
       // The fast route's reply and the app's answers are made with them; an answer of the app's error handler may not be.
       if (!x.fast && !response.headers.has("x-ratelimit-limit")) withHeaders(response, x.headers);
     } catch (e) {

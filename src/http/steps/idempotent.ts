@@ -8,9 +8,9 @@ export function idempotent(deps: Deps, assertReplayable: (principal: Principal) 
   const once = idempotency(deps, assertReplayable);
   return (x, next) =>
     x.request.headers.get("idempotency-key") === null
-      ? next()
+      ? next(x)
       : once(x.request, x.principal, x.path, x.text, (write) => {
           x.idempotency = write;
-          return next();
+          return next(x);
         });
 }

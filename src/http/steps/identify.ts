@@ -1,7 +1,7 @@
 import type { Deps } from "../../deps";
 import { unauthorized } from "../errors";
-import type { Exchange, Step } from "../exchange";
-import { identifier, type TokenResolver } from "../identify";
+import type { Exchange, Next, Step } from "../exchange";
+import { identifier, type Identity, type TokenResolver } from "../identify";
 import { apiHeaders } from "./token-limit";
 
 /** The only /api/v1 paths answered without a token. */
@@ -13,8 +13,7 @@ const PUBLIC_API = new Set(["/api/v1/openapi.json"]);
  */
 export function identify(deps: Deps, tokens: TokenResolver, route: (x: Exchange) => Promise<Response>): Step {
   const who = identifier(deps, tokens);
-  return async (x, next) => {
-    const identity = await who(x.request.headers.get("authorization"), x.ip);
+  const decided = (x: Exchange, identity: Identity, next: Next): Promise<Response> => {
     if ("error" in identity) {
       x.headers = apiHeaders(deps, identity.decision, x.id);
       throw identity.error;
@@ -25,6 +24,10 @@ export function identify(deps: Deps, tokens: TokenResolver, route: (x: Exchange)
       return route(x);
     }
     x.principal = identity.principal;
-    return next();
+    return next(x);
+  };
+  return (x, next) => {
+    const identity = who(x.request.headers.get("authorization"), x.ip);
+    return identity instanceof Promise ? identity.then((i) => decided(x, i, next)) : decided(x, identity, next);
   };
 }

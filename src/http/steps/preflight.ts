@@ -3,5 +3,5 @@ import type { Step } from "../exchange";
 
 /** A CORS preflight is answered before any other check: the browser sends it without credentials. */
 export function answerPreflight(cors: CorsPolicy): Step {
-  return async (x, next) => (x.request.method === "OPTIONS" && cors.covers(x.path) ? preflight(cors, x.request) : next());
+  return (x, next) => (x.request.method === "OPTIONS" && cors.covers(x.path) ? Promise.resolve(preflight(cors, x.request)) : next(x));
 }

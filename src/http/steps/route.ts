@@ -8,11 +8,14 @@ import { setRequestState } from "../request-state";
  * finds what the steps learned on the request (request-state.ts).
  */
 export function route(deps: Deps, app: { handle: (request: Request) => Response | Promise<Response> }): (x: Exchange) => Promise<Response> {
-  return async (x) => {
-    const { fast, principal } = x;
-    if (fast && principal) return replyResponse(await fast.handler({ deps, principal, idempotency: x.idempotency }, x.request), x.headers);
+  const routed = async (x: Exchange): Promise<Response> => {
     setRequestState(x.request, x);
     return app.handle(x.request);
+  };
+  return (x) => {
+    const { fast, principal } = x;
+    if (fast && principal) return fast.handler({ deps, principal, idempotency: x.idempotency }, x.request).then((reply) => replyResponse(reply, x.headers));
+    return routed(x);
   };
 }
 

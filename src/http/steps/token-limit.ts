@@ -1,16 +1,19 @@
 import type { Deps } from "../../deps";
-import type { Step } from "../exchange";
+import type { Exchange, Next, Step } from "../exchange";
 import { rateFor, rateHeaders, rateLimited, tokenRateKey, type RateDecision, type TokenBucket } from "../rate-limit";
 
 /** The token's rate limit, in the fast route's bucket or by method; a 429 carries `Retry-After`. */
 export function tokenLimit(deps: Deps): Step {
-  return async (x, next) => {
-    const principal = x.principal!;
-    const bucket: TokenBucket = x.fast ? x.fast.bucket : bucketOf(x.request.method);
-    const decision = await deps.limiter.consume(tokenRateKey(principal.tokenId, bucket), rateFor(principal, bucket), bucket);
+  const decided = (x: Exchange, decision: RateDecision, next: Next): Promise<Response> => {
     x.headers = apiHeaders(deps, decision, x.id);
     if (!decision.allowed) throw rateLimited(decision);
-    return next();
+    return next(x);
+  };
+  return (x, next) => {
+    const principal = x.principal!;
+    const bucket: TokenBucket = x.fast ? x.fast.bucket : bucketOf(x.request.method);
+    const decision = deps.limiter.consume(tokenRateKey(principal.tokenId, bucket), rateFor(principal, bucket), bucket);
+    return decision instanceof Promise ? decision.then((d) => decided(x, d, next)) : decided(x, decision, next);
   };
 }
 
