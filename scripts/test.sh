@@ -3,8 +3,18 @@
 # database of its own: test/helpers/harness.ts, test/helpers/binary.ts). Arguments go to the SQLite
 # run only.
 #
-# The PostgreSQL run leaves out only scale-out, postgres-migrate and postgres-tls, which make PostgreSQL databases
-# of their own and so ran on it already in the first run.
+# The PostgreSQL run leaves out:
+# - scale-out, postgres-migrate and postgres-tls, which make PostgreSQL databases of their own and
+#   so ran on it already in the first run;
+# - the browser files that test pages and their scripts in Chromium (named below):
+#   layout, accessibility, forms kept on refusal, autosave and drafts, consent, switching
+#   workspaces, onboarding. What they meet of the database comes through routes that the
+#   integration tests drive on PostgreSQL too, through the same handler (web, web-editor,
+#   web-settings, web-workspaces, account, onboarding, billing, plans, oauth, snapshots,
+#   follow-commit and the e2e follow), and a page's HTML and scripts are the same on either
+#   database. Those that show what only a database decides stay on both: browser-board (the board's
+#   rows and health come from each database's queries and the dead-man sweep) and browser-search
+#   (each database has its own search engine and snippets).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-chromium.sh
@@ -15,7 +25,11 @@ if [ $# -eq 0 ] && [ -n "$NOTESTREAM_TEST_DATABASE_URL" ]; then
   e2e=()
   for f in test/e2e/*.test.ts; do
     case "$(basename "$f")" in
+      # Databases of their own, made on PostgreSQL in the first run.
       scale-out.test.ts | postgres-migrate.test.ts | postgres-tls.test.ts) ;;
+      # Pages and their scripts in Chromium, the same on either database (above).
+      browser.test.ts | browser-a11y.test.ts | browser-apps.test.ts | browser-auth.test.ts | browser-editor.test.ts) ;;
+      browser-onboarding.test.ts | browser-plans.test.ts | browser-settings.test.ts | browser-teams.test.ts) ;;
       *) e2e+=("$f") ;;
     esac
   done

@@ -113,6 +113,8 @@ describe.skipIf(!hasChromium)("the status board in Chromium", () => {
     const polls: string[] = [];
     const onRequest = (r: { url(): string }) => void polls.push(new URL(r.url()).pathname);
     page.on("request", onRequest);
+    // The page's own timers on a clock the test moves: its next poll comes when the append is in, not ten seconds later.
+    await page.clock.install();
     await page.goto(`${web.base}/notes`);
     await page.evaluate(() => {
       window.boardMarker = "same page";
@@ -125,6 +127,7 @@ describe.skipIf(!hasChromium)("the status board in Chromium", () => {
     const line = "deploy 5b3e2d ok, 1043 files";
     expect((await append("fresh.log", line)).status).toBe(200);
     const grown = `${17 + Buffer.byteLength(line) + 1} B of 3 MB`;
+    await page.clock.fastForward(10_000);
     await page.waitForFunction(
       ([sel, text]: string[]) => document.querySelector(sel)?.textContent === text,
       [`${row(ids.fresh)} .b-size`, grown],

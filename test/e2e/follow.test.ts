@@ -5,7 +5,7 @@
  * timeout, and SIGTERM ends open follows and exits cleanly.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { BUILD_TIMEOUT_MS, appendPath, buildBinary, cleanup, cliOk, provision, request, startServer, tempDir, type RunningServer } from "../helpers/binary";
+import { BUILD_TIMEOUT_MS, appendPath, buildBinary, cleanup, cliOk, onPostgres, provision, request, startServer, tempDir, type RunningServer } from "../helpers/binary";
 import { sseReader, type SseReader } from "../helpers/sse";
 
 beforeAll(() => void buildBinary(), BUILD_TIMEOUT_MS);
@@ -120,7 +120,9 @@ describe("following a stream over real HTTP", () => {
     again.close();
   }, 30_000);
 
-  test("a quiet follow outlives the server's idle timeout (10 s)", async () => {
+  // The idle timeout is the HTTP server's (src/server.ts), the same whichever database holds the
+  // stream, and the wait is the timeout itself: run once, on the SQLite pass.
+  test.skipIf(onPostgres)("a quiet follow outlives the server's idle timeout (10 s)", async () => {
     await appendAll(server, token, "quiet.log", ["created"]);
     const f = await follow(server, token, "quiet.log");
     await Bun.sleep(11_500);
