@@ -15,7 +15,7 @@ import { pgClient, pgDrizzle, PostgresUnavailableError, whyPostgresFailed, type 
 import { migratePostgres } from "./db/pg/migrate";
 import { pgOtherWriters } from "./db/pg/other-writers";
 import { pgTransactions, routedDb } from "./db/pg/transactions";
-import { assertTablesOf } from "./db/tables";
+import { assertTablesOf, sharedBuilder } from "./db/tables";
 import type { Deps } from "./deps";
 import { Metrics } from "./metrics/metrics";
 import { RateLimiter } from "./http/rate-limit";
@@ -96,7 +96,7 @@ export async function openDeps(config: Config = loadConfig(), clock: Clock = sys
     assertTablesOf("postgres");
     const current = new AsyncLocalStorage<PgDb>();
     const conn = await pool.reserve();
-    const db = routedDb(pgDrizzle(pool), current) as unknown as Db;
+    const db = sharedBuilder(routedDb(pgDrizzle(pool), current));
     let writer: Writer | null = null;
     // The start-up check of search vectors goes out beside LISTEN's connection: no round trip added.
     const [otherWriters, vectors] = await Promise.all([pgOtherWriters(pool, (fn) => writer!.afterCommit(fn)), writerVectorsAgree(pool)]);

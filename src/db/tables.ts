@@ -1,4 +1,6 @@
 import { databaseKind } from "../config";
+import type { Db } from "./client";
+import type { PgDb } from "./pg/client";
 import * as pg from "./pg/schema";
 import * as sqlite from "./schema";
 
@@ -13,14 +15,18 @@ import * as sqlite from "./schema";
  * (a column list, an ORDER BY kept in a constant): a process uses one database for its life, and
  * runtime.ts refuses to open the other one (`assertTablesOf`).
  *
- * The one place PostgreSQL's tables are typed as SQLite's (with runtime.ts's PostgreSQL builder,
- * typed as `Db`): drizzle has no builder type common to both dialects, and the services write each
- * query once. What makes it sound is checked, not assumed: test/unit/pg-schema-parity.test.ts
+ * The one place PostgreSQL's tables and builder are typed as SQLite's (`sharedBuilder`): drizzle
+ * has no builder type common to both dialects, and the services write each query once. What makes it sound is checked, not assumed: test/unit/pg-schema-parity.test.ts
  * (the same columns with the same JS types) and the whole suite's second run on PostgreSQL.
  * Code that needs a dialect's own client takes it from `Deps.store`, typed as what it is.
  */
 const dialect = databaseKind();
 const t = dialect === "postgres" ? (pg as unknown as typeof sqlite) : sqlite;
+
+/** PostgreSQL's builder as the services see it, with the tables above (the other half of the seam). */
+export function sharedBuilder(db: PgDb): Db {
+  return db as unknown as Db;
+}
 
 export const accountLinks = t.accountLinks;
 export const accounts = t.accounts;

@@ -88,3 +88,12 @@ test("no file under src/ but src/config.ts reads process.env", () => {
   const readers = sourceFiles(SRC).filter((file) => relative(SRC, file) !== "config.ts" && readFileSync(file, "utf8").includes("process.env"));
   expect(readers.map((file) => relative(SRC, file))).toEqual([]);
 });
+
+// The two databases meet in one seam: db/tables.ts types PostgreSQL's tables and builder as
+// SQLite's, once, for the queries written once. Anything else that needs a dialect's own client
+// takes it from Deps.store, typed as what it is, so no other file casts between them.
+test("no file but db/tables.ts casts between the two databases' types", () => {
+  const cast = /as unknown as (?:typeof (?:sqlite|pg)|Db|PgDb|PgDatabase|BunSQLiteDatabase|\{\s*\$client)\b/;
+  const casting = sourceFiles(SRC).filter((file) => relative(SRC, file) !== "db/tables.ts" && cast.test(readFileSync(file, "utf8")));
+  expect(casting.map((file) => relative(SRC, file))).toEqual([]);
+});
