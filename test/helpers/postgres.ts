@@ -89,18 +89,20 @@ export async function freshDatabase(opts: { migrated?: boolean } = {}): Promise<
   });
 }
 
-/** A connection to the server's admin database for `run`; the first one sweeps a killed run's databases. */
+let admin: SQL | null = null;
+
+/**
+ * The test process's one connection to the server's admin database, for `run`: every database is
+ * made and dropped on it rather than on a connection (a server process) of its own. The first use
+ * sweeps a killed run's databases.
+ */
 async function withAdmin<T>(run: (admin: SQL) => Promise<T>): Promise<T> {
-  const admin = new SQL({ url: POSTGRES_URL, max: 1 });
-  try {
-    if (!sweptStale) {
-      sweptStale = true;
-      await dropStale(admin);
-    }
-    return await run(admin);
-  } finally {
-    await admin.close();
+  admin ??= new SQL({ url: POSTGRES_URL, max: 1 });
+  if (!sweptStale) {
+    sweptStale = true;
+    await dropStale(admin);
   }
+  return run(admin);
 }
 
 function nextName(): string {
@@ -122,12 +124,7 @@ function made(name: string): TestDatabase {
     sql,
     async drop() {
       await sql.close();
-      const again = new SQL({ url: POSTGRES_URL, max: 1 });
-      try {
-        await again.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await again.close();
-      }
+      await withAdmin((a) => a.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
     },
   };
 }
@@ -161,10 +158,18 @@ export async function prepareMigratedTemplate(): Promise<void> {
 }
 
 let template: string | null = null;
+let templateMade: Promise<string> | null = null;
 
-/** The migrated template of this binary's migrations (named by their hash), made once per server. */
-async function migratedTemplate(admin: SQL): Promise<string> {
-  if (template) return template;
+/**
+ * The migrated template of this binary's migrations (named by their hash), made once per server.
+ * Asked once per process: callers at the same moment share the one connection, on which the lock
+ * below would not keep them apart.
+ */
+function migratedTemplate(admin: SQL): Promise<string> {
+  return (templateMade ??= makeTemplate(admin));
+}
+
+async function makeTemplate(admin: SQL): Promise<string> {
   // The journal too: its times decide what counts as applied.
   const hash = Bun.hash(JSON.stringify([migrationSql, migrationJournal])).toString(36);
   const name = `ns_tmpl_${hash}`;
