@@ -26,9 +26,9 @@ import { AppendBatch } from "./modules/streams/append/batch";
 import type { AppendHook } from "./modules/streams/append/hooks";
 import { pgOverlayWrites } from "./modules/streams/append/overlay-pg";
 import { sqliteOverlayWrites } from "./modules/streams/append/overlay-sqlite";
-import { writerVectorsAgree } from "./modules/search/pg-vector";
 import { followersOnAppend } from "./modules/streams/follow";
 import { fullSpellOnAppend } from "./modules/streams/retention";
+import { searchOnAppend } from "./modules/search/indexer";
 import { TokenCache } from "./modules/tokens/cache";
 import { webhookOnAppend } from "./modules/webhooks/delivery";
 
@@ -38,7 +38,7 @@ import { webhookOnAppend } from "./modules/webhooks/delivery";
  * batch has committed, or on an append refused for its stream's size (AppendHook). A new side
  * effect is a hook of its own, added here.
  */
-export const AFTER_APPEND: readonly AppendHook[] = [webhookOnAppend, deadmanOnAppend, fullSpellOnAppend, followersOnAppend];
+export const AFTER_APPEND: readonly AppendHook[] = [webhookOnAppend, deadmanOnAppend, fullSpellOnAppend, followersOnAppend, searchOnAppend];
 
 function mailerFor(config: Config): Mailer {
   return config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new OutboxMailer(join(config.dataDir, "outbox"), config.mailFrom);
@@ -98,13 +98,8 @@ export async function openDeps(config: Config = loadConfig(), clock: Clock = sys
     const conn = await pool.reserve();
     const db = sharedBuilder(routedDb(pgDrizzle(pool), current));
     let writer: Writer | null = null;
-    // The start-up check of search vectors goes out beside LISTEN's connection: no round trip added.
-    const [otherWriters, vectors] = await Promise.all([pgOtherWriters(pool, (fn) => writer!.afterCommit(fn)), writerVectorsAgree(pool)]);
-    if (!vectors) {
-      const msg = "this database tokenizes text unlike notestream's writer (its locale, or its PostgreSQL version): PostgreSQL computes every chunk's search vector, which is slower";
-      console.error(JSON.stringify({ time: new Date().toISOString(), level: "warn", msg }));
-    }
-    const appends = new AppendBatch(pgOverlayWrites(conn, otherWriters.id, { vectors }));
+    const otherWriters = await pgOtherWriters(pool, (fn) => writer!.afterCommit(fn));
+    const appends = new AppendBatch(pgOverlayWrites(conn, otherWriters.id));
     const disk = new DiskSpace(null, logEvent);
     writer = new Writer(pgTransactions(conn, current), null, appends, disk);
     const deps: Deps = {

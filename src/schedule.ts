@@ -8,6 +8,7 @@ import { checkDeadlines } from "./modules/deadman/service";
 import { pruneApiErrors } from "./modules/errors/service";
 import { expireExports } from "./modules/export/service";
 import { pruneInboxDeliveries } from "./modules/inbox/service";
+import { catchUpSearchIndex } from "./modules/search/indexer";
 import { purgeTrash } from "./modules/notes/trash";
 import { expireOldLines } from "./modules/streams/retention";
 import { flushTokenUse } from "./modules/tokens/service";
@@ -17,6 +18,9 @@ export const PERIODIC_TASKS = [
   { name: "lifecycle", pattern: "*/15 * * * * *", run: (deps: Deps) => runLifecycle(deps) },
   // Dead-man deadlines are read from the notes every 2 s: alerts go out within seconds of one.
   { name: "deadman", pattern: "*/2 * * * * *", run: (deps: Deps) => checkDeadlines(deps) },
+  // Appends ask for their own index pass (modules/search/indexer.ts); this one, at start-up too,
+  // takes what a crash (of this or another instance) left between an append and its pass.
+  { name: "search-index", pattern: "20 * * * * *", run: (deps: Deps) => catchUpSearchIndex(deps) },
   { name: "idempotency-purge", pattern: "0 */10 * * * *", run: (deps: Deps) => purgeExpiredKeys(deps) },
   { name: "error-log-prune", pattern: "0 7 * * * *", run: (deps: Deps) => pruneApiErrors(deps) },
   // The job runner wakes on enqueue and on its own retry timer; this sweep is the safety net.

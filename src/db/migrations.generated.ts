@@ -19,6 +19,7 @@ import m15 from "../../migrations/0015_onboarding.sql" with { type: "text" };
 import m16 from "../../migrations/0016_export_files.sql" with { type: "text" };
 import m17 from "../../migrations/0017_jobs_unfinished.sql" with { type: "text" };
 import m18 from "../../migrations/0018_kept_counts.sql" with { type: "text" };
+import m19 from "../../migrations/0019_search_behind_commit.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -41,4 +42,5 @@ export const migrationSql: Record<string, string> = {
   "0016_export_files": m16,
   "0017_jobs_unfinished": m17,
   "0018_kept_counts": m18,
+  "0019_search_behind_commit": m19,
 };

@@ -37,12 +37,6 @@ export interface BatchSink {
   committed(): void;
   /** The batch was rolled back: what it holds is gone with it. */
   discard(): void;
-  /**
-   * The batch failed and was rolled back (after discard()): whether the sink will write it
-   * otherwise when it runs again, so that the writer runs it once more instead of failing every
-   * write in it (a statement the database refused for what the sink computed in it).
-   */
-  mend(): boolean;
   /** The rows may have changed under it (a new batch, a write that is not coalesced): forget what it read. */
   invalidate(): void;
 }
@@ -102,7 +96,7 @@ interface Retry {
   retry: unknown;
 }
 
-const noSink: BatchSink = { begin() {}, mark: () => 0, rollback() {}, apply() {}, committed() {}, discard() {}, mend: () => false, invalidate() {} };
+const noSink: BatchSink = { begin() {}, mark: () => 0, rollback() {}, apply() {}, committed() {}, discard() {}, invalidate() {} };
 
 /**
  * The one place that writes. Every write is a synchronous function queued here; the writer runs
@@ -310,13 +304,10 @@ export class Writer {
     }
   }
 
-  /** `replay`: a failed batch that the sink mended, run again; otherwise the writes queued. */
-  private async flushBatch(replay?: PendingWrite[]): Promise<void> {
-    const batch = replay ?? this.queue;
-    if (!replay) {
-      this.queue = [];
-      this.scheduled = false;
-    }
+  private async flushBatch(): Promise<void> {
+    const batch = this.queue;
+    this.queue = [];
+    this.scheduled = false;
     let outcomes: { ok: boolean; value: unknown }[] | null | Retry = null;
     try {
       let safe = false;
@@ -342,7 +333,6 @@ export class Writer {
         await this.tx.rollback();
       } catch {}
       this.sink.discard();
-      if (this.sink.mend()) return this.flushBatch(batch);
       for (const w of batch) w.reject(this.failure(error));
       return this.afterFlush();
     }
@@ -365,7 +355,6 @@ export class Writer {
       try {
         await this.tx.rollback();
       } catch {}
-      if (this.sink.mend()) return this.flushBatch(batch);
       for (const w of batch) w.reject(this.failure(error));
       return this.afterFlush();
     }

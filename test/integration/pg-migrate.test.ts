@@ -56,7 +56,7 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
 
   /** rate_windows (migrations-pg/0003_rate_windows.sql), counted by src/http/rate-limit-pg.ts, is outside the drizzle schema. */
   const RATE_WINDOW_COLUMNS = ["rate_windows.key text not null", "rate_windows.window_start bigint not null", "rate_windows.expires_at bigint not null", "rate_windows.count integer not null"];
-  /** The stored search vectors (migrations-pg/0005_search_vectors.sql, 0006), read only by search (src/modules/search/repo.ts). */
+  /** The stored search vectors (migrations-pg/0005_search_vectors.sql, 0006), read only by search (src/modules/search/postgres.ts). */
   const SEARCH_VECTOR_COLUMNS = ["note_chunks.search_vector tsvector", "notes.search_vector tsvector"];
 
   // Catches a schema change in src/db/pg/schema whose `make migration-pg` was forgotten.
@@ -87,6 +87,8 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
       ])
       // Outside the drizzle schema: full-text search's GIN indexes over the stored vectors (migrations-pg/0002_search.sql, 0005_search_vectors.sql).
       .concat(SEARCH_INDEXES)
+      // And the chunks the search indexer has yet to take (migrations-pg/0008_search_behind_commit.sql).
+      .concat(["note_chunks_unindexed"])
       // Outside the drizzle schema too: the shared rate-limit windows, an UNLOGGED table (migrations-pg/0003_rate_windows.sql).
       .concat(["rate_windows_pkey", "rate_windows_expires"])
       .sort();
@@ -95,7 +97,7 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
     const generated = await db.sql<{ column: string; expression: string }[]>`
       SELECT table_name || '.' || column_name AS column, generation_expression AS expression FROM information_schema.columns
       WHERE table_schema = 'public' AND is_generated = 'ALWAYS'`;
-    // A note's vector is generated; a chunk's comes from the writer or, when it sends none, from a trigger (migrations-pg/0006).
+    // A note's vector is generated; a chunk's comes from the search indexer after the append's commit (migrations-pg/0008).
     expect(generated.map((g) => g.column)).toEqual(["notes.search_vector"]);
     expect(generated[0]!.expression).toContain("to_tsvector('notestream_search'::regconfig, notestream_search_text(");
     const triggers = await db.sql<{ name: string; def: string }[]>`
@@ -109,11 +111,11 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
       "notes_workspace_counts",
       "notes_workspace_counts_update",
     ]);
-    expect(triggers.find((t) => t.name === "note_chunks_search_vector")!.def).toContain("BEFORE INSERT OR UPDATE OF text, search_vector ON public.note_chunks FOR EACH ROW");
+    expect(triggers.find((t) => t.name === "note_chunks_search_vector")!.def).toContain("BEFORE UPDATE OF text ON public.note_chunks FOR EACH ROW");
     const [unlogged] = await db.sql<{ persistence: string }[]>`SELECT relpersistence AS persistence FROM pg_class WHERE relname = 'rate_windows'`;
     expect(unlogged!.persistence).toBe("u");
     const partial = indexes.filter((i) => i.indexdef.includes(" WHERE ")).map((i) => i.indexname).sort();
-    expect(partial).toEqual(["jobs_unfinished", "notes_retention_days", "notes_run_started", "notes_trashed"]);
+    expect(partial).toEqual(["jobs_unfinished", "note_chunks_unindexed", "notes_retention_days", "notes_run_started", "notes_trashed"]);
   });
 
   test("two migrators started at once apply each migration exactly once: the second waits on the advisory lock", async () => {

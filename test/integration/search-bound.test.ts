@@ -8,7 +8,10 @@
 import { afterEach, expect, test } from "bun:test";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { noteChunks } from "../../src/db/tables";
-import { pgPageQuery, RANKED_WORD_ROWS, SEARCH_CANDIDATES } from "../../src/modules/search/repo";
+import { SEARCH_CANDIDATES } from "../../src/modules/search/engine";
+import { indexSearchNow } from "../../src/modules/search/indexer";
+import { pgPageQuery } from "../../src/modules/search/postgres";
+import { RANKED_WORD_ROWS } from "../../src/modules/search/sqlite";
 import { harness, onPostgres, type Harness, type TestResponse } from "../helpers/harness";
 
 let h: Harness;
@@ -21,6 +24,7 @@ async function ok(res: TestResponse | Promise<TestResponse>): Promise<any> {
 }
 
 async function found(token: string, query: string): Promise<{ ids: string[]; total: number }> {
+  await indexSearchNow(h.deps);
   const res = await h.request("GET", `/api/v1/search?${query}`, { token });
   expect(res.status).toBe(200);
   return { ids: ((await res.json()) as { id: string }[]).map((n) => n.id).sort(), total: Number(res.headers.get("x-total-count")) };
@@ -66,7 +70,7 @@ test.skipIf(onPostgres)("SQLite: a word in more rows of the index than bm25 may 
   const titled = await ok(h.request("POST", "/api/v1/notes", { token, body: { note: { title: "Ocelot" } } }));
   h.clock.advance(60_000);
   const busy = await ok(h.request("POST", "/api/v1/notes/by-filename/busy.log/append", { token, body: { text: "an ocelot in a long line of the log, among many other words" } }));
-  const order = async () => ((await ok(h.request("GET", "/api/v1/search?q=ocelot", { token }))) as { id: string }[]).map((n) => n.id);
+  const order = async () => ((await indexSearchNow(h.deps), await ok(h.request("GET", "/api/v1/search?q=ocelot", { token }))) as { id: string }[]).map((n) => n.id);
   // Ranked, the title match weighs most.
   expect(await order()).toEqual([titled.id, busy.id]);
   await h.deps.writer.write(() => {
@@ -88,6 +92,7 @@ test("quotes and backslashes in words are text; PostgreSQL's search queries carr
   const query = new PgDialect().sqlToQuery(pgPageQuery(["o'brien\\", "x"], { workspaceId: a.workspaceId, noteId: "note_1", folderId: "fold_1" }, { limit: 50, offset: 0 }));
   expect(query.params).toEqual([]);
   const note = await ok(h.request("POST", "/api/v1/notes/by-filename/quotes.log/append", { token, body: { text: "it's o'brien\\ x, and \\'' too" } }));
+  await indexSearchNow(h.deps);
   for (const q of ["o'brien\\ x", "brien\\'' x", "it's"]) {
     const res = await h.request("GET", `/api/v1/search?q=${encodeURIComponent(q)}`, { token });
     expect({ q, status: res.status, ids: ((await res.json()) as { id: string }[]).map((n) => n.id) }).toEqual({ q, status: 200, ids: [note.id] });

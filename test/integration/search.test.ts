@@ -18,7 +18,8 @@ import { RestBackend } from "../../src/mcp/rest";
 import { AppError } from "../../src/http/errors";
 import { createRichNote } from "../../src/modules/notes/rich";
 import { chunkSearchVector, isKnownSeparator, latinLetters, writerVectorsAgree } from "../../src/modules/search/pg-vector";
-import { PG_VECTORS, pgPageQuery } from "../../src/modules/search/repo";
+import { indexSearchNow } from "../../src/modules/search/indexer";
+import { PG_VECTORS, pgPageQuery } from "../../src/modules/search/postgres";
 import { appendByFilename } from "../../src/modules/streams/append/service";
 import { lookupPrincipal } from "../../src/modules/tokens/service";
 import { webPrincipal } from "../../src/web/session";
@@ -53,7 +54,11 @@ const createNote = async (token: string, note: Record<string, unknown>) => {
   expect(res.status).toBe(201);
   return (await res.json()) as { id: string };
 };
-const search = (token: string, q: string, extra = "") => h.request("GET", `/api/v1/search?q=${encodeURIComponent(q)}${extra}`, { token });
+/** A search once every chunk appended so far is indexed (search trails the append's commit by the indexer's pass). */
+const search = async (token: string, q: string, extra = "") => {
+  await indexSearchNow(h.deps);
+  return h.request("GET", `/api/v1/search?q=${encodeURIComponent(q)}${extra}`, { token });
+};
 
 async function foundIds(token: string, q: string, extra = ""): Promise<string[]> {
   const res = await search(token, q, extra);
@@ -63,16 +68,16 @@ async function foundIds(token: string, q: string, extra = ""): Promise<string[]>
 
 /**
  * Throws when an index is out of step with what it indexes. SQLite: FTS5's own check of both
- * indexes (the chunks through their view). PostgreSQL: every stored vector equals the one
- * PostgreSQL computes from its text, a chunk's whether the writer built it (ASCII or Latin
- * letters, src/modules/search/pg-vector.ts) or the trigger of migrations-pg/0006 did, a
- * note's as its generated column.
+ * indexes (the chunks through their view, which shows the chunks at or below the indexer's
+ * watermark). PostgreSQL: every stored vector equals the one PostgreSQL computes from its text, a
+ * chunk's whether the indexer built it (ASCII or Latin letters, src/modules/search/pg-vector.ts)
+ * or PostgreSQL did (a chunk not indexed yet has none), a note's as its generated column.
  */
 async function assertIndexConsistent() {
   if (onPostgres) {
     const [chunks] = await sqlRows<{ bad: number }>(
       h.deps.store,
-      "SELECT count(*) FILTER (WHERE search_vector IS DISTINCT FROM to_tsvector('notestream_search', notestream_search_text(text)))::int AS bad FROM note_chunks",
+      "SELECT count(*) FILTER (WHERE search_vector IS NOT NULL AND search_vector IS DISTINCT FROM to_tsvector('notestream_search', notestream_search_text(text)))::int AS bad FROM note_chunks",
     );
     const [titles] = await sqlRows<{ bad: number }>(
       h.deps.store,
@@ -444,6 +449,7 @@ describe("the index in a backup", () => {
     expect((await h.request("DELETE", `/api/v1/notes/${(await (await append(token, "gone.log", "x")).json()).id}`, { token })).status).toBe(200);
     h.clock.advance(31 * DAY);
     await runTask(h.deps, "trash-purge");
+    await indexSearchNow(h.deps);
     const target = join(h.dataDir, "backup.db");
     h.deps.db.$client.run("VACUUM INTO ?", [target]);
     const { Database } = await import("bun:sqlite");
@@ -463,7 +469,7 @@ describe("the index in a backup", () => {
 
 describe("the index on upgrade", () => {
   // SQLite's migration 0013 and its FTS5 tables; the PostgreSQL counterpart is below.
-  test.skipIf(onPostgres)("migration 0013 indexes what an earlier release wrote", async () => {
+  test.skipIf(onPostgres)("migrations 0013 and 0019 index what an earlier release wrote", async () => {
     const { token } = await setup();
     const stream = (await (await append(token, "old.log", "axolotl spotted")).json()).id;
     const note = await createNote(token, { title: "Old note", plain_body: "axolotl again" });
@@ -474,7 +480,14 @@ describe("the index on upgrade", () => {
     }
     sqlite.run("DROP TABLE search_chunks");
     sqlite.run("DROP TABLE search_notes");
-    for (const statement of readFileSync(join(import.meta.dir, "../../migrations/0013_search.sql"), "utf8").split("--> statement-breakpoint")) sqlite.run(statement);
+    sqlite.run("DROP TABLE search_chunks_indexed");
+    for (const file of ["0013_search.sql", "0019_search_behind_commit.sql"]) {
+      for (const statement of readFileSync(join(import.meta.dir, "../../migrations", file), "utf8").split("--> statement-breakpoint")) sqlite.run(statement);
+    }
+    // 0019 takes what 0013 indexed as indexed (its watermark at the newest chunk), so it re-indexes nothing.
+    const newest = sqlite.query<{ seq: number }, []>("SELECT max(seq) AS seq FROM note_chunks").get()!.seq;
+    expect(sqlite.query("SELECT through FROM search_chunks_indexed").all()).toEqual([{ through: newest }]);
+    await assertIndexConsistent();
     expect((await foundIds(token, "axolotl")).sort()).toEqual([stream, note.id].sort());
     await assertIndexConsistent();
     // And it keeps up from there.
@@ -518,7 +531,7 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     expect(known.filter((c) => !pgSeparators.has(c)).map((c) => c.toString(16))).toEqual([]);
   });
 
-  test("migrations 0002, 0005 and 0006 index what was written before them", async () => {
+  test("migrations 0002, 0005, 0006 and 0008 index what was written before them", async () => {
     const { token } = await setup();
     const stream = (await (await append(token, "old.log", "axolotl spotted")).json()).id;
     const note = await createNote(token, { title: "Old note", plain_body: "axolotl again" });
@@ -529,7 +542,7 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     await sqlRun(h.deps.store, "DROP FUNCTION notestream_search_text CASCADE");
     await sqlRun(h.deps.store, "DROP TEXT SEARCH CONFIGURATION notestream_search");
     await sqlRun(h.deps.store, "DROP EXTENSION unaccent");
-    for (const file of ["0002_search.sql", "0005_search_vectors.sql", "0006_chunk_vectors_from_app.sql"]) {
+    for (const file of ["0002_search.sql", "0005_search_vectors.sql", "0006_chunk_vectors_from_app.sql", "0008_search_behind_commit.sql"]) {
       for (const statement of readFileSync(join(import.meta.dir, "../../migrations-pg", file), "utf8").split("--> statement-breakpoint")) {
         await sqlRun(h.deps.store, statement);
       }
@@ -598,66 +611,47 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     }
   });
 
-  test("a batch whose statement PostgreSQL refuses for one line's vector runs again with PostgreSQL computing the vectors: every write of it succeeds", async () => {
+  test("an index pass whose vector literal PostgreSQL refuses runs again with PostgreSQL computing the vectors: every line is found", async () => {
     const { token } = await setup();
-    const note = await createNote(token, { title: "Runbook", plain_body: "steady words" });
-    // A database that refuses the writer's vector of any chunk holding `poison` as it refuses a
-    // literal with too long a word (SQLSTATE 54000): a trigger that fires before migrations-pg/0006's
-    // (triggers fire in the order of their names) and records what each stored chunk came with.
-    await sqlRun(h.deps.store, "CREATE TABLE chunk_arrivals (text text, with_vector boolean)");
+    // A database that refuses the first vector it is given for a chunk holding `poison`, as it
+    // refuses a literal with too long a word (SQLSTATE 54000). A sequence counts the tries: it
+    // is not rolled back with the refused statement.
+    await sqlRun(h.deps.store, "CREATE SEQUENCE poison_tries");
     await sqlRun(
       h.deps.store,
       `CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $f$
        BEGIN
-         IF NEW.search_vector IS NOT NULL AND NEW.text LIKE '%poison%' THEN
+         IF NEW.search_vector IS NOT NULL AND NEW.text LIKE '%poison%' AND nextval('poison_tries') = 1 THEN
            RAISE EXCEPTION 'word is too long (2047 bytes, max 2046 bytes)' USING ERRCODE = '54000';
          END IF;
-         INSERT INTO chunk_arrivals VALUES (NEW.text, NEW.search_vector IS NOT NULL);
          RETURN NEW;
        END $f$`,
     );
-    await sqlRun(h.deps.store, "CREATE TRIGGER a_refuse_poison BEFORE INSERT ON note_chunks FOR EACH ROW EXECUTE FUNCTION refuse_poison()");
+    await sqlRun(h.deps.store, "CREATE TRIGGER a_refuse_poison BEFORE UPDATE OF search_vector ON note_chunks FOR EACH ROW EXECUTE FUNCTION refuse_poison()");
     const ctx = { deps: h.deps, principal: await lookupPrincipal(h.deps, token) };
     const add = (filename: string, text: string) => appendByFilename({ ctx, filename, text });
     const warnings = spyOn(console, "error").mockImplementation(() => {});
     try {
-      // One batch of appends: the statement before the commit is refused.
-      let batches = h.deps.writer.stats.batches;
       const appends = await Promise.allSettled([add("a.log", "numbat one"), add("b.log", "poison koala two"), add("c.log", "dingo three"), add("a.log", "numbat four")]);
       expect(appends.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "fulfilled"]);
-      expect(h.deps.writer.stats.batches - batches).toBe(1);
-      // One batch with another write amid the appends: the statement before that write is refused.
-      batches = h.deps.writer.stats.batches;
-      const mixed = await Promise.allSettled([
-        add("a.log", "numbat five"),
-        add("d.log", "poison wallaby six"),
-        h.deps.writer.write(() => h.deps.db.update(notes).set({ title: "Renamed runbook" }).where(eq(notes.id, note.id))),
-        add("c.log", "dingo seven"),
-      ]);
-      expect(mixed.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "fulfilled"]);
-      expect(h.deps.writer.stats.batches - batches).toBe(1);
-      expect(warnings.mock.calls.map((c) => JSON.parse(String(c[0])).level)).toEqual(["warn", "warn"]);
+      await indexSearchNow(h.deps);
+      expect(warnings.mock.calls.map((c) => JSON.parse(String(c[0])).level)).toEqual(["warn"]);
     } finally {
       warnings.mockRestore();
     }
-    // Every line is stored, once, with PostgreSQL's vector, and found; the note's write stands.
-    const arrivals = await sqlRows<{ text: string; with_vector: boolean }>(h.deps.store, "SELECT text, with_vector FROM chunk_arrivals");
-    expect(arrivals.map((r) => r.text).sort()).toEqual(["dingo seven\n", "dingo three\n", "numbat five\n", "numbat one\nnumbat four\n", "poison koala two\n", "poison wallaby six\n"]);
-    expect(arrivals.filter((r) => r.with_vector)).toEqual([]);
-    for (const word of ["numbat", "koala", "dingo", "wallaby", "renamed"]) expect({ word, found: (await foundIds(token, word)).length }).toEqual({ word, found: 1 });
+    // Every line is indexed, once, with PostgreSQL's vector, and found.
+    expect(await sqlRows(h.deps.store, "SELECT count(*)::int AS n FROM note_chunks WHERE search_vector IS NULL")).toEqual([{ n: 0 }]);
+    for (const word of ["numbat", "koala", "dingo"]) expect({ word, found: (await foundIds(token, word)).length }).toEqual({ word, found: 1 });
     await assertIndexConsistent();
-    // The next batch has the writer's vectors again.
-    expect((await append(token, "a.log", "numbat eight")).status).toBe(200);
-    expect(await sqlRows(h.deps.store, "SELECT with_vector FROM chunk_arrivals WHERE text = 'numbat eight\n'")).toEqual([{ with_vector: true }]);
   });
 
-  test("a chunk's stored vector is PostgreSQL's whoever computed it: the writer, the trigger for other scripts, an INSERT naming none, an UPDATE of the text", async () => {
+  test("a chunk's stored vector is PostgreSQL's whoever computed it: the indexer's literal, PostgreSQL for other scripts, an INSERT naming none, an UPDATE of the text", async () => {
     const { token } = await setup();
     for (const line of ["plain ASCII user=bob took 12ms", "Grüße aus Köln", "ΣΊΣΥΦΟΣ rolled İstanbul", "deploy 🎉 done", "1e5abc EXP"]) {
       expect((await append(token, "mixed.log", line)).status).toBeLessThan(300);
     }
     const stream = (await (await append(token, "mixed.log", "last one")).json()).id as string;
-    // An older binary's INSERT (during a rolling upgrade) names no vector: the trigger computes it.
+    // An INSERT that names no vector (any but the append's) is indexed by the next pass all the same.
     await sqlRun(h.deps.store, "INSERT INTO note_chunks (note_id, text, at) VALUES (?, ?, ?)", [stream, "\nwombat from an older binary", Date.now()]);
     expect(await foundIds(token, "wombat")).toEqual([stream]);
     // A text changed in place gets its vector again, even when the row's old vector is left as it was.
@@ -679,6 +673,7 @@ describe.skipIf(!onPostgres)("the index on PostgreSQL", () => {
     await h.stop();
     h = await harness({ dataDir: h.dataDir });
     expect((await append(token, "folded.log", "Quokka spotted near the dock")).status).toBe(201);
+    await indexSearchNow(h.deps);
     const rows = await sqlRows<{ v: string; own: boolean }>(
       h.deps.store,
       "SELECT search_vector::text AS v, search_vector = to_tsvector('notestream_search', notestream_search_text(text)) AS own FROM note_chunks WHERE text LIKE 'Quokka%'",
@@ -723,6 +718,7 @@ describe("MCP list_notes with a query", () => {
     await createNote(token, { title: "Unrelated", plain_body: "nothing here" });
     client = new Client({ name: "test-agent", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${await h.token(a, ["read"])}` } } }));
+    await indexSearchNow(h.deps);
     const found = await tool(client, "list_notes", { query: "tapir" });
     expect(found.total).toBe(1);
     expect(found.notes).toHaveLength(1);

@@ -8,6 +8,7 @@ import m4 from "../../../migrations-pg/0004_jobs_unfinished.sql" with { type: "t
 import m5 from "../../../migrations-pg/0005_search_vectors.sql" with { type: "text" };
 import m6 from "../../../migrations-pg/0006_chunk_vectors_from_app.sql" with { type: "text" };
 import m7 from "../../../migrations-pg/0007_kept_counts.sql" with { type: "text" };
+import m8 from "../../../migrations-pg/0008_search_behind_commit.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -19,4 +20,5 @@ export const migrationSql: Record<string, string> = {
   "0005_search_vectors": m5,
   "0006_chunk_vectors_from_app": m6,
   "0007_kept_counts": m7,
+  "0008_search_behind_commit": m8,
 };

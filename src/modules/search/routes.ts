@@ -2,7 +2,8 @@ import { Elysia } from "elysia";
 import { listAnswer } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
 import { SearchHitList, SearchQuery } from "./model";
-import { RANKED_WORD_ROWS, SEARCH_CANDIDATES } from "./repo";
+import { SEARCH_CANDIDATES } from "./engine";
+import { RANKED_WORD_ROWS } from "./sqlite";
 import { searchNotes } from "./service";
 
 export const searchRoutes = (auth: AnyAuth) =>

@@ -4,13 +4,14 @@ import type { Page } from "../../lib/pagination";
 import { assertFolderIdWellFormed } from "../folders/repo";
 import { requireScope } from "../tokens/service";
 import type { SearchHit, SnippetPart } from "./model";
-import { CLOSE, OPEN, searchIndex, Source, type HitRow, type SearchIndex } from "./repo";
+import { CLOSE, OPEN, Source, type HitRow, type SearchIndex } from "./engine";
+import { searchIndex } from "./repo";
 import { searchWords } from "./terms";
 
 /**
  * Full-text search of the notes the caller sees (a pinned token: its note only), best match
  * first (bm25 on SQLite, ts_rank on PostgreSQL) among the newest matches (SEARCH_CANDIDATES of
- * each kind, repo.ts), each note once with the passage that matched best. The same verb serves
+ * each kind, engine.ts), each note once with the passage that matched best. The same verb serves
  * GET /search, the search page and MCP's list_notes with a query.
  */
 export async function searchNotes({

@@ -6,11 +6,11 @@ import { byteCount, ms, rowId } from "./types";
 // The PostgreSQL twin of src/db/schema/notes.ts.
 //
 // Full-text search is not here: drizzle-kit cannot express it. On SQLite it is migration 0013's
-// FTS5 tables, filled by triggers; on PostgreSQL, stored tsvector columns (search_vector) of the
-// notes' titles and bodies (generated) and of note_chunks.text (sent by the writer when its
-// letters are ASCII or Latin, else computed by a trigger), with GIN indexes over them
-// (migrations-pg/0002_search.sql, 0005_search_vectors.sql, 0006_chunk_vectors_from_app.sql). The
-// queries of both are in src/modules/search/repo.ts.
+// FTS5 tables (0019: chunks filled by the search indexer); on PostgreSQL, stored tsvector columns
+// (search_vector) of the notes' titles and bodies (generated) and of note_chunks.text (set by the
+// search indexer after the append's commit, NULL until then), with GIN indexes over them
+// (migrations-pg/0002_search.sql, 0005_search_vectors.sql, 0008_search_behind_commit.sql). The
+// queries of both are in src/modules/search/ (sqlite.ts, postgres.ts, indexer.ts).
 
 export const folders = pgTable(
   "folders",

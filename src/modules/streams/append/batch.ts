@@ -27,10 +27,7 @@ export interface OverlayNote {
 
 /** How a database writes a batch's overlay: each database's own statements (SQLite's prepared, PostgreSQL's over arrays). */
 export interface OverlayWrites {
-  /** `plain`: without what the database can compute itself (PostgreSQL: the writer's search vectors). */
-  apply(chunks: OverlayChunk[], notes: OverlayNote[], storage: [workspaceId: string, delta: number][], plain: boolean): void | Promise<void>;
-  /** Whether its last apply() failed in a way a plain one may not (asked once per failed batch: it forgets). */
-  refused?(): boolean;
+  apply(chunks: OverlayChunk[], notes: OverlayNote[], storage: [workspaceId: string, delta: number][]): void | Promise<void>;
 }
 
 /** A workspace's row and its streams by filename, as appends of one batch found them. */
@@ -82,8 +79,6 @@ export class AppendBatch implements BatchSink {
    * way (on PostgreSQL a round trip) and read from another connection before the lines are visible.
    */
   private written: string[] = [];
-  /** The running batch is a replay of one whose statement the database refused: its writes go plain (mend). */
-  private plain = false;
 
   /** `writes`: its database's statements (overlay-sqlite.ts, overlay-pg.ts). */
   constructor(private readonly writes: OverlayWrites) {}
@@ -182,11 +177,10 @@ export class AppendBatch implements BatchSink {
     this.storage.clear();
     this.journal.length = 0;
     if (chunks.length === 0 && notes.length === 0 && storage.length === 0) return;
-    return this.writes.apply(chunks, notes, storage, this.plain);
+    return this.writes.apply(chunks, notes, storage);
   }
 
   committed(): void {
-    this.plain = false;
     if (this.written.length === 0) return;
     const noteIds = this.written.splice(0);
     for (const committed of this.hooks.committed) {
@@ -205,18 +199,6 @@ export class AppendBatch implements BatchSink {
     this.notes.clear();
     this.storage.clear();
     this.journal.length = 0;
-  }
-
-  /**
-   * One line must not fail the other appends of its batch. Should PostgreSQL refuse the batch's
-   * statement for what the writer computed in it (a search vector pg-vector.ts got wrong), the
-   * writer runs the batch once more, plain: every chunk's vector left to PostgreSQL's trigger,
-   * which indexes the line its own way. The normal path costs nothing more; a replay that fails
-   * again fails the batch, as any failure does.
-   */
-  mend(): boolean {
-    this.plain = !this.plain && this.writes.refused?.() === true;
-    return this.plain;
   }
 
   invalidate(): void {

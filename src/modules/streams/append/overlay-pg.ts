@@ -1,10 +1,6 @@
 import type { ReservedSQL } from "bun";
 import { CHANGES_CHANNEL } from "../../../db/pg/other-writers";
 import type { OverlayWrites } from "./batch";
-import { chunkSearchVector } from "../../search/pg-vector";
-
-/** The SQLSTATEs a tsvector literal can raise: a data exception (22), a syntax error (42), a limit (54). */
-const LITERAL_ERROR = /^(22|42|54)/;
 
 /**
  * PostgreSQL's writes of a batch's overlay: the whole batch's chunks, note counters and workspace
@@ -12,63 +8,42 @@ const LITERAL_ERROR = /^(22|42|54)/;
  * inside its transaction, and a notification, delivered at the commit, that wakes the followers of
  * every other instance (`instanceId`: the sender, which skips its own). A batch is a few round
  * trips whatever it holds: this one, its rows' locks, and the commit (measured: the round trips,
- * not PostgreSQL's work, bound a batch; docs/PERFORMANCE.md). A chunk goes with its search vector,
- * built here at a fraction of what PostgreSQL's tokenizing costs it, when its letters are ASCII or
- * Latin; any other chunk's is left to PostgreSQL (NULL: the trigger of migrations-pg/0006), and
- * so is every chunk's when the database tokenizes otherwise (`vectors` false: writerVectorsAgree).
- * Should PostgreSQL refuse a statement with vectors in it (an error a literal can raise), the batch
- * runs again without them (`plain`: AppendBatch.mend), so no line's vector fails its batch.
+ * not PostgreSQL's work, bound a batch; docs/PERFORMANCE.md). A chunk goes without its search
+ * vector: the search indexer sets it after the commit (src/modules/search/indexer.ts).
  */
-export function pgOverlayWrites(conn: ReservedSQL, instanceId: string, { vectors }: { vectors: boolean }): OverlayWrites {
-  let refused = false;
+export function pgOverlayWrites(conn: ReservedSQL, instanceId: string): OverlayWrites {
   return {
-    async apply(chunks, notes, storage, plain) {
-      const send = vectors && !plain;
-      try {
-        await conn.unsafe(
-          `WITH c AS (
-             INSERT INTO note_chunks (note_id, text, at, search_vector)
-             SELECT note_id, text, at, vector::tsvector
-             FROM unnest($1::text[], $2::text[], $3::bigint[], $11::text[]) WITH ORDINALITY AS v(note_id, text, at, vector, i) ORDER BY i
-             RETURNING 1
-           ), n AS (
-             UPDATE notes AS n SET byte_size = v.size, updated_at = v.at, last_write_at = v.at,
-               deadman_due_at = CASE WHEN n.expected_interval_seconds IS NULL THEN n.deadman_due_at ELSE v.at + n.expected_interval_seconds * 1000 END
-             FROM unnest($4::text[], $5::bigint[], $6::bigint[]) AS v(id, size, at) WHERE n.id = v.id
-             RETURNING 1
-           ), w AS (
-             UPDATE workspaces AS w SET storage_used = w.storage_used + v.delta
-             FROM unnest($7::text[], $8::bigint[]) AS v(id, delta) WHERE w.id = v.id
-             RETURNING 1
-           )
-           SELECT pg_notify($9, $10) WHERE EXISTS (SELECT 1 FROM c)`,
-          [
-            chunks.map((c) => c.noteId),
-            chunks.map((c) => c.text),
-            chunks.map((c) => c.at),
-            notes.map((n) => n.id),
-            notes.map((n) => n.byteSize),
-            notes.map((n) => n.at),
-            storage.map(([id]) => id),
-            storage.map(([, d]) => d),
-            CHANGES_CHANNEL,
-            instanceId,
-            chunks.map((c) => (send ? chunkSearchVector(c.text) : null)),
-          ],
-        );
-      } catch (e) {
-        refused = send && LITERAL_ERROR.test(String((e as { errno?: unknown } | null)?.errno));
-        if (refused) {
-          const msg = "PostgreSQL refused a batch's search vectors from the writer: the batch runs again with PostgreSQL computing them";
-          console.error(JSON.stringify({ time: new Date().toISOString(), level: "warn", msg, error: String((e as Error)?.message ?? e) }));
-        }
-        throw e;
-      }
-    },
-    refused() {
-      const answer = refused;
-      refused = false;
-      return answer;
+    async apply(chunks, notes, storage) {
+      await conn.unsafe(
+        `WITH c AS (
+           INSERT INTO note_chunks (note_id, text, at)
+           SELECT note_id, text, at
+           FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS v(note_id, text, at, i) ORDER BY i
+           RETURNING 1
+         ), n AS (
+           UPDATE notes AS n SET byte_size = v.size, updated_at = v.at, last_write_at = v.at,
+             deadman_due_at = CASE WHEN n.expected_interval_seconds IS NULL THEN n.deadman_due_at ELSE v.at + n.expected_interval_seconds * 1000 END
+           FROM unnest($4::text[], $5::bigint[], $6::bigint[]) AS v(id, size, at) WHERE n.id = v.id
+           RETURNING 1
+         ), w AS (
+           UPDATE workspaces AS w SET storage_used = w.storage_used + v.delta
+           FROM unnest($7::text[], $8::bigint[]) AS v(id, delta) WHERE w.id = v.id
+           RETURNING 1
+         )
+         SELECT pg_notify($9, $10) WHERE EXISTS (SELECT 1 FROM c)`,
+        [
+          chunks.map((c) => c.noteId),
+          chunks.map((c) => c.text),
+          chunks.map((c) => c.at),
+          notes.map((n) => n.id),
+          notes.map((n) => n.byteSize),
+          notes.map((n) => n.at),
+          storage.map(([id]) => id),
+          storage.map(([, d]) => d),
+          CHANGES_CHANNEL,
+          instanceId,
+        ],
+      );
     },
   };
 }
