@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { AnyAuth } from "../../http/plugins/auth";
-import { linesOrFollow } from "./follow";
+import { linesOrFollow } from "./follow-events";
 import { LinesPage, LinesQuery } from "./model";
 
 const FOLLOW =

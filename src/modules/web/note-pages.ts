@@ -14,7 +14,7 @@ import { readBody, visibleNote, type NoteRow } from "../notes/repo";
 import * as noteService from "../notes/service";
 import { TRASH_DAYS } from "../notes/trash";
 import { listSnapshots } from "../snapshots/service";
-import { followStream } from "../streams/follow";
+import { followStream } from "../streams/follow-events";
 import { readableStream } from "../streams/lines";
 import { textFields } from "./form";
 import { limit } from "./limits";
