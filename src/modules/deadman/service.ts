@@ -14,6 +14,7 @@ import type { Signal } from "../streams/append/model";
 import type { AppendHook } from "../streams/append/hooks";
 import { enqueueAlertDelivery } from "../webhooks/delivery";
 import { isPlausibleEmail, normaliseEmail } from "../accounts/service";
+import { deadlineAfter } from "./deadline";
 import type { NoteRow } from "../notes/repo";
 import type { Tier } from "../../limits/plans";
 
@@ -72,7 +73,7 @@ export function deadmanChanges(
       );
     }
     // The clock starts now: a note that was quiet before the switch was set is not late at once.
-    Object.assign(changes, { expectedIntervalSeconds: seconds, deadmanStatus: "ok", deadmanDueAt: deps.clock.now() + seconds * 1000 });
+    Object.assign(changes, { expectedIntervalSeconds: seconds, deadmanStatus: "ok", deadmanDueAt: deadlineAfter(deps.clock.now(), seconds) });
   }
   return changes;
 }
@@ -96,7 +97,7 @@ export async function recipient(deps: Deps, note: { alertEmail: string | null; w
  */
 export const deadmanOnAppend: AppendHook = {
   appended(deps, { note, tier, signal, line, at }) {
-    // Nothing to say for a plain line to a stream that is not late: no pause (modules/streams/append/maybe.ts).
+    // Nothing to say for a plain line to a stream that is not late: no pause (modules/streams/append/maybe-promise.ts).
     if (signal === undefined && note.deadmanStatus !== "late") return undefined;
     return signalled(deps, note, tier, signal, line, at);
   },

@@ -8,6 +8,7 @@ import type { Ctx, Deps } from "../../deps";
 import { NotFound } from "../../http/errors";
 import { DAY_MS, iso } from "../../lib/clock";
 import type { Page } from "../../lib/pagination";
+import { deadlineAfterSql } from "../deadman/deadline";
 import { inboxBodyBytes } from "../inbox/storage";
 import { requireScope, requireUnpinned, seesNote } from "../tokens/service";
 import { assertNoteSlots, assertStorage } from "../workspaces/caps";
@@ -62,8 +63,7 @@ export async function takeOutOfTrash(deps: Deps, note: TrashedRow, now: number):
       trashedAt: null,
       filename: holder ? null : name,
       trashedFilename: null,
-      // In 64 bits: PostgreSQL would multiply the integer column (seconds) in 32.
-      deadmanDueAt: sql`CASE WHEN ${notes.deadmanStatus} = 'ok' THEN CAST(${now} AS BIGINT) + CAST(${notes.expectedIntervalSeconds} AS BIGINT) * 1000 ELSE ${notes.deadmanDueAt} END`,
+      deadmanDueAt: sql`CASE WHEN ${notes.deadmanStatus} = 'ok' THEN ${deadlineAfterSql(now)} ELSE ${notes.deadmanDueAt} END`,
     })
     .where(eq(notes.id, note.id));
 }
