@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "./deps";
 import { createHandler } from "./http/boundary";
 import { requestState } from "./http/request-state";
-import { recordApiError } from "./modules/errors/service";
+import { recordApiError } from "./modules/api-errors/service";
 import { appendRoute, appendRoutes, appendTakesPlainText } from "./modules/streams/append/route";
 import { authenticate, bearerSecret, cachedPrincipal, lookupPrincipal } from "./modules/tokens/service";
 import { assertWritable, getWorkspace } from "./modules/workspaces/repo";
@@ -12,7 +12,7 @@ import { errorHandler } from "./http/plugins/errors";
 import { jsonBody } from "./http/plugins/json-body";
 import { accountRoutes } from "./modules/accounts/routes";
 import { billingRoutes } from "./modules/billing/routes";
-import { errorsRoutes } from "./modules/errors/routes";
+import { apiErrorsRoutes } from "./modules/api-errors/routes";
 import { exportRoutes } from "./modules/export/routes";
 import { searchRoutes } from "./modules/search/routes";
 import { healthRoutes } from "./modules/health/routes";
@@ -43,7 +43,7 @@ export function buildApp(deps: Deps) {
     .use(snapshotsRoutes(authed))
     .use(foldersRoutes(authed))
     .use(accountRoutes(authed))
-    .use(errorsRoutes(authed))
+    .use(apiErrorsRoutes(authed))
     .use(webhookRoutes(authed))
     .use(inboxRoutes(authed))
     .use(exportRoutes(authed))

@@ -5,7 +5,7 @@ import { runTask as runOne, runTasks, startScheduler, type PeriodicTask } from "
 import { expireUnusedClients } from "./modules/oauth/clients";
 import { runLifecycle } from "./modules/accounts/lifecycle";
 import { checkDeadlines } from "./modules/deadman/service";
-import { pruneApiErrors } from "./modules/errors/service";
+import { pruneApiErrors } from "./modules/api-errors/service";
 import { expireExports } from "./modules/export/service";
 import { pruneInboxDeliveries } from "./modules/inbox/service";
 import { catchUpSearchIndex } from "./modules/search/indexer";

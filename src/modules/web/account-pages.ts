@@ -11,7 +11,7 @@ import { describeAccount, normaliseEmail } from "../accounts/service";
 import { PASSWORD_RULE } from "../accounts/password";
 import { assertNewPassword, changePassword, checkCurrentPassword, confirmEmailChange, requestEmailChange, updateProfile } from "../accounts/web-auth";
 import type { AppError } from "../../http/errors";
-import { listApiErrors } from "../errors/service";
+import { listApiErrors } from "../api-errors/service";
 import { revokeAccountTokens } from "../tokens/service";
 import { getWorkspace } from "../workspaces/repo";
 import { exportCard } from "./export-pages";

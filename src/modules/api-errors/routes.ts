@@ -12,7 +12,7 @@ const ApiErrorRecord = t.Object({
   token_id: t.Nullable(t.String()),
 }, { $id: "#/components/schemas/ApiError" });
 
-export const errorsRoutes = (auth: AnyAuth) =>
+export const apiErrorsRoutes = (auth: AnyAuth) =>
   new Elysia().use(auth).get(
     "/errors",
     ({ ctx, query, request, set }) => listAnswer({ request, query, set, baseUrl: ctx.deps.config.baseUrl }, (page) => listApiErrors({ ctx, page })),
