@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import type { Database } from "bun:sqlite";
 import type { Deps } from "../../deps";
+import { StorageFull } from "../../http/errors";
 import type { AppendHook } from "../streams/append/hooks";
 import { chunkSearchVector, writerVectorsAgree } from "./pg-vector";
 
@@ -103,8 +104,14 @@ class Indexer {
   constructor(deps: Deps) {
     const store = deps.store;
     if (store.kind === "postgres") {
+      // Asked once, at the first pass; asked again should that fail (the database away).
       let vectors: Promise<boolean> | null = null;
-      this.pass = async () => pgPass(store.pool, await (vectors ??= vectorsAgree(store.pool)));
+      const agree = () =>
+        (vectors ??= vectorsAgree(store.pool).catch((e) => {
+          vectors = null;
+          throw e;
+        }));
+      this.pass = async () => pgPass(store.pool, await agree());
     } else {
       this.pass = () => sqlitePass(deps, store.client);
     }
@@ -137,8 +144,9 @@ class Indexer {
         do pass = await this.pass();
         while (pass.more && !this.stopped);
       } catch (e) {
-        // What failed stays unindexed (durably): the next pass takes it again.
-        if (!this.stopped) console.error(JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "a search index pass failed", error: String((e as Error)?.stack ?? e) }));
+        // What failed stays unindexed (durably): the next pass takes it again. A full disk refuses
+        // the pass as it refuses every write that frees nothing; the spell's end is logged elsewhere.
+        if (!this.stopped && !(e instanceof StorageFull)) console.error(JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "a search index pass failed", error: String((e as Error)?.stack ?? e) }));
       } finally {
         this.running = null;
         if (this.again) {
