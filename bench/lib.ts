@@ -149,14 +149,17 @@ export function provision(bin: string, dataDir: string, plan = "dev", env: Recor
 }
 
 /**
- * The database as it was before the search index: its triggers dropped, so appends write no index
- * rows (the index's tables stay, unread). For measuring what the index costs an append, never for
- * a database in use: its index no longer follows the text.
+ * The database as it was before the search index: its triggers dropped, and the indexer's
+ * watermark (migrations/0019) past any chunk, so its passes find nothing to index: appends write
+ * no index rows (the index's tables stay, unread). For measuring what the index costs an append,
+ * never for a database in use: its index no longer follows the text.
  */
 export function dropSearchTriggers(sqlite: { query(sql: string): { all(): unknown[] }; run(sql: string): unknown }): void {
   const triggers = sqlite.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search\\_%' ESCAPE '\\'").all() as { name: string }[];
   if (triggers.length === 0) throw new Error("no search triggers: is this a build with the search index?");
   for (const t of triggers) sqlite.run(`DROP TRIGGER "${t.name}"`);
+  const watermark = sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'search_chunks_indexed'").all();
+  if (watermark.length > 0) sqlite.run("UPDATE search_chunks_indexed SET through = 9223372036854775807");
 }
 
 export async function stop(proc: Subprocess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
