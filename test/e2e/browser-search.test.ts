@@ -1,12 +1,13 @@
 /**
- * Search in Chromium: a word appended through the API a moment ago is found from the notes
- * list's search box, its match in <mark>; after the note is deleted the search no longer finds
+ * Search in Chromium: a word appended through the API (and indexed: search trails the append's
+ * commit by up to 2 s) is found from the notes list's search box, its match in <mark>; after the note is deleted the search no longer finds
  * it. A note holding markup shows it as text. From a folder's list the search stays in that
  * folder. A query without a word says so beside the field.
  * At 390 px nothing overflows; axe-core finds nothing serious in light or dark.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { indexSearchNow } from "../../src/modules/search/indexer";
 import { hasChromium, startWebApp, type SignedIn, type WebApp } from "../helpers/browser";
 
 /** The page's globals, inside functions that run in the browser (the project's types have no DOM). */
@@ -19,9 +20,11 @@ const AXE = require.resolve("axe-core/axe.min.js");
 let web: WebApp;
 let user: SignedIn;
 
+/** Appends a line and waits for the index to take it (search trails the append's commit). */
 async function append(filename: string, text: string): Promise<string> {
   const res = await web.api(user.token, "POST", `/api/v1/notes/by-filename/${filename}/append`, { text });
   expect(res.status).toBeLessThan(300);
+  await indexSearchNow(web.deps);
   return ((await res.json()) as { id: string }).id;
 }
 
