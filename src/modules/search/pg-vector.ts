@@ -1,9 +1,9 @@
 /**
- * A chunk's search vector on PostgreSQL, built here instead of by PostgreSQL inside the append's
- * transaction. PostgreSQL's way (notestream_search_text()'s lower case and regular expression,
- * then the text search parser and two dictionaries) is a large share of its CPU for a batch of
- * log lines, spent inside every batch's transaction; reading the same vector as a literal costs a
- * small part of that (docs/PERFORMANCE.md, "Search, and PDFs").
+ * A chunk's search vector on PostgreSQL, built here for the search indexer's pass (indexer.ts)
+ * instead of by PostgreSQL. PostgreSQL's way (notestream_search_text()'s lower case and regular
+ * expression, then the text search parser and two dictionaries) is a large share of its CPU for
+ * log lines; reading the same vector as a literal costs a small part of that (docs/PERFORMANCE.md,
+ * "Search, and PDFs").
  *
  * The result is exactly PostgreSQL's `to_tsvector('notestream_search',
  * notestream_search_text(text))` (test/integration/search.test.ts compares them on thousands of
@@ -17,9 +17,9 @@
  *   at 16,383 (later words all get that one) and a word keeps its first 255.
  * Beyond ASCII it knows the separators log lines hold (SEPARATORS) and the Latin letters of
  * European languages (LATIN). Any other letter or digit (Greek, Cyrillic, CJK, ², the rarer Latin
- * letters) is left to PostgreSQL: `null`, and the trigger of migrations-pg/0006 computes the
- * vector as before. So is every text of a database that tokenizes otherwise (writerVectorsAgree,
- * asked once at start).
+ * letters) is left to PostgreSQL: `null`, and the pass has PostgreSQL's to_tsvector compute it.
+ * So is every text of a database that tokenizes otherwise (writerVectorsAgree, asked once, at
+ * the first pass).
  */
 import type { SQL } from "bun";
 
@@ -28,7 +28,7 @@ const INDEXED_CHARS = 200_000;
 /**
  * PostgreSQL's longest word, in bytes (MAXSTRLEN - 1): to_tsvector leaves out a word of 2,047
  * bytes or more (with a notice), and a tsvector literal holding one is refused ("word is too
- * long"), which would fail the batch's whole statement. Counted before unaccent, as PostgreSQL's
+ * long"), which would fail the pass's whole statement. Counted before unaccent, as PostgreSQL's
  * parser does: `é` counts two bytes though it is stored as `e`.
  */
 const MAX_WORD = 2046;
@@ -134,8 +134,8 @@ function probe(): string {
 /**
  * Whether this database makes of a text what chunkSearchVector does. One whose lower case or
  * parser differs (no ICU and a Turkish locale, where `I` is not `i`; a PostgreSQL whose parser
- * changed) gets no vectors from the writer: its trigger computes them all, so search finds what
- * the database's own queries look for.
+ * changed) gets no vectors from here: PostgreSQL computes them all, so search finds what the
+ * database's own queries look for.
  */
 export async function writerVectorsAgree(sql: SQL): Promise<boolean> {
   const text = probe();
@@ -146,7 +146,7 @@ export async function writerVectorsAgree(sql: SQL): Promise<boolean> {
     );
     return row?.same === true;
   } catch (e) {
-    // A database that refuses the writer's literal (a limit: 54xxx; its syntax: 42xxx, 22xxx) gets no vectors, and still starts.
+    // A database that refuses the literal (a limit: 54xxx; its syntax: 42xxx, 22xxx) gets no vectors from here, and still indexes.
     if (/^(22|42|54)/.test(String((e as { errno?: unknown } | null)?.errno))) return false;
     throw e;
   }
