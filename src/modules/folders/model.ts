@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { PageQuery } from "../../http/list";
+import { FOLDER_NAME_MAX_CHARS } from "../../lib/text";
 
 export const FolderRecord = t.Object(
   {
@@ -14,7 +15,7 @@ export const FolderRecord = t.Object(
 export type FolderRecord = typeof FolderRecord.static;
 
 export const FolderBody = t.Object({
-  folder: t.Object({ name: t.String({ description: "1 to 80 characters, unique in the workspace regardless of case" }) }),
+  folder: t.Object({ name: t.String({ description: `1 to ${FOLDER_NAME_MAX_CHARS} characters, unique in the workspace regardless of case` }) }),
 }, { $id: "#/components/schemas/FolderRequest" });
 
 export const FolderIdParams = t.Object({ id: t.String() });

@@ -1,4 +1,5 @@
 import type { Deps } from "../../deps";
+import { FOLDER_NAME_MAX_CHARS } from "../../lib/text";
 import { html, page, raw, type Html } from "../../web/html";
 import { csrfField, layout } from "../../web/layout";
 import type { WebSession } from "../../web/session";
@@ -18,11 +19,11 @@ export async function sidebar(deps: Deps, s: WebSession, activeFolder: string | 
     ${rows.map((f) => html`<li><a href="/notes?folder=${f.id}" class="${activeFolder === f.id ? "on" : ""}">${f.name}<span>${f.n}</span></a></li>`)}
     <li><a href="/trash" class="${activeFolder === "trash" ? "on" : ""}">Trash</a></li>
   </ul>
-  <form method="post" action="/folders" class="row">${csrfField(s)}<input type="text" name="name" placeholder="New folder" maxlength="80" required aria-label="New folder name"><button type="submit">Add</button></form>
+  <form method="post" action="/folders" class="row">${csrfField(s)}<input type="text" name="name" placeholder="New folder" maxlength="${FOLDER_NAME_MAX_CHARS}" required aria-label="New folder name"><button type="submit">Add</button></form>
   ${
     activeFolder && activeFolder !== "trash"
       ? html`<details class="small mt10"><summary>Folder settings</summary>
-      <form method="post" action="/folders/${activeFolder}/rename" class="row mt8">${csrfField(s)}<input type="text" name="name" maxlength="80" required placeholder="New name" aria-label="New name of the folder"><button>Rename</button></form>
+      <form method="post" action="/folders/${activeFolder}/rename" class="row mt8">${csrfField(s)}<input type="text" name="name" maxlength="${FOLDER_NAME_MAX_CHARS}" required placeholder="New name" aria-label="New name of the folder"><button>Rename</button></form>
       <form method="post" action="/folders/${activeFolder}/delete" class="mt8">${csrfField(s)}<button class="danger">Delete folder (notes stay)</button></form></details>`
       : ""
   }
