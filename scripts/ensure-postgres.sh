@@ -174,8 +174,9 @@ nosync=--no-sync
 as_owner "$PGBIN/initdb" -D "$DATA" -U postgres --auth=trust -E UTF8 --locale=C $nosync >"$log" 2>&1 ||
   unavailable "initdb failed: $(tail -n 3 "$log" | tr '\n' ' ')"
 # Nothing listening beyond loopback, the socket in our own directory (Debian's /var/run/postgresql
-# may be missing or someone else's). The tests' server keeps no data: no fsync, and enough
-# connections for the test files' pools. The bench's syncs every commit as a production server
+# may be missing or someone else's). The tests' server keeps no data: no fsync, enough
+# connections for the test files' pools, and at most 256 MB of WAL between checkpoints, since its
+# files may be in memory. The bench's syncs every commit as a production server
 # does (PostgreSQL's defaults, written out so that nothing else decides them).
 if [ -n "$DURABLE" ]; then
   settings="fsync = on
@@ -188,7 +189,8 @@ else
 synchronous_commit = off
 full_page_writes = off
 max_connections = 200
-shared_buffers = 32MB"
+shared_buffers = 32MB
+max_wal_size = 256MB"
 fi
 if [ -n "$TLS" ]; then
   settings="$settings
