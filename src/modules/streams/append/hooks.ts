@@ -33,7 +33,7 @@ export interface AppendHook {
    * causes (a job, a row), so it commits with the append or not at all. It answers a promise
    * only when it waits on the database; most appends cause nothing, and they go on without a
    * pause (maybe-promise.ts). It refuses nothing (the append's checks did): should it throw, the
-   * writer undoes the whole append and fails it (db/writer.ts).
+   * writer undoes the whole append and fails it (db/batch-transaction.ts).
    */
   appended?: (deps: Deps, a: Appended) => Promise<unknown> | undefined;
   /**
