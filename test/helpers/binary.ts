@@ -62,8 +62,8 @@ export function databaseUrlFor(dataDir: string): string {
 const BUILD_FLAGS = ["--compile", "--bytecode", "--minify-whitespace", "--minify-syntax"];
 /** Everything `bun build` reads besides node_modules, which bun.lock pins. */
 const BUILD_INPUTS = ["src", "migrations", "migrations-pg", "package.json", "bun.lock", "tsconfig.json", "bunfig.toml"];
-/** Builds of other sources not used for this long are deleted when a new one is made. */
-const BUILD_KEPT_MS = 60 * 60 * 1000;
+/** Builds of other sources not used for this long are deleted when a new one is made (each is ~150 MB). */
+const BUILD_KEPT_MS = 20 * 60 * 1000;
 const BUILDS = join(tmpdir(), `notestream-e2e-bin-${process.getuid?.() ?? "user"}`);
 
 /**
