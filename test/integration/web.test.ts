@@ -6,7 +6,9 @@ import { and, count, eq, sql } from "drizzle-orm";
 import { accounts, notes, oauthClients, workspaces } from "../../src/db/tables";
 import { sqlRun } from "../../src/db/sql";
 import { issueTokens } from "../../src/modules/oauth/tokens";
-import { PASSWORD_RULE } from "../../src/modules/accounts/password";
+import { PASSWORD_MAX_CHARS, PASSWORD_MIN_CHARS, PASSWORD_RULE } from "../../src/modules/accounts/password";
+import { BIO_MAX_CHARS, NAME_MAX_CHARS } from "../../src/modules/accounts/web-auth";
+import { FOLDER_NAME_MAX_CHARS, TITLE_MAX_CHARS } from "../../src/lib/text";
 import { FormBrowser, ORIGIN, fieldMessage, inputNamed } from "../helpers/form-browser";
 import { errorOf, harness, type Harness } from "../helpers/harness";
 
@@ -591,6 +593,20 @@ describe("credentials after a takeover", () => {
 });
 
 describe("forms keep what was typed and say what is wrong beside the field", () => {
+  test("the forms give the browser the service's own length limits", async () => {
+    const b = new Browser("198.51.100.211");
+    const signup = (await b.get("/signup")).text;
+    expect(inputNamed(signup, "name")).toContain(`maxlength="${NAME_MAX_CHARS}"`);
+    expect(inputNamed(signup, "password")).toContain(`minlength="${PASSWORD_MIN_CHARS}" maxlength="${PASSWORD_MAX_CHARS}"`);
+    await signUpAndIn(b, "limits@example.com");
+    const settings = (await b.get("/settings")).text;
+    expect(inputNamed(settings, "name")).toContain(`maxlength="${NAME_MAX_CHARS}"`);
+    expect(inputNamed(settings, "bio")).toContain(`maxlength="${BIO_MAX_CHARS}"`);
+    expect(inputNamed(settings, "new_password")).toContain(`minlength="${PASSWORD_MIN_CHARS}" maxlength="${PASSWORD_MAX_CHARS}"`);
+    expect(inputNamed((await b.get("/notes/new")).text, "title")).toContain(`maxlength="${TITLE_MAX_CHARS}"`);
+    expect(inputNamed((await b.get("/notes")).text, "name")).toContain(`maxlength="${FOLDER_NAME_MAX_CHARS}"`);
+  });
+
   test("a refused sign-up shows the form again with the values typed, never the password, each message beside its field", async () => {
     const b = new Browser("198.51.100.210");
     const r = await b.submit("/signup", "/signup", { email: "a@b", name: "Dana Scully", password: "weak", age_confirmed: "yes" });

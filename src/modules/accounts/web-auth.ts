@@ -14,6 +14,11 @@ import { revokeAccountGrants } from "../oauth/tokens";
 export const MIN_AGE = 16;
 /** A profile name as stored: no control characters, no surrounding space. */
 const profileName = (name: string) => stripControl(name).trim();
+
+/** The profile's limits, in characters; the sign-up and account forms say them too. */
+export const NAME_MAX_CHARS = 80;
+export const BIO_MAX_CHARS = 500;
+const NAME_TOO_LONG = `Your name can be at most ${NAME_MAX_CHARS} characters.`;
 const LINK_TTL_MS = { confirm: 3 * 86_400_000, reset: 3_600_000, email_change: 86_400_000, delete_account: 3_600_000 } as const;
 export type LinkPurpose = keyof typeof LINK_TTL_MS;
 // The list (over 100,000 domains) loads on the first check, not at start-up.
@@ -84,7 +89,7 @@ export function signUpProblems(deps: Deps, input: SignUpInput): { field: string;
   const email = normaliseEmail(input.email);
   if (!isPlausibleEmail(email)) problems.push({ field: "email", code: "invalid", message: "Enter a valid e-mail address." });
   else if (isDisposable(email)) problems.push({ field: "email", code: "disposable", message: "Disposable e-mail addresses can't be used; use an address you keep." });
-  if (charLength(profileName(input.name ?? "")) > 80) problems.push({ field: "name", code: "too_long", message: "Your name can be at most 80 characters." });
+  if (charLength(profileName(input.name ?? "")) > NAME_MAX_CHARS) problems.push({ field: "name", code: "too_long", message: NAME_TOO_LONG });
   const pw = passwordProblem(input.password);
   if (pw) problems.push({ field: "password", code: "weak", message: passwordMessage(pw) });
   if (input.birthDate) {
@@ -275,8 +280,8 @@ export async function confirmEmailChange(deps: Deps, token: string, keepSessionH
 export async function updateProfile(deps: Deps, accountId: string, input: { name: string; bio: string }): Promise<void> {
   const name = profileName(input.name);
   const bio = input.bio.replace(/\r\n/g, "\n").replace(/[\p{Cc}]/gu, (c) => (c === "\n" ? c : "")).trim();
-  if (charLength(name) > 80) throw ValidationFailed.field("name", "too_long", "Your name can be at most 80 characters.");
-  if (charLength(bio) > 500) throw ValidationFailed.field("bio", "too_long", "Your bio can be at most 500 characters.");
+  if (charLength(name) > NAME_MAX_CHARS) throw ValidationFailed.field("name", "too_long", NAME_TOO_LONG);
+  if (charLength(bio) > BIO_MAX_CHARS) throw ValidationFailed.field("bio", "too_long", `Your bio can be at most ${BIO_MAX_CHARS} characters.`);
   await deps.writer.write(async () => {
     await deps.db.update(accounts).set({ name, bio, updatedAt: deps.clock.now() }).where(eq(accounts.id, accountId));
   });

@@ -8,8 +8,8 @@ import { pageMacros, type RefusalContext } from "../../web/macros";
 import { sessionIdHash, type WebSession } from "../../web/session";
 import { startTrial } from "../accounts/lifecycle";
 import { describeAccount, normaliseEmail } from "../accounts/service";
-import { PASSWORD_RULE } from "../accounts/password";
-import { assertNewPassword, changePassword, checkCurrentPassword, confirmEmailChange, requestEmailChange, updateProfile } from "../accounts/web-auth";
+import { NEW_PASSWORD_ATTRS, PASSWORD_RULE } from "../accounts/password";
+import { assertNewPassword, BIO_MAX_CHARS, changePassword, checkCurrentPassword, confirmEmailChange, NAME_MAX_CHARS, requestEmailChange, updateProfile } from "../accounts/web-auth";
 import type { AppError } from "../../http/errors";
 import { listApiErrors } from "../api-errors/service";
 import { revokeAccountTokens } from "../tokens/service";
@@ -72,8 +72,8 @@ async function accountPage(
 ${usageCard(s)}
 ${exports}
 <div class="card" id="profile"><h2>Profile</h2><form method="post" action="/settings/profile">${csrfField(s)}${formProblem(profile)}
-  ${field("profile", profile, { name: "name", label: "Name", attrs: 'maxlength="80" autocomplete="name"' })}
-  ${field("profile", profile, { name: "bio", label: "Bio", type: "textarea", attrs: 'maxlength="500" class="bio"' })}
+  ${field("profile", profile, { name: "name", label: "Name", attrs: `maxlength="${NAME_MAX_CHARS}" autocomplete="name"` })}
+  ${field("profile", profile, { name: "bio", label: "Bio", type: "textarea", attrs: `maxlength="${BIO_MAX_CHARS}" class="bio"` })}
   <button>Save profile</button></form></div>
 <div class="card" id="address"><h2>E-mail address</h2><p class="small">Now <strong>${s.account.email}</strong>. We send a link to the new address to confirm it; confirming signs your other browsers out.</p>
   <form method="post" action="/settings/email">${csrfField(s)}${formProblem(address)}
@@ -83,7 +83,7 @@ ${exports}
 <div class="card" id="password"><h2>Password</h2><p class="small">A new password signs your other browsers out and ends every AI client's access. API tokens keep working: <a href="/settings/access">end them</a> too if someone else may have had the password.</p>
   <form method="post" action="/settings/password">${csrfField(s)}${formProblem(password)}
   ${field("password", password, { name: "current_password", label: "Current password", type: "password", attrs: 'required autocomplete="current-password"' })}
-  ${field("password", password, { name: "new_password", label: "New password", type: "password", attrs: 'required minlength="8" maxlength="128" autocomplete="new-password"', hint: `${PASSWORD_RULE}.` })}
+  ${field("password", password, { name: "new_password", label: "New password", type: "password", attrs: NEW_PASSWORD_ATTRS, hint: `${PASSWORD_RULE}.` })}
   <button>Change password</button></form></div>
 <div class="card"><h2>API tokens and AI clients</h2><p class="small">The AI clients you allowed (Claude, Cursor, VS Code…), each revocable: <a href="/settings/apps">Connected apps</a>. If someone else may have had your password, <a href="/settings/access">end every API token and AI-client grant at once</a>.</p></div>
 <div class="card danger-zone"><h2>Delete the account</h2><p class="small">Every note, folder, version, token and export goes, for good. You can take an export first.</p>

@@ -8,11 +8,12 @@ import { back, flashFrom, layout, redirect } from "../../web/layout";
 import { pageMacros, type RefusalContext } from "../../web/macros";
 import { cookieValue, createSession, csrfMatches, destroySession, FORM_COOKIE, formCookie, loadSession, sessionCookie } from "../../web/session";
 import { takeOnboarding } from "../accounts/onboarding";
-import { PASSWORD_RULE } from "../accounts/password";
+import { NEW_PASSWORD_ATTRS, PASSWORD_RULE } from "../accounts/password";
 import { normaliseEmail } from "../accounts/service";
 import {
   confirmEmail,
   MIN_AGE,
+  NAME_MAX_CHARS,
   requestPasswordReset,
   resendConfirmation,
   resetPassword,
@@ -127,8 +128,8 @@ function signUpPage(deps: Deps, request: Request, form: FormState, status = 200,
     ${csrfInput(csrf)}
     ${formProblem(form)}
     ${field("signup", form, { name: "email", label: "E-mail", type: "email", attrs: 'required autocomplete="email"', autofocus: true })}
-    ${field("signup", form, { name: "name", label: "Your name (optional)", attrs: 'maxlength="80" autocomplete="name"' })}
-    ${field("signup", form, { name: "password", label: "Password", type: "password", attrs: 'required minlength="8" maxlength="128" autocomplete="new-password"', hint: `${PASSWORD_RULE}.` })}
+    ${field("signup", form, { name: "name", label: "Your name (optional)", attrs: `maxlength="${NAME_MAX_CHARS}" autocomplete="name"` })}
+    ${field("signup", form, { name: "password", label: "Password", type: "password", attrs: NEW_PASSWORD_ATTRS, hint: `${PASSWORD_RULE}.` })}
     ${field("signup", form, { name: "birth_date", label: "Birth date", type: "date", attrs: 'autocomplete="bday"' })}
     ${field("signup", form, { name: "age_confirmed", label: `I am ${MIN_AGE} or older (instead of a birth date)`, type: "checkbox" })}
     <button class="primary" type="submit">Create account</button>
@@ -173,7 +174,7 @@ function newPasswordPage(deps: Deps, request: Request, form: FormState, status =
     "Choose a new password",
     (csrf) => html`<div class="narrow card"><h1>Choose a new password</h1>
   <form method="post" action="/reset/confirm">${csrfInput(csrf)}<input type="hidden" name="token" value="${form.values.token ?? ""}">${formProblem(form)}
-  ${field("newpw", form, { name: "password", label: "New password", type: "password", attrs: 'required minlength="8" maxlength="128" autocomplete="new-password"', hint: `${PASSWORD_RULE}.`, autofocus: true })}
+  ${field("newpw", form, { name: "password", label: "New password", type: "password", attrs: NEW_PASSWORD_ATTRS, hint: `${PASSWORD_RULE}.`, autofocus: true })}
   <button class="primary">Save the password</button></form>
   <p class="muted small">The link works for one hour, once. Expired? <a href="/reset">Ask for a new one</a>.</p></div>`,
     status,

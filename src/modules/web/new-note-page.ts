@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
+import { TITLE_MAX_CHARS } from "../../lib/text";
 import { ValidationFailed } from "../../http/errors";
 import { html, page, raw } from "../../web/html";
 import { csrfField, layout, redirect } from "../../web/layout";
@@ -39,7 +40,7 @@ async function newNoteForm(deps: Deps, s: WebSession, v: NewNote, problem: { tit
       body: html`<div class="shell">${await sidebar(deps, s, v.folderId)}<div><div class="card narrow-form">
   <h1>New note</h1>
   <form method="post" action="/notes/create" novalidate>${csrfField(s)}
-    <label><span>Title</span><input type="text" id="new-title" name="title" value="${v.title}" maxlength="200" required autofocus ${
+    <label><span>Title</span><input type="text" id="new-title" name="title" value="${v.title}" maxlength="${TITLE_MAX_CHARS}" required autofocus ${
       problem.title ? raw('aria-invalid="true" aria-describedby="new-title-error"') : ""
     }></label>
     ${problem.title ? html`<p class="field-error" id="new-title-error">${problem.title}</p>` : ""}

@@ -1,4 +1,5 @@
 import type { Deps } from "../../deps";
+import { TITLE_MAX_CHARS } from "../../lib/text";
 import { iso } from "../../lib/clock";
 import { html, raw, type Html } from "../../web/html";
 import { bytes, csrfField, when } from "../../web/layout";
@@ -40,7 +41,7 @@ function saveState(note: NoteRow): Html {
 export function plainEditor(s: WebSession, note: NoteRow): Html {
   return html`<div class="card">
       <form method="post" action="/notes/${note.id}/save">${csrfField(s)}
-        <label><span>Title</span><input type="text" id="title" name="title" value="${note.title}" maxlength="200"></label>
+        <label><span>Title</span><input type="text" id="title" name="title" value="${note.title}" maxlength="${TITLE_MAX_CHARS}"></label>
         <textarea name="plain_body" ${editorData(note)} aria-label="Note text">${note.body ?? ""}</textarea>
         ${saveState(note)}
         <noscript><button class="primary">Save</button></noscript>
@@ -63,7 +64,7 @@ const TOOLS: [Html, string, string, string?][] = [
 
 export function richEditor(note: NoteRow): Html {
   return html`<div class="card">
-      <label><span>Title</span><input type="text" id="title" value="${note.title}" maxlength="200"></label>
+      <label><span>Title</span><input type="text" id="title" value="${note.title}" maxlength="${TITLE_MAX_CHARS}"></label>
       <span class="field-label" id="rich-label">Text</span>
       <div class="toolbar" role="toolbar" aria-label="Formatting" aria-controls="rich-text">${TOOLS.map(
         ([face, name, cmd, arg]) => html`<button type="button" data-cmd="${cmd}" ${arg ? html`data-arg="${arg}"` : ""} aria-label="${name}" title="${name}">${face}</button>`,
