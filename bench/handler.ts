@@ -19,8 +19,8 @@ export async function appendHandler(root: string, env: { log: string; sync: stri
   const { loadConfig } = await import(join(root, "src/config.ts"));
   const { createAccount } = await import(join(root, "src/modules/accounts/service.ts"));
   const { mintToken } = await import(join(root, "src/modules/tokens/service.ts"));
-  const { createDeps } = await import(join(root, "src/runtime.ts"));
-  const deps: Deps = createDeps(
+  const { openSqliteDeps } = await import(join(root, "src/runtime.ts"));
+  const deps: Deps = openSqliteDeps(
     loadConfig({
       NOTESTREAM_DATA_DIR: mkdtempSync(join(tmpdir(), "ns-handler-")),
       NOTESTREAM_LIMIT_PROFILE: "unlimited",

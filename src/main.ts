@@ -15,7 +15,7 @@ import {
   isUserError, teamAdd, teamCreate, teamRemove, tokenCreate, type Output } from "./cli/commands";
 import { UsageError } from "./cli/args";
 import { backup, restore } from "./cli/backup";
-import { createDeps, openDeps } from "./runtime";
+import { openSqliteDeps, openDeps } from "./runtime";
 import type { Deps } from "./deps";
 import { PostgresUnavailableError } from "./db/pg/client";
 import { runStdio } from "./mcp/stdio";
@@ -126,12 +126,12 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === "backup" || command === "restore") {
     if (config.postgres) throw new UsageError(`${command} copies the SQLite database; on PostgreSQL use pg_dump and pg_restore (docs/SCALING.md)`);
-    // No createDeps: a restore must not open (and migrate) the database it replaces.
+    // No openSqliteDeps: a restore must not open (and migrate) the database it replaces.
     await (command === "backup" ? backup : restore)(config, argv.slice(1), io);
     return 0;
   }
   if (command === "migrate") {
-    await createDeps(config).close();
+    await openSqliteDeps(config).close();
     io.info(`database at ${config.dataDir} is up to date`);
     return 0;
   }

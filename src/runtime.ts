@@ -57,8 +57,8 @@ function common(config: Config, clock: Clock) {
  * Opens the SQLite database under the data dir (creating and migrating it as needed) and wires the
  * dependencies. Synchronous: the embedded default needs no round trip to start.
  */
-export function createDeps(config: Config = loadConfig(), clock: Clock = systemClock): Deps {
-  if (config.postgres) throw new Error("createDeps opens SQLite; use openDeps for NOTESTREAM_DATABASE_URL");
+export function openSqliteDeps(config: Config = loadConfig(), clock: Clock = systemClock): Deps {
+  if (config.postgres) throw new Error("openSqliteDeps opens SQLite; use openDeps for NOTESTREAM_DATABASE_URL");
   assertTablesOf("sqlite");
   const db = openDatabase(config);
   migrate(db);
@@ -83,10 +83,10 @@ export function createDeps(config: Config = loadConfig(), clock: Clock = systemC
 /**
  * Opens PostgreSQL (NOTESTREAM_DATABASE_URL: a pool of NOTESTREAM_DATABASE_POOL connections, one
  * of them the writer's), migrates it once across instances, and wires the same services over it
- * (docs/SCALING.md). Without the URL, SQLite as createDeps.
+ * (docs/SCALING.md). Without the URL, SQLite as openSqliteDeps.
  */
 export async function openDeps(config: Config = loadConfig(), clock: Clock = systemClock): Promise<Deps> {
-  if (!config.postgres) return createDeps(config, clock);
+  if (!config.postgres) return openSqliteDeps(config, clock);
   const pool = pgClient(config.postgres);
   try {
     await migratePostgres(pool);
