@@ -58,6 +58,14 @@ function addStreams(dataDir: string, from: number, to: number): void {
       added += bytes;
     }
     db.query("UPDATE workspaces SET storage_used = storage_used + ? WHERE id = ?").run(added, ws);
+    // Indexed as the server's indexer would have (src/modules/search/indexer.ts), so the rows
+    // measure a server in its steady state, not one catching up on 200,000 chunks.
+    db.run(
+      `INSERT INTO search_chunks (rowid, text, ws)
+         SELECT c.seq, c.text, hex(n.workspace_id) FROM note_chunks c JOIN notes n ON n.id = c.note_id
+         WHERE c.seq > (SELECT through FROM search_chunks_indexed)`,
+    );
+    db.run("UPDATE search_chunks_indexed SET through = (SELECT max(seq) FROM note_chunks)");
   })();
   db.close();
 }

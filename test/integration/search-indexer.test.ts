@@ -116,6 +116,26 @@ describe("search behind the append's commit", () => {
     await assertIndexConsistent();
   });
 
+  test.skipIf(onPostgres)("a backlog is indexed in slices: an append queued behind the catch-up waits for one slice, not for all of it", async () => {
+    const { token } = await setup();
+    const { id } = await append(token, "backlog.log", "start");
+    await indexSearchNow(h.deps);
+    // 40 chunks of 64 K characters that no pass has taken (written as another tool or a crash
+    // would leave them): about ten times what one pass may take.
+    const big = Array.from({ length: 8_000 }, (_, i) => `w${i % 997}`).join(" ").slice(0, 65_536);
+    await h.deps.writer.write(async () => {
+      for (let i = 0; i < 40; i++) await sqlRun(h.deps.store, "INSERT INTO note_chunks (note_id, text, at) VALUES (?, ?, ?)", [id, `${big}\n`, 1]);
+    });
+    const backlogEnd = await newestSeq();
+    expect(await indexed(backlogEnd)).toBe(false);
+    const catchUp = indexSearchNow(h.deps);
+    await append(token, "other.log", "an append behind the catch-up");
+    expect(await indexed(backlogEnd)).toBe(false);
+    await catchUp;
+    expect(await indexed(await newestSeq())).toBe(true);
+    await assertIndexConsistent();
+  });
+
   test("the index stays whole through trims, purges, workspace moves and edits of chunks on both sides of the watermark", async () => {
     const { a, token } = await setup();
     const other = await h.account("team");

@@ -26,6 +26,13 @@ import { chunkSearchVector, writerVectorsAgree } from "./pg-vector";
 export const INDEX_DELAY_MS = 500;
 /** The chunks one pass takes at most; more waiting, the next pass follows at once. */
 export const PASS_CHUNKS = 2000;
+/**
+ * SQLite: the characters of text one pass takes at most (and at least one chunk). The pass is a
+ * write, so appends queued behind it wait for it: a backlog (a restart after a crash, chunks
+ * written by another tool) is taken in slices of a few milliseconds each, with the appends that
+ * arrived meanwhile committed between them, rather than in one long write they all wait out.
+ */
+export const PASS_CHARS = 256 * 1024;
 
 /** The SQLSTATEs a tsvector literal can raise: a data exception (22), a syntax error (42), a limit (54). */
 const LITERAL_ERROR = /^(22|42|54)/;
@@ -36,22 +43,29 @@ interface Pass {
   more: boolean;
 }
 
-/** SQLite: the chunks above the watermark, up to PASS_CHUNKS of them, indexed in one write with the watermark raised over them. */
+/**
+ * SQLite: the chunks above the watermark, up to PASS_CHUNKS of them and PASS_CHARS of their text,
+ * indexed in one write with the watermark raised over them.
+ */
 function sqlitePass(deps: Deps, db: Database): Promise<Pass> {
   return deps.writer.write(() => {
     const through = db.query<{ through: number }, []>("SELECT through FROM search_chunks_indexed").get()!.through;
     const upto = db
-      .query<{ upto: number | null; n: number }, [number, number]>(
-        "SELECT max(seq) AS upto, count(*) AS n FROM (SELECT seq FROM note_chunks WHERE seq > ? ORDER BY seq LIMIT ?)",
+      .query<{ upto: number | null; n: number }, [number, number, number]>(
+        `SELECT max(seq) AS upto, count(*) AS n FROM (
+           SELECT seq, sum(length(text)) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) - length(text) AS before
+           FROM note_chunks WHERE seq > ?1 ORDER BY seq LIMIT ?2
+         ) WHERE before < ?3`,
       )
-      .get(through, PASS_CHUNKS)!;
+      .get(through, PASS_CHUNKS, PASS_CHARS)!;
     if (upto.upto === null) return { indexed: 0, more: false };
     db.query(
       `INSERT INTO search_chunks (rowid, text, ws)
          SELECT c.seq, c.text, hex(n.workspace_id) FROM note_chunks c JOIN notes n ON n.id = c.note_id WHERE c.seq > ?1 AND c.seq <= ?2`,
     ).run(through, upto.upto);
     db.query("UPDATE search_chunks_indexed SET through = ?").run(upto.upto);
-    return { indexed: upto.n, more: upto.n === PASS_CHUNKS };
+    const more = db.query<{ more: number }, [number]>("SELECT EXISTS (SELECT 1 FROM note_chunks WHERE seq > ?) AS more").get(upto.upto)!.more === 1;
+    return { indexed: upto.n, more };
   });
 }
 
