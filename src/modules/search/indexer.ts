@@ -33,6 +33,12 @@ export const PASS_CHUNKS = 2000;
  * arrived meanwhile committed between them, rather than in one long write they all wait out.
  */
 export const PASS_CHARS = 256 * 1024;
+/**
+ * PostgreSQL: the chunks one pass takes at most. Its UPDATE writes every vector and its GIN
+ * entries in one transaction whose WAL the writer's next COMMIT flushes with its own, so a large
+ * pass would hold up the appends' answers: a few hundred chunks keep that wait short.
+ */
+export const PG_PASS_CHUNKS = 100;
 
 /** The SQLSTATEs a tsvector literal can raise: a data exception (22), a syntax error (42), a limit (54). */
 const LITERAL_ERROR = /^(22|42|54)/;
@@ -70,7 +76,7 @@ function sqlitePass(deps: Deps, db: Database): Promise<Pass> {
 }
 
 /**
- * PostgreSQL: up to PASS_CHUNKS chunks with no vector, claimed in a transaction of their own. A
+ * PostgreSQL: up to PG_PASS_CHUNKS chunks with no vector, claimed in a transaction of their own. A
  * chunk's vector is the writer's literal where it builds one (pg-vector.ts: ASCII and Latin
  * letters, a seventh of PostgreSQL's cost), PostgreSQL's to_tsvector otherwise. Should
  * PostgreSQL refuse a literal (a word past its limits that pg-vector.ts let through), the pass's
@@ -79,7 +85,7 @@ function sqlitePass(deps: Deps, db: Database): Promise<Pass> {
 async function pgPass(pool: SQL, vectors: boolean): Promise<Pass> {
   return pool.begin(async (tx) => {
     const rows = await tx.unsafe<{ seq: string; text: string }[]>(
-      `SELECT seq, text FROM note_chunks WHERE search_vector IS NULL ORDER BY seq LIMIT ${PASS_CHUNKS} FOR UPDATE SKIP LOCKED`,
+      `SELECT seq, text FROM note_chunks WHERE search_vector IS NULL ORDER BY seq LIMIT ${PG_PASS_CHUNKS} FOR UPDATE SKIP LOCKED`,
     );
     if (rows.length === 0) return { indexed: 0, more: false };
     const seqs = rows.map((r) => r.seq);
@@ -103,7 +109,7 @@ async function pgPass(pool: SQL, vectors: boolean): Promise<Pass> {
         await update(seqs.map(() => null));
       }
     }
-    return { indexed: rows.length, more: rows.length === PASS_CHUNKS };
+    return { indexed: rows.length, more: rows.length === PG_PASS_CHUNKS };
   });
 }
 
