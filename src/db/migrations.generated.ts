@@ -20,6 +20,7 @@ import m16 from "../../migrations/0016_export_files.sql" with { type: "text" };
 import m17 from "../../migrations/0017_jobs_unfinished.sql" with { type: "text" };
 import m18 from "../../migrations/0018_kept_counts.sql" with { type: "text" };
 import m19 from "../../migrations/0019_search_behind_commit.sql" with { type: "text" };
+import m20 from "../../migrations/0020_stream_schedules.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -43,4 +44,5 @@ export const migrationSql: Record<string, string> = {
   "0017_jobs_unfinished": m17,
   "0018_kept_counts": m18,
   "0019_search_behind_commit": m19,
+  "0020_stream_schedules": m20,
 };

@@ -23,7 +23,9 @@ export function deadmanAlert(a: {
   noteId: string;
   lastWriteAt: string;
   silentForMs: number;
-  intervalSeconds: number;
+  intervalSeconds: number | null;
+  /** A scheduled stream's cron expression and time zone, when it has one instead of an interval. */
+  schedule?: { schedule: string; timezone: string; graceSeconds: number } | null;
   lastLines: string[];
   baseUrl: string;
   /** Set when the stream refuses appends because it is full: writes are arriving, none is stored. */
@@ -37,7 +39,7 @@ export function deadmanAlert(a: {
     text: [
       full
         ? `Appends to "${name}" are being refused because the stream is full (since ${full}): none has been stored for ${ago(a.silentForMs)}; set retention or free space.`
-        : `No write has reached "${name}" for ${ago(a.silentForMs)} (expected at least every ${ago(a.intervalSeconds * 1000)}).`,
+        : `No write has reached "${name}" for ${ago(a.silentForMs)} (${expected(a)}).`,
       "",
       `${full ? "Last stored write" : "Last heard from"}: ${a.lastWriteAt}`,
       ...noteAndLastLines(a),
@@ -45,6 +47,11 @@ export function deadmanAlert(a: {
       "You will get one more mail when writes resume.",
     ].join("\n"),
   };
+}
+
+function expected(a: { intervalSeconds: number | null; schedule?: { schedule: string; timezone: string; graceSeconds: number } | null }): string {
+  if (a.schedule) return `expected on the schedule "${a.schedule.schedule}" in ${a.schedule.timezone}, within ${ago(a.schedule.graceSeconds * 1000)}`;
+  return `expected at least every ${ago((a.intervalSeconds ?? 0) * 1000)}`;
 }
 
 /** A run reported failure (status fail): at once, once until an ok. */

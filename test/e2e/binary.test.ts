@@ -511,4 +511,35 @@ describe("serve over HTTP", () => {
       await smtp.stop();
     }
   }, 30_000);
+
+  test("a cron schedule on the running binary: late one grace after a missed time, one alert, and an append re-arms it", async () => {
+    const smtp = await smtpServer();
+    const dataDir = tempDir("data");
+    const { token } = provision(dataDir);
+    const server = await startServer(dataDir, { NOTESTREAM_SMTP_URL: smtp.url, NOTESTREAM_MIN_INTERVAL_SECONDS: "1", NOTESTREAM_LOG_REQUESTS: "false" });
+    try {
+      const first = (await append(server.base, token, "nightly.log", "ran")).body as { id: string };
+      const armed = await request(server.base, "PATCH", `/api/v1/notes/${first.id}`, {
+        token,
+        json: { note: { schedule: "*/2 * * * * *", timezone: "Asia/Kolkata", grace_seconds: 1 } },
+      });
+      expect(armed.status).toBe(200);
+      const note = armed.body as { due_at: string; schedule: string; expected_interval_seconds: null };
+      expect(note).toMatchObject({ schedule: "*/2 * * * * *", expected_interval_seconds: null });
+      expect(Date.parse(note.due_at)).toBeLessThanOrEqual(Date.now() + 3_000);
+      await smtp.waitFor(1, 10_000);
+      expect(smtp.mails[0]!.subject).toBe("[notestream] nightly.log has gone quiet");
+      expect(smtp.mails[0]!.text).toContain("expected on the schedule");
+      await Bun.sleep(2_500);
+      expect(smtp.mails).toHaveLength(1);
+      await append(server.base, token, "nightly.log", "ran again");
+      await smtp.waitFor(2, 10_000);
+      expect(smtp.mails[1]!.subject).toBe("[notestream] nightly.log is writing again");
+      const after = (await request(server.base, "GET", `/api/v1/notes/${first.id}`, { token })).body as { due_at: string };
+      expect(Date.parse(after.due_at)).toBeGreaterThan(Date.now() - 1_000);
+    } finally {
+      await server.stop("SIGTERM").catch(() => {});
+      await smtp.stop();
+    }
+  }, 30_000);
 });

@@ -88,7 +88,7 @@ describe("coalesced counters", () => {
 
   test("an armed note's dead-man deadline moves with the write, even when the append thought it unarmed", async () => {
     const { db, batch, writer } = counters();
-    db.run("INSERT INTO notes VALUES ('armed', 0, 0, 0, 60, 5)");
+    db.run("INSERT INTO notes VALUES ('armed', 0, 0, 0, 60, 5, NULL)");
     const deadline = (id: string) => (db.query("SELECT deadman_due_at AS d FROM notes WHERE id = ?").get(id) as { d: number | null }).d;
     // Told the truth: the full update runs.
     await writer.write(() => batch.setNote("armed", 10, 1_000, true), { coalesce: true });
@@ -101,6 +101,21 @@ describe("coalesced counters", () => {
     await writer.write(() => batch.setNote("n", 7, 3_000, false), { coalesce: true });
     expect(deadline("n")).toBeNull();
     expect(row(db).note).toEqual({ size: 7 });
+  });
+
+  test("a scheduled note's deadline is its schedule's next time after the batch's write, plus grace", async () => {
+    const { db, batch, writer } = counters();
+    db.run("INSERT INTO notes VALUES ('cron', 0, 0, 0, NULL, NULL, '0 3 * * *')");
+    const schedule = { schedule: "0 3 * * *", timezone: "UTC", graceSeconds: 60 };
+    await writer.write(
+      () => {
+        batch.setNote("cron", 10, Date.parse("2026-11-22T02:00:00Z"), false, schedule);
+        batch.setNote("cron", 20, Date.parse("2026-11-22T04:00:00Z"), false, schedule);
+      },
+      { coalesce: true },
+    );
+    // The batch's last write counts: 03:00 the next day, not the same day.
+    expect(db.query("SELECT deadman_due_at AS d, byte_size AS s FROM notes WHERE id = 'cron'").get()).toEqual({ d: Date.parse("2026-11-23T03:01:00Z"), s: 20 });
   });
 
   test("a failed append's counter changes are undone with its savepoint", async () => {

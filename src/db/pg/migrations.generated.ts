@@ -9,6 +9,7 @@ import m5 from "../../../migrations-pg/0005_search_vectors.sql" with { type: "te
 import m6 from "../../../migrations-pg/0006_chunk_vectors_from_app.sql" with { type: "text" };
 import m7 from "../../../migrations-pg/0007_kept_counts.sql" with { type: "text" };
 import m8 from "../../../migrations-pg/0008_search_behind_commit.sql" with { type: "text" };
+import m9 from "../../../migrations-pg/0009_stream_schedules.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -21,4 +22,5 @@ export const migrationSql: Record<string, string> = {
   "0006_chunk_vectors_from_app": m6,
   "0007_kept_counts": m7,
   "0008_search_behind_commit": m8,
+  "0009_stream_schedules": m9,
 };

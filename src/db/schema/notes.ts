@@ -58,6 +58,11 @@ export const notes = sqliteTable(
     alertEmail: text("alert_email"),
     deadmanStatus: text("deadman_status", { enum: ["off", "ok", "late", "failing"] }).notNull().default("off"),
     deadmanDueAt: integer("deadman_due_at"),
+    // A cron schedule instead of the interval (never both): due at its first time after the last
+    // write, in its time zone, plus the grace.
+    schedule: text("schedule"),
+    timezone: text("timezone").notNull().default("UTC"),
+    graceSeconds: integer("grace_seconds").notNull().default(300),
     // Signals (status on appends): a run that started and has not reported, how long the last
     // one took, how long one may take, and whether alerts also go to the stream's webhook.
     runStartedAt: integer("run_started_at"),

@@ -5,7 +5,7 @@ import { AppError } from "../../http/errors";
 import { logEvent } from "../../http/log";
 import { DAY_MS } from "../../lib/clock";
 import { TRIAL_DAYS, TRIAL_GRACE_DAYS, tierFor, type PlanName } from "../../limits/plans";
-import { moveToTrash, takeOutOfTrash, type TrashedRow } from "../notes/trash";
+import { moveToTrash, takeOutOfTrash, trashedRowColumns, type TrashedRow } from "../notes/trash";
 import { getWorkspace, type WorkspaceRow } from "../workspaces/repo";
 
 /**
@@ -149,7 +149,7 @@ async function restoreTrialTrash(deps: Deps, ws: WorkspaceRow): Promise<void> {
   if (ws.state !== "trial_ended" || ws.trialEndsAt === null) return;
   const trashedFrom = ws.trialEndsAt + TRIAL_GRACE_DAYS * DAY_MS;
   const rows: TrashedRow[] = await deps.db
-    .select({ id: notes.id, workspaceId: notes.workspaceId, trashedFilename: notes.trashedFilename })
+    .select(trashedRowColumns)
     .from(notes)
     .where(and(eq(notes.workspaceId, ws.id), gte(notes.trashedAt, trashedFrom)));
   const now = deps.clock.now();

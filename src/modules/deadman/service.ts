@@ -14,11 +14,12 @@ import type { Signal } from "../streams/append/model";
 import type { AppendHook } from "../streams/append/hooks";
 import { enqueueAlertDelivery } from "../webhooks/delivery";
 import { isPlausibleEmail, normaliseEmail } from "../accounts/service";
-import { deadlineAfter } from "./deadline";
+import { scheduleOf } from "./schedule";
+import { watchChanges, type DeadmanInput } from "./watch";
 import type { NoteRow } from "../notes/repo";
 import type { Tier } from "../../limits/plans";
 
-export const MAX_INTERVAL_SECONDS = 366 * 24 * 3600;
+export { MAX_INTERVAL_SECONDS } from "./watch";
 export const MAX_RUN_SECONDS = 7 * 24 * 3600;
 /** An alert quotes at most this many of the stream's last lines, and this many bytes of them. */
 const ALERT_LINES = 20;
@@ -26,22 +27,25 @@ const ALERT_BYTES = 4096;
 
 /**
  * The dead-man part of a PATCH, inside its write. Setting an interval arms the switch with a
- * deadline stored on the note (now + interval); null turns it off.
+ * deadline stored on the note (now + interval); null turns it off. Setting a schedule arms it
+ * with the first scheduled time after the last write, plus the grace (a stream never written to
+ * waits for its first write, as a new check does in healthchecks); a stream has an interval or a
+ * schedule, never both: setting one clears the other, and one PATCH setting both is refused.
  */
 export function deadmanChanges(
   deps: Deps,
   tier: Tier,
   note: NoteRow,
-  input: { expected_interval_seconds?: number | null; alert_email?: string | null; max_run_seconds?: number | null; alert_webhook?: boolean },
+  input: DeadmanInput,
 ): Partial<NoteRow> {
-  const fields = ["expected_interval_seconds", "alert_email", "max_run_seconds", "alert_webhook"] as const;
+  const fields = ["expected_interval_seconds", "schedule", "timezone", "grace_seconds", "alert_email", "max_run_seconds", "alert_webhook"] as const;
   const given = fields.find((f) => input[f] !== undefined);
   if (given === undefined) return {};
   if (note.kind !== "stream") {
     throw ValidationFailed.field(`note.${given}`, "not_a_stream", "the dead-man's switch belongs to streams (append-only notes)");
   }
   const enabling =
-    (input.expected_interval_seconds ?? null) !== null || (input.alert_email ?? null) !== null || (input.max_run_seconds ?? null) !== null || input.alert_webhook === true;
+    (input.expected_interval_seconds ?? null) !== null || (input.schedule ?? null) !== null || (input.alert_email ?? null) !== null || (input.max_run_seconds ?? null) !== null || input.alert_webhook === true;
   if (enabling && !tier.deadman) throw new AppError("plan_required", `the dead-man's switch is not available on the ${tier.name} plan`);
   const changes: Partial<NoteRow> = {};
   if (input.alert_webhook !== undefined) changes.alertWebhook = input.alert_webhook;
@@ -60,22 +64,7 @@ export function deadmanChanges(
       changes.alertEmail = email;
     }
   }
-  const seconds = input.expected_interval_seconds;
-  if (seconds === null) {
-    Object.assign(changes, { expectedIntervalSeconds: null, deadmanStatus: "off", deadmanDueAt: null });
-  } else if (seconds !== undefined) {
-    const min = deps.config.minIntervalSeconds;
-    if (!Number.isInteger(seconds) || seconds < min || seconds > MAX_INTERVAL_SECONDS) {
-      throw ValidationFailed.field(
-        "note.expected_interval_seconds",
-        "out_of_range",
-        `expected_interval_seconds must be a whole number from ${min} to ${MAX_INTERVAL_SECONDS}`,
-      );
-    }
-    // The clock starts now: a note that was quiet before the switch was set is not late at once.
-    Object.assign(changes, { expectedIntervalSeconds: seconds, deadmanStatus: "ok", deadmanDueAt: deadlineAfter(deps.clock.now(), seconds) });
-  }
-  return changes;
+  return Object.assign(changes, watchChanges(deps, note, input));
 }
 
 /** Where a stream's alerts go: its alert_email, or the workspace owner's address. */
@@ -111,7 +100,7 @@ async function signalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal |
     if (note.runStartedAt !== null) changes.lastRunMs = now - note.runStartedAt;
     changes.runStartedAt = null;
   }
-  const armed = note.expectedIntervalSeconds !== null ? "ok" : "off";
+  const armed = note.expectedIntervalSeconds !== null || note.schedule !== null ? "ok" : "off";
   if (signal === "fail") changes.deadmanStatus = "failing";
   else if (before === "late" || (signal === "ok" && before === "failing")) changes.deadmanStatus = armed;
   const after = changes.deadmanStatus ?? before;
@@ -147,6 +136,9 @@ export async function checkDeadlines(deps: Deps): Promise<number> {
       alertEmail: notes.alertEmail,
       lastWriteAt: notes.lastWriteAt,
       interval: notes.expectedIntervalSeconds,
+      schedule: notes.schedule,
+      timezone: notes.timezone,
+      graceSeconds: notes.graceSeconds,
       fullSince: notes.fullSince,
       webhookUrl: notes.webhookUrl,
       webhookStatus: notes.webhookStatus,
@@ -179,7 +171,8 @@ export async function checkDeadlines(deps: Deps): Promise<number> {
         noteId: n.id,
         lastWriteAt: iso(n.lastWriteAt),
         silentForMs: now - n.lastWriteAt,
-        intervalSeconds: n.interval!,
+        intervalSeconds: n.interval,
+        schedule: scheduleOf(n),
         lastLines: await lastLines(deps, n.id),
         baseUrl: mailOrigin(deps),
         // A full stream is not silent: its writers are being refused, which is another fix.
@@ -190,7 +183,7 @@ export async function checkDeadlines(deps: Deps): Promise<number> {
     await enqueueAlertDelivery(
       deps,
       { id: n.id, webhookUrl: n.webhookUrl, webhookStatus: n.webhookStatus, alertWebhook: n.alertWebhook, byteSize: n.byteSize },
-      n.fullSince === null ? `LATE: no write to ${name} for ${Math.round((now - n.lastWriteAt) / 1000)}s (expected every ${n.interval}s)` : `FULL: ${name} is full and refusing writes`,
+      n.fullSince === null ? `LATE: no write to ${name} for ${Math.round((now - n.lastWriteAt) / 1000)}s (${n.schedule === null ? `expected every ${n.interval}s` : `scheduled "${n.schedule}" ${n.timezone}`})` : `FULL: ${name} is full and refusing writes`,
       now,
     );
   }

@@ -10,6 +10,7 @@ import { visibleNote } from "../notes/repo";
 import { requireScope } from "../tokens/service";
 import { getWorkspace, tierOf } from "../workspaces/repo";
 import { lastLines } from "./service";
+import { scheduleOf } from "./schedule";
 
 /**
  * "Send a test alert": the dead-man alert a stream would send now, marked as a test in its
@@ -25,7 +26,7 @@ export async function sendTestAlert({ ctx, noteId, to }: { ctx: Ctx; noteId: str
     if (note.kind !== "stream") throw ValidationFailed.field("id", "not_a_stream", "the dead-man's switch belongs to streams (append-only notes)");
     const tier = tierOf(deps, await getWorkspace(deps, note.workspaceId));
     if (!tier.deadman) throw new AppError("plan_required", `the dead-man's switch is not available on the ${tier.name} plan`);
-    if (note.expectedIntervalSeconds === null) {
+    if (note.expectedIntervalSeconds === null && note.schedule === null) {
       throw ValidationFailed.field("note.expected_interval_seconds", "not_set", "set the expected interval first: the alert tells it");
     }
     const now = deps.clock.now();
@@ -37,6 +38,7 @@ export async function sendTestAlert({ ctx, noteId, to }: { ctx: Ctx; noteId: str
       lastWriteAt: iso(note.lastWriteAt),
       silentForMs: now - note.lastWriteAt,
       intervalSeconds: note.expectedIntervalSeconds,
+      schedule: scheduleOf(note),
       lastLines: await lastLines(deps, note.id),
       baseUrl: mailOrigin(deps),
     });

@@ -9,6 +9,7 @@ import { NotFound } from "../../http/errors";
 import { DAY_MS, iso } from "../../lib/clock";
 import type { Page } from "../../lib/pagination";
 import { deadlineAfterSql } from "../deadman/deadline";
+import { scheduledDeadline, scheduleOf } from "../deadman/schedule";
 import { inboxBodyBytes } from "../inbox/storage";
 import { requireScope, requireUnpinned, seesNote } from "../tokens/service";
 import { assertNoteSlots, assertStorage } from "../workspaces/caps";
@@ -40,7 +41,16 @@ export async function moveToTrash(deps: Deps, noteId: string, now: number): Prom
     .where(and(eq(notes.id, noteId), isNull(notes.trashedAt)));
 }
 
-export type TrashedRow = Pick<NoteRow, "id" | "workspaceId" | "trashedFilename">;
+export type TrashedRow = Pick<NoteRow, "id" | "workspaceId" | "trashedFilename" | "schedule" | "timezone" | "graceSeconds">;
+/** The columns of a TrashedRow, for a select. */
+export const trashedRowColumns = {
+  id: notes.id,
+  workspaceId: notes.workspaceId,
+  trashedFilename: notes.trashedFilename,
+  schedule: notes.schedule,
+  timezone: notes.timezone,
+  graceSeconds: notes.graceSeconds,
+};
 
 /**
  * Inside a write: out of the trash, with its filename unless another stream took it meanwhile
@@ -63,9 +73,15 @@ export async function takeOutOfTrash(deps: Deps, note: TrashedRow, now: number):
       trashedAt: null,
       filename: holder ? null : name,
       trashedFilename: null,
-      deadmanDueAt: sql`CASE WHEN ${notes.deadmanStatus} = 'ok' THEN ${deadlineAfterSql(now)} ELSE ${notes.deadmanDueAt} END`,
+      deadmanDueAt: sql`CASE WHEN ${notes.deadmanStatus} = 'ok' THEN ${restoredDeadline(note, now)} ELSE ${notes.deadmanDueAt} END`,
     })
     .where(eq(notes.id, note.id));
+}
+
+/** A restored stream is watched as if just armed: its interval, or its schedule's next time, counts from now. */
+function restoredDeadline(note: TrashedRow, now: number) {
+  const schedule = scheduleOf(note);
+  return schedule === null ? deadlineAfterSql(now) : sql`${scheduledDeadline(schedule, now)}`;
 }
 
 const { body: _body, richHtml: _richHtml, ...trashColumns } = getTableColumns(notes);
@@ -94,10 +110,10 @@ export async function listTrash({ ctx, page }: { ctx: Ctx; page: Page }): Promis
 }
 
 /** A note of the caller's trash (a pinned token's own note only); anything else is the same 404. */
-async function trashedNote(ctx: Ctx, id: string): Promise<Pick<NoteRow, "id" | "workspaceId" | "trashedFilename" | "format" | "byteSize">> {
+async function trashedNote(ctx: Ctx, id: string): Promise<TrashedRow & Pick<NoteRow, "format" | "byteSize">> {
   if (!seesNote(ctx.principal, id) || !mayNameRow(id)) throw new NotFound("note in the trash");
   const [row] = await ctx.deps.db
-    .select({ id: notes.id, workspaceId: notes.workspaceId, trashedFilename: notes.trashedFilename, format: notes.format, byteSize: notes.byteSize })
+    .select({ ...trashedRowColumns, format: notes.format, byteSize: notes.byteSize })
     .from(notes)
     .where(and(eq(notes.id, id), eq(notes.workspaceId, ctx.principal.workspaceId), isNotNull(notes.trashedAt)));
   if (!row) throw new NotFound("note in the trash");

@@ -56,6 +56,9 @@ export const notes = pgTable(
     alertEmail: text("alert_email"),
     deadmanStatus: text("deadman_status", { enum: ["off", "ok", "late", "failing"] }).notNull().default("off"),
     deadmanDueAt: ms("deadman_due_at"),
+    schedule: text("schedule"),
+    timezone: text("timezone").notNull().default("UTC"),
+    graceSeconds: integer("grace_seconds").notNull().default(300),
     runStartedAt: ms("run_started_at"),
     // A run's length in ms: integer would end at 24.8 days.
     lastRunMs: bigint("last_run_ms", { mode: "number" }),

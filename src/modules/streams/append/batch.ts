@@ -2,12 +2,14 @@ import type { BatchSink } from "../../../db/writer";
 import type { Deps } from "../../../deps";
 import type { NoteRow } from "../../notes/repo";
 import type { WorkspaceRow } from "../../workspaces/repo";
+import { scheduledDeadline, type StreamSchedule } from "../../deadman/schedule";
 import { hooksByPhase, NO_HOOKS, type AppendHook, type AppendHooks } from "./hooks";
 
 interface NoteCounters {
   byteSize: number;
   at: number;
   armed: boolean;
+  schedule: StreamSchedule | null;
 }
 
 /** A batch's lines to one stream, as one chunk row. */
@@ -17,12 +19,17 @@ export interface OverlayChunk {
   at: number;
 }
 
-/** A note's size and write time after the batch; `armed`: it has a dead-man interval (its deadline moves with every write). */
+/**
+ * A note's size and write time after the batch; `armed`: it has a dead-man interval (its deadline
+ * moves with every write, computed by the database); `dueAt`: for a scheduled stream, its next
+ * deadline, computed here once per batch (undefined for any other stream).
+ */
 export interface OverlayNote {
   id: string;
   byteSize: number;
   at: number;
   armed: boolean;
+  dueAt?: number | null;
 }
 
 /** How a database writes a batch's overlay: each database's own statements (SQLite's prepared, PostgreSQL's over arrays). */
@@ -123,10 +130,10 @@ export class AppendBatch implements BatchSink {
     for (let i = 0; i < count; i++) this.journal.push(DROP, noteId, lines.shift());
   }
 
-  /** `armed`: the note has a dead-man interval (its deadline moves with every write). */
-  setNote(noteId: string, byteSize: number, at: number, armed: boolean): void {
+  /** `armed`: the note has a dead-man interval; `schedule`: it has a cron schedule (either moves its deadline with every write). */
+  setNote(noteId: string, byteSize: number, at: number, armed: boolean, schedule: StreamSchedule | null = null): void {
     const before = this.notes.get(noteId);
-    this.notes.set(noteId, { byteSize, at, armed });
+    this.notes.set(noteId, { byteSize, at, armed, schedule });
     this.journal.push(NOTE, noteId, before);
   }
 
@@ -170,7 +177,9 @@ export class AppendBatch implements BatchSink {
       this.texts.clear();
     }
     const notes: OverlayNote[] = [];
-    for (const [id, n] of this.notes) notes.push({ id, ...n });
+    for (const [id, { byteSize, at, armed, schedule }] of this.notes) {
+      notes.push(schedule === null ? { id, byteSize, at, armed } : { id, byteSize, at, armed, dueAt: scheduledDeadline(schedule, at) });
+    }
     this.notes.clear();
     const storage: [string, number][] = [];
     for (const [id, delta] of this.storage) if (delta !== 0) storage.push([id, delta]);

@@ -22,8 +22,9 @@ export function pgOverlayWrites(conn: ReservedSQL, instanceId: string): OverlayW
            RETURNING 1
          ), n AS (
            UPDATE notes AS n SET byte_size = v.size, updated_at = v.at, last_write_at = v.at,
-             deadman_due_at = CASE WHEN n.expected_interval_seconds IS NULL THEN n.deadman_due_at ELSE v.at + n.expected_interval_seconds * 1000 END
-           FROM unnest($4::text[], $5::bigint[], $6::bigint[]) AS v(id, size, at) WHERE n.id = v.id
+             deadman_due_at = CASE WHEN n.schedule IS NOT NULL THEN v.due
+               WHEN n.expected_interval_seconds IS NULL THEN n.deadman_due_at ELSE v.at + n.expected_interval_seconds * 1000 END
+           FROM unnest($4::text[], $5::bigint[], $6::bigint[], $11::bigint[]) AS v(id, size, at, due) WHERE n.id = v.id
            RETURNING 1
          ), w AS (
            UPDATE workspaces AS w SET storage_used = w.storage_used + v.delta
@@ -42,6 +43,8 @@ export function pgOverlayWrites(conn: ReservedSQL, instanceId: string): OverlayW
           storage.map(([, d]) => d),
           CHANGES_CHANNEL,
           instanceId,
+          // A scheduled stream's deadline, computed by the batch (overlay's dueAt); null otherwise.
+          notes.map((n) => n.dueAt ?? null),
         ],
       );
     },

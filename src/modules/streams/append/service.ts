@@ -6,6 +6,7 @@ import { iso } from "../../../lib/clock";
 import { filenameProblem } from "../../../lib/filename";
 import { byteLength, hasLoneSurrogate, normaliseAppendText } from "../../../lib/text";
 import { bodyCapFor, type Tier } from "../../../limits/plans";
+import { scheduleOf } from "../../deadman/schedule";
 import { newNoteRow, streamByFilename, visibleNote, type NoteRow } from "../../notes/repo";
 import { writableWorkspace } from "../../notes/service";
 import { requireScope, seesNote } from "../../tokens/service";
@@ -182,7 +183,7 @@ function applyAppend(ctx: Ctx, batch: AppendBatch, plan: AppendPlan, signal?: Si
   const first = created ? insertStream(deps, batch, note) : plan.drop ? applyDrop(deps, batch, note.id, plan.drop) : undefined;
   return then(first, () => {
     batch.addText(note.id, plan.line);
-    batch.setNote(note.id, plan.newSize, now, note.expectedIntervalSeconds != null);
+    batch.setNote(note.id, plan.newSize, now, note.expectedIntervalSeconds != null, scheduleOf(note));
     batch.addStorage(plan.ws.id, plan.size);
     const appended = { note, line: plan.line, byteSize: plan.newSize, at: now, tier: plan.tier, signal };
     return then(runAppended(batch.hooks.appended, deps, appended), () => appendAnswer(plan, note, created, now));

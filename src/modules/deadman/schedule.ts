@@ -1,0 +1,80 @@
+import { Cron } from "croner";
+import { ValidationFailed } from "../../http/errors";
+
+/** A stream's cron schedule as the note row keeps it. */
+export interface StreamSchedule {
+  schedule: string;
+  timezone: string;
+  graceSeconds: number;
+}
+
+export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
+const MAX_EXPRESSION = 200;
+/** How many of a schedule's next times are compared to find its shortest gap. */
+const GAP_SAMPLE = 64;
+
+/** The note's schedule, or null for a stream watched by its interval or not at all. */
+export function scheduleOf(n: { schedule: string | null; timezone: string; graceSeconds: number }): StreamSchedule | null {
+  return n.schedule === null ? null : { schedule: n.schedule, timezone: n.timezone, graceSeconds: n.graceSeconds };
+}
+
+/** Parsed schedules by zone and expression: a batch's appends to the same streams parse each once. */
+const parsed = new Map<string, Cron>();
+
+function cronOf(expression: string, timezone: string): Cron {
+  const key = `${timezone} ${expression}`;
+  let cron = parsed.get(key);
+  if (cron === undefined) {
+    if (parsed.size >= 1000) parsed.clear();
+    cron = new Cron(expression, { timezone, paused: true });
+    parsed.set(key, cron);
+  }
+  return cron;
+}
+
+/**
+ * When a scheduled stream turns late, having last been heard of at `at`: the first scheduled time
+ * strictly after it, plus the grace (healthchecks' cron checks). Null when the schedule never
+ * fires again.
+ */
+export function scheduledDeadline(s: StreamSchedule, at: number): number | null {
+  const next = cronOf(s.schedule, s.timezone).nextRun(new Date(at));
+  return next === null ? null : next.getTime() + s.graceSeconds * 1000;
+}
+
+/** The zone's canonical IANA name, or null for a name the runtime does not know. */
+export function canonicalZone(name: string): string | null {
+  if (name.trim() === "") return null;
+  try {
+    return new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A schedule as a user sent it, checked: 5 fields (or 6, seconds first), firing at all, and never
+ * twice within `minSeconds` (the shortest interval the switch allows); answers it with single
+ * spaces between fields.
+ */
+export function checkedSchedule(expression: string, timezone: string, minSeconds: number, now: number): string {
+  const fields = expression.trim().split(/\s+/);
+  if (expression.length > MAX_EXPRESSION || fields.length < 5 || fields.length > 6) {
+    throw ValidationFailed.field("note.schedule", "invalid", "schedule must be a cron expression of 5 fields (or 6, seconds first)");
+  }
+  const normal = fields.join(" ");
+  let cron: Cron;
+  try {
+    cron = cronOf(normal, timezone);
+  } catch (e) {
+    throw ValidationFailed.field("note.schedule", "invalid", `schedule is not a cron expression: ${(e as Error).message.replace(/^CronPattern: /, "")}`);
+  }
+  const runs = cron.nextRuns(GAP_SAMPLE, new Date(now)).map((d) => d.getTime());
+  if (runs.length === 0) throw ValidationFailed.field("note.schedule", "never", "schedule never fires");
+  for (let i = 1; i < runs.length; i++) {
+    if (runs[i]! - runs[i - 1]! < minSeconds * 1000) {
+      throw ValidationFailed.field("note.schedule", "too_frequent", `schedule fires more often than every ${minSeconds} seconds, the shortest interval allowed`);
+    }
+  }
+  return normal;
+}
