@@ -18,18 +18,41 @@ export function scheduleOf(n: { schedule: string | null; timezone: string; grace
   return n.schedule === null ? null : { schedule: n.schedule, timezone: n.timezone, graceSeconds: n.graceSeconds };
 }
 
-/** Parsed schedules by zone and expression: a batch's appends to the same streams parse each once. */
-const parsed = new Map<string, Cron>();
+/**
+ * A parsed schedule, with the last time asked about (`from`) and its next run after it: every
+ * write until that run has the same next run, so the appends of a busy stream ask croner (whose
+ * time-zone arithmetic is most of an append's cost otherwise) about once per scheduled run.
+ */
+interface Parsed {
+  cron: Cron;
+  from: number;
+  next: number | null;
+}
 
-function cronOf(expression: string, timezone: string): Cron {
+/** Parsed schedules by zone and expression. */
+const parsed = new Map<string, Parsed>();
+
+function parsedOf(expression: string, timezone: string): Parsed {
   const key = `${timezone} ${expression}`;
-  let cron = parsed.get(key);
-  if (cron === undefined) {
+  let p = parsed.get(key);
+  if (p === undefined) {
     if (parsed.size >= 1000) parsed.clear();
-    cron = new Cron(expression, { timezone, paused: true });
-    parsed.set(key, cron);
+    p = { cron: new Cron(expression, { timezone, paused: true }), from: Number.NaN, next: null };
+    parsed.set(key, p);
   }
-  return cron;
+  return p;
+}
+
+const cronOf = (expression: string, timezone: string): Cron => parsedOf(expression, timezone).cron;
+
+/** The first run of the schedule strictly after `at` (ms), or null when it never runs again. */
+function nextRunAfter(expression: string, timezone: string, at: number): number | null {
+  const p = parsedOf(expression, timezone);
+  if (p.next !== null && p.from <= at && at < p.next) return p.next;
+  const next = p.cron.nextRun(new Date(at))?.getTime() ?? null;
+  p.from = at;
+  p.next = next;
+  return next;
 }
 
 /**
@@ -38,8 +61,8 @@ function cronOf(expression: string, timezone: string): Cron {
  * fires again.
  */
 export function scheduledDeadline(s: StreamSchedule, at: number): number | null {
-  const next = cronOf(s.schedule, s.timezone).nextRun(new Date(at));
-  return next === null ? null : next.getTime() + s.graceSeconds * 1000;
+  const next = nextRunAfter(s.schedule, s.timezone, at);
+  return next === null ? null : next + s.graceSeconds * 1000;
 }
 
 /** The zone's canonical IANA name, or null for a name the runtime does not know. */
