@@ -256,6 +256,20 @@ describe("malformed input never reaches a 500", () => {
     }
   });
 
+  test("a body holding NUL is refused naming the field, on either database, never a 500", async () => {
+    // PostgreSQL's text cannot hold U+0000; SQLite's can: refused on both, so both answer alike.
+    const made = await create({ title: "a", plain_body: "x\u0000y" });
+    expect(made.status).toBe(422);
+    expect((await errorOf(made)).details[0]).toMatchObject({ field: "note.plain_body", code: "invalid" });
+    const bulk = await h.request("POST", "/api/v1/notes/bulk", { token, body: { notes: [{ title: "b", plain_body: "\u0000" }] } });
+    expect(bulk.status).toBe(422);
+    expect((await errorOf(bulk)).details[0]).toMatchObject({ field: "notes.0.plain_body", code: "invalid" });
+    const id = (await (await create({ title: "c" })).json()).id;
+    const patched = await h.request("PATCH", `/api/v1/notes/${id}`, { token, body: { note: { plain_body: "\u0000" } } });
+    expect(patched.status).toBe(422);
+    expect((await errorOf(patched)).details[0]).toMatchObject({ field: "note.plain_body", code: "invalid" });
+  });
+
   test("lone surrogates are refused rather than silently changed", async () => {
     const res = await h.request("POST", "/api/v1/notes/by-filename/x/append", { token, body: '{"text": "a\\ud800b"}' });
     expect(res.status).toBe(422);

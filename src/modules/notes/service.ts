@@ -37,6 +37,8 @@ function cleanTitle(raw: string, field: string, problems: FieldProblem[]): strin
 
 function checkText(value: string, field: string, problems: FieldProblem[]): void {
   if (hasLoneSurrogate(value)) problems.push({ field, code: "invalid", message: "must be valid Unicode (no lone surrogates)" });
+  // PostgreSQL's text cannot hold U+0000: refused on SQLite too, so the two databases answer alike.
+  if (value.includes("\u0000")) problems.push({ field, code: "invalid", message: "must not contain the NUL character (U+0000)" });
 }
 
 /** Validates a create payload; shared by single and bulk create. */
