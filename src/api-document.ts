@@ -1,6 +1,6 @@
 /**
  * What the published API document says beyond the routes under /api/v1: the paths API users meet
- * outside it (the inbox URL, health checks, MCP, the billing webhook), each with its own security,
+ * outside it (the inbox URL, status badges, health checks, MCP, the billing webhook), each with its own security,
  * and the routes that may answer 423. The document itself is built by http/openapi.ts.
  */
 import pkg from "../package.json";
@@ -26,6 +26,43 @@ const EXTRA_PATHS = {
         "404": err(404),
         "413": err(413),
         "429": err(429),
+      },
+    },
+  },
+  "/badge/{token}.svg": {
+    get: {
+      tags: ["badges"],
+      operationId: "getBadgeSvg",
+      summary: "A stream's status badge as an image; the token in the URL is the credential",
+      description: "A flat two-part badge: the stream's filename, then up, late, failing, paused or new in its color. Cache-Control: no-cache.",
+      security: [],
+      parameters: [{ name: "token", in: "path", required: true, schema: { type: "string" }, description: "The secret part of the badge URL (bdg_…)" }],
+      responses: { "200": { description: "The badge", content: { "image/svg+xml": { schema: { type: "string" } } } }, "404": err(404) },
+    },
+  },
+  "/badge/{token}.json": {
+    get: {
+      tags: ["badges"],
+      operationId: "getBadgeJson",
+      summary: "A stream's status badge as shields.io's endpoint JSON (img.shields.io/endpoint?url=…)",
+      security: [],
+      parameters: [{ name: "token", in: "path", required: true, schema: { type: "string" }, description: "The secret part of the badge URL (bdg_…)" }],
+      responses: {
+        "200": {
+          description: "The badge",
+          content: json({
+            type: "object",
+            required: ["schemaVersion", "label", "message", "color"],
+            additionalProperties: false,
+            properties: {
+              schemaVersion: { const: 1 },
+              label: { type: "string" },
+              message: { type: "string", enum: ["up", "late", "failing", "paused", "new"] },
+              color: { type: "string" },
+            },
+          }),
+        },
+        "404": err(404),
       },
     },
   },

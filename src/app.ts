@@ -17,6 +17,7 @@ import { exportRoutes } from "./modules/export/routes";
 import { searchRoutes } from "./modules/search/routes";
 import { healthRoutes } from "./modules/health/routes";
 import { inboxReceiveRoutes, inboxRoutes } from "./modules/inbox/routes";
+import { badgeReadRoutes, badgeRoutes } from "./modules/badges/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { webRoutes } from "./modules/web/routes";
 import { pageErrors } from "./web/page-errors";
@@ -46,6 +47,7 @@ export function buildApp(deps: Deps) {
     .use(apiErrorsRoutes(authed))
     .use(webhookRoutes(authed))
     .use(inboxRoutes(authed))
+    .use(badgeRoutes(authed))
     .use(exportRoutes(authed))
     .use(searchRoutes(authed));
 
@@ -65,6 +67,7 @@ export function buildApp(deps: Deps) {
     .use(healthRoutes(deps))
     .use(billingRoutes(deps))
     .use(inboxReceiveRoutes(deps))
+    .use(badgeReadRoutes(deps))
     .use(webRoutes(deps))
     .use(mcpRoutes(deps))
     .use(oauthRoutes(deps))

@@ -21,6 +21,7 @@ import m17 from "../../migrations/0017_jobs_unfinished.sql" with { type: "text" 
 import m18 from "../../migrations/0018_kept_counts.sql" with { type: "text" };
 import m19 from "../../migrations/0019_search_behind_commit.sql" with { type: "text" };
 import m20 from "../../migrations/0020_stream_schedules.sql" with { type: "text" };
+import m21 from "../../migrations/0021_status_badges.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -45,4 +46,5 @@ export const migrationSql: Record<string, string> = {
   "0018_kept_counts": m18,
   "0019_search_behind_commit": m19,
   "0020_stream_schedules": m20,
+  "0021_status_badges": m21,
 };

@@ -10,6 +10,7 @@ import m6 from "../../../migrations-pg/0006_chunk_vectors_from_app.sql" with { t
 import m7 from "../../../migrations-pg/0007_kept_counts.sql" with { type: "text" };
 import m8 from "../../../migrations-pg/0008_search_behind_commit.sql" with { type: "text" };
 import m9 from "../../../migrations-pg/0009_stream_schedules.sql" with { type: "text" };
+import m10 from "../../../migrations-pg/0010_status_badges.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -23,4 +24,5 @@ export const migrationSql: Record<string, string> = {
   "0007_kept_counts": m7,
   "0008_search_behind_commit": m8,
   "0009_stream_schedules": m9,
+  "0010_status_badges": m10,
 };

@@ -53,6 +53,8 @@ export const notes = sqliteTable(
     webhookFailures: integer("webhook_failures").notNull().default(0),
     // Inbound inbox: SHA-256 of the token inside the inbox URL.
     inboxTokenHash: text("inbox_token_hash"),
+    // Status badge: SHA-256 of the token inside the badge URLs (modules/badges).
+    badgeTokenHash: text("badge_token_hash"),
     // Dead-man's switch: the deadline lives here, so a restart forgets nothing.
     expectedIntervalSeconds: integer("expected_interval_seconds"),
     alertEmail: text("alert_email"),
@@ -84,6 +86,7 @@ export const notes = sqliteTable(
     index("notes_workspace_folder").on(t.workspaceId, t.folderId),
     index("notes_workspace_format").on(t.workspaceId, t.format),
     uniqueIndex("notes_inbox_token").on(t.inboxTokenHash),
+    uniqueIndex("notes_badge_token").on(t.badgeTokenHash),
     index("notes_deadman_due").on(t.deadmanStatus, t.deadmanDueAt),
     // The overdue-run check visits only streams with a run under way.
     index("notes_run_started").on(t.runStartedAt).where(sql`run_started_at IS NOT NULL`),

@@ -57,11 +57,15 @@ export function watchChanges(deps: Deps, note: NoteRow, input: DeadmanInput): Pa
   }
   if (seconds === null) changes.expectedIntervalSeconds = null;
   if (schedule !== null && (cron !== undefined || input.timezone !== undefined || input.grace_seconds !== undefined)) {
-    const neverWritten = note.byteSize === 0 && note.lastWriteAt === note.createdAt;
     changes.deadmanStatus = "ok";
-    changes.deadmanDueAt = neverWritten ? null : scheduledDeadline({ schedule, timezone, graceSeconds }, note.lastWriteAt);
+    changes.deadmanDueAt = neverWritten(note) ? null : scheduledDeadline({ schedule, timezone, graceSeconds }, note.lastWriteAt);
   } else if (schedule === null && (seconds === null || (cron === null && note.expectedIntervalSeconds === null))) {
     Object.assign(changes, { deadmanStatus: "off", deadmanDueAt: null });
   }
   return changes;
+}
+
+/** A stream no line has reached yet: its size is nought and its last write is its creation. */
+export function neverWritten(note: Pick<NoteRow, "byteSize" | "lastWriteAt" | "createdAt">): boolean {
+  return note.byteSize === 0 && note.lastWriteAt === note.createdAt;
 }

@@ -43,6 +43,7 @@ export function newNoteRow(
     webhookStatus: "none",
     webhookFailures: 0,
     inboxTokenHash: null,
+    badgeTokenHash: null,
     expectedIntervalSeconds: null,
     alertEmail: null,
     deadmanStatus: "off",

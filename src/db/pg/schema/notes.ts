@@ -52,6 +52,8 @@ export const notes = pgTable(
     webhookStatus: text("webhook_status", { enum: ["none", "enabled", "disabled"] }).notNull().default("none"),
     webhookFailures: integer("webhook_failures").notNull().default(0),
     inboxTokenHash: text("inbox_token_hash"),
+    // Status badge: SHA-256 of the token inside the badge URLs (modules/badges).
+    badgeTokenHash: text("badge_token_hash"),
     expectedIntervalSeconds: integer("expected_interval_seconds"),
     alertEmail: text("alert_email"),
     deadmanStatus: text("deadman_status", { enum: ["off", "ok", "late", "failing"] }).notNull().default("off"),
@@ -76,6 +78,7 @@ export const notes = pgTable(
     index("notes_workspace_folder").on(t.workspaceId, t.folderId),
     index("notes_workspace_format").on(t.workspaceId, t.format),
     uniqueIndex("notes_inbox_token").on(t.inboxTokenHash),
+    uniqueIndex("notes_badge_token").on(t.badgeTokenHash),
     index("notes_deadman_due").on(t.deadmanStatus, t.deadmanDueAt),
     index("notes_run_started").on(t.runStartedAt).where(sql`run_started_at IS NOT NULL`),
     index("notes_trashed").on(t.trashedAt).where(sql`trashed_at IS NOT NULL`),
