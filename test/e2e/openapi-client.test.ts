@@ -37,7 +37,7 @@ test("named schemas, 3.1 types, the error envelope, the headers; only the API an
   expect(text).not.toContain('"format":"integer"');
   expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["Note", "Folder", "AppendResult", "AppendRequest", "Error", "Account", "Token", "Lines", "Snapshot"]));
   const paths = Object.keys(doc.paths);
-  expect(paths.filter((p) => !p.startsWith("/api/v1/")).sort()).toEqual(["/h/{token}", "/mcp", "/up", "/up/deep", "/webhooks/lemonsqueezy"]);
+  expect(paths.filter((p) => !p.startsWith("/api/v1/")).sort()).toEqual(["/badge/{token}.json", "/badge/{token}.svg", "/h/{token}", "/mcp", "/up", "/up/deep", "/webhooks/lemonsqueezy"]);
   for (const [path, item] of Object.entries<any>(doc.paths)) {
     for (const [method, op] of Object.entries<any>(item)) {
       if (!path.startsWith("/api/v1/")) continue;
