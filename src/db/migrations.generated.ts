@@ -22,6 +22,7 @@ import m18 from "../../migrations/0018_kept_counts.sql" with { type: "text" };
 import m19 from "../../migrations/0019_search_behind_commit.sql" with { type: "text" };
 import m20 from "../../migrations/0020_stream_schedules.sql" with { type: "text" };
 import m21 from "../../migrations/0021_status_badges.sql" with { type: "text" };
+import m22 from "../../migrations/0022_quiet_and_pause.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -47,4 +48,5 @@ export const migrationSql: Record<string, string> = {
   "0019_search_behind_commit": m19,
   "0020_stream_schedules": m20,
   "0021_status_badges": m21,
+  "0022_quiet_and_pause": m22,
 };

@@ -97,6 +97,16 @@ describe("status badges", () => {
     expect(svg).not.toContain("exit 3");
   });
 
+  test("a paused stream's badge says paused, and up again after its next write", async () => {
+    expect((await append("deploys.log", { text: "deployed" })).status).toBe(201);
+    const id = (await (await h.request("GET", "/api/v1/notes/by-filename/deploys.log", { token })).json()).id;
+    const { json_url } = await makeBadge(id);
+    expect((await h.request("POST", `/api/v1/notes/${id}/pause`, { token })).status).toBe(200);
+    expect(await badgeJson(json_url)).toEqual({ schemaVersion: 1, label: "deploys.log", message: "paused", color: "lightgrey" });
+    expect((await append("deploys.log", { text: "deployed again" })).status).toBe(200);
+    expect((await badgeJson(json_url)).message).toBe("up");
+  });
+
   test("a stream written to but never watched is up", async () => {
     expect((await append("plain.log", { text: "hello" })).status).toBe(201);
     const id = (await (await h.request("GET", "/api/v1/notes/by-filename/plain.log", { token })).json()).id;

@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { notes } from "../../src/db/tables";
 import { newNoteRow } from "../../src/modules/notes/repo";
 import { runTask } from "../../src/schedule";
-import { errorOf, FakeClock, harness, type Harness } from "../helpers/harness";
+import { outboxMails, expectFieldError } from "../helpers/outbox";
+import { FakeClock, harness, type Harness } from "../helpers/harness";
 
 let h: Harness;
 afterEach(async () => {
@@ -43,24 +42,8 @@ async function tick() {
   await h.jobs.drain();
 }
 
-function outbox(): string[] {
-  const dir = join(h.dataDir, "outbox");
-  let files: string[];
-  try {
-    files = readdirSync(dir).filter((f) => f.endsWith(".eml")).sort();
-  } catch {
-    return [];
-  }
-  // Quoted-printable's soft line breaks undone, so a sentence reads whole.
-  return files.map((f) => readFileSync(join(dir, f), "utf8").replaceAll("=\n", ""));
-}
+const outbox = () => outboxMails(h.dataDir);
 
-async function expectField(res: Response, field: string, code: string) {
-  expect(res.status).toBe(422);
-  const error = await errorOf(res as never);
-  expect(error.code).toBe("validation_failed");
-  expect(error.details[0]).toMatchObject({ field, code });
-}
 
 describe("cron schedules on streams", () => {
   test("a weekday 03:00 Europe/Berlin schedule is not due over the weekend, alerts once on Monday, and a write re-arms it", async () => {
@@ -142,16 +125,16 @@ describe("cron schedules on streams", () => {
 
   test("a bad expression, an unknown zone, a schedule faster than the shortest interval, or a grace under 1 second is 422 naming the field", async () => {
     const { token, id } = await stream("2026-11-22T10:00:00Z");
-    await expectField(await patch(token, id, { schedule: "every day at 3" }), "note.schedule", "invalid");
-    await expectField(await patch(token, id, { schedule: "0 3 * *" }), "note.schedule", "invalid");
-    await expectField(await patch(token, id, { schedule: "0 0 3 * * * 2027" }), "note.schedule", "invalid");
-    await expectField(await patch(token, id, { schedule: "0 61 * * *" }), "note.schedule", "invalid");
-    await expectField(await patch(token, id, { schedule: "0 0 31 2 *" }), "note.schedule", "never");
+    await expectFieldError(await patch(token, id, { schedule: "every day at 3" }), "note.schedule", "invalid");
+    await expectFieldError(await patch(token, id, { schedule: "0 3 * *" }), "note.schedule", "invalid");
+    await expectFieldError(await patch(token, id, { schedule: "0 0 3 * * * 2027" }), "note.schedule", "invalid");
+    await expectFieldError(await patch(token, id, { schedule: "0 61 * * *" }), "note.schedule", "invalid");
+    await expectFieldError(await patch(token, id, { schedule: "0 0 31 2 *" }), "note.schedule", "never");
     // Every 30 seconds (6 fields, seconds first) is under the 60 s minimum of expected_interval_seconds.
-    await expectField(await patch(token, id, { schedule: "*/30 * * * * *" }), "note.schedule", "too_frequent");
-    await expectField(await patch(token, id, { schedule: "0 3 * * *", timezone: "Mars/Olympus_Mons" }), "note.timezone", "unknown_zone");
-    await expectField(await patch(token, id, { schedule: "0 3 * * *", timezone: "" }), "note.timezone", "unknown_zone");
-    await expectField(await patch(token, id, { schedule: "0 3 * * *", grace_seconds: 0 }), "note.grace_seconds", "out_of_range");
+    await expectFieldError(await patch(token, id, { schedule: "*/30 * * * * *" }), "note.schedule", "too_frequent");
+    await expectFieldError(await patch(token, id, { schedule: "0 3 * * *", timezone: "Mars/Olympus_Mons" }), "note.timezone", "unknown_zone");
+    await expectFieldError(await patch(token, id, { schedule: "0 3 * * *", timezone: "" }), "note.timezone", "unknown_zone");
+    await expectFieldError(await patch(token, id, { schedule: "0 3 * * *", grace_seconds: 0 }), "note.grace_seconds", "out_of_range");
     // Once a minute is the minimum, and allowed; the zone's name comes back canonical.
     const ok = await patch(token, id, { schedule: "* * * * *", timezone: "utc" });
     expect(await ok.json()).toMatchObject({ schedule: "* * * * *", timezone: "UTC", due_at: "2026-11-22T10:06:00.000Z" });
@@ -169,7 +152,7 @@ describe("cron schedules on streams", () => {
       schedule: "0 12 * * *",
       due_at: "2026-11-22T12:05:00.000Z",
     });
-    await expectField(await patch(token, id, { schedule: "0 13 * * *", expected_interval_seconds: 600 }), "note.schedule", "conflict");
+    await expectFieldError(await patch(token, id, { schedule: "0 13 * * *", expected_interval_seconds: 600 }), "note.schedule", "conflict");
     expect(await (await patch(token, id, { expected_interval_seconds: 600, schedule: null })).json()).toMatchObject({
       expected_interval_seconds: 600,
       schedule: null,

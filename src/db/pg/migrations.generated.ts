@@ -11,6 +11,7 @@ import m7 from "../../../migrations-pg/0007_kept_counts.sql" with { type: "text"
 import m8 from "../../../migrations-pg/0008_search_behind_commit.sql" with { type: "text" };
 import m9 from "../../../migrations-pg/0009_stream_schedules.sql" with { type: "text" };
 import m10 from "../../../migrations-pg/0010_status_badges.sql" with { type: "text" };
+import m11 from "../../../migrations-pg/0011_quiet_and_pause.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -25,4 +26,5 @@ export const migrationSql: Record<string, string> = {
   "0008_search_behind_commit": m8,
   "0009_stream_schedules": m9,
   "0010_status_badges": m10,
+  "0011_quiet_and_pause": m11,
 };

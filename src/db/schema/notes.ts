@@ -58,13 +58,19 @@ export const notes = sqliteTable(
     // Dead-man's switch: the deadline lives here, so a restart forgets nothing.
     expectedIntervalSeconds: integer("expected_interval_seconds"),
     alertEmail: text("alert_email"),
-    deadmanStatus: text("deadman_status", { enum: ["off", "ok", "late", "failing"] }).notNull().default("off"),
+    deadmanStatus: text("deadman_status", { enum: ["off", "ok", "late", "failing", "paused"] }).notNull().default("off"),
     deadmanDueAt: integer("deadman_due_at"),
     // A cron schedule instead of the interval (never both): due at its first time after the last
     // write, in its time zone, plus the grace.
     schedule: text("schedule"),
     timezone: text("timezone").notNull().default("UTC"),
     graceSeconds: integer("grace_seconds").notNull().default(300),
+    // Quiet and maintenance (modules/deadman/quiet.ts, pause.ts): no alert before quiet_until (ms) nor inside
+    // a window (JSON: [{schedule, timezone, duration_seconds}]); a spell's alert held back is owed
+    // from alert_owed_at, when a second indexed sweep sends it if the spell is still on.
+    quietUntil: integer("quiet_until"),
+    maintenance: text("maintenance"),
+    alertOwedAt: integer("alert_owed_at"),
     // Signals (status on appends): a run that started and has not reported, how long the last
     // one took, how long one may take, and whether alerts also go to the stream's webhook.
     runStartedAt: integer("run_started_at"),
@@ -88,6 +94,7 @@ export const notes = sqliteTable(
     uniqueIndex("notes_inbox_token").on(t.inboxTokenHash),
     uniqueIndex("notes_badge_token").on(t.badgeTokenHash),
     index("notes_deadman_due").on(t.deadmanStatus, t.deadmanDueAt),
+    index("notes_alert_owed").on(t.alertOwedAt),
     // The overdue-run check visits only streams with a run under way.
     index("notes_run_started").on(t.runStartedAt).where(sql`run_started_at IS NOT NULL`),
     // The hourly purge finds trashed notes without scanning every note.

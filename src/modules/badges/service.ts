@@ -49,8 +49,8 @@ type BadgeFields = Pick<NoteRow, "deadmanStatus" | "byteSize" | "lastWriteAt" | 
  * The dead-man column of the status board (board.ts `streamHealth`) in a badge's words. A stream
  * never written to is `new`, watched or not; once written, `up` unless its watcher says late or
  * failing. `full` is left out: a full stream's refused writes are missed writes, so a watched one
- * goes late at its deadline. The switch is exhaustive, so a new dead-man status (paused) cannot
- * reach a badge without a word here.
+ * goes late at its deadline. The switch is exhaustive, so a new dead-man status cannot reach a
+ * badge without a word here.
  */
 export function badgeMessage(n: BadgeFields): BadgeMessage {
   switch (n.deadmanStatus) {
@@ -58,6 +58,8 @@ export function badgeMessage(n: BadgeFields): BadgeMessage {
       return "late";
     case "failing":
       return "failing";
+    case "paused":
+      return "paused";
     case "ok":
     case "off":
       return neverWritten(n) ? "new" : "up";

@@ -46,7 +46,7 @@ function parsedOf(expression: string, timezone: string): Parsed {
 const cronOf = (expression: string, timezone: string): Cron => parsedOf(expression, timezone).cron;
 
 /** The first run of the schedule strictly after `at` (ms), or null when it never runs again. */
-function nextRunAfter(expression: string, timezone: string, at: number): number | null {
+export function nextRunAfter(expression: string, timezone: string, at: number): number | null {
   const p = parsedOf(expression, timezone);
   if (p.next !== null && p.from <= at && at < p.next) return p.next;
   const next = p.cron.nextRun(new Date(at))?.getTime() ?? null;
@@ -80,23 +80,23 @@ export function canonicalZone(name: string): string | null {
  * twice within `minSeconds` (the shortest interval the switch allows); answers it with single
  * spaces between fields.
  */
-export function checkedSchedule(expression: string, timezone: string, minSeconds: number, now: number): string {
+export function checkedSchedule(expression: string, timezone: string, minSeconds: number, now: number, field = "note.schedule"): string {
   const fields = expression.trim().split(/\s+/);
   if (expression.length > MAX_EXPRESSION || fields.length < 5 || fields.length > 6) {
-    throw ValidationFailed.field("note.schedule", "invalid", "schedule must be a cron expression of 5 fields (or 6, seconds first)");
+    throw ValidationFailed.field(field, "invalid", "schedule must be a cron expression of 5 fields (or 6, seconds first)");
   }
   const normal = fields.join(" ");
   let cron: Cron;
   try {
     cron = cronOf(normal, timezone);
   } catch (e) {
-    throw ValidationFailed.field("note.schedule", "invalid", `schedule is not a cron expression: ${(e as Error).message.replace(/^CronPattern: /, "")}`);
+    throw ValidationFailed.field(field, "invalid", `schedule is not a cron expression: ${(e as Error).message.replace(/^CronPattern: /, "")}`);
   }
   const runs = cron.nextRuns(GAP_SAMPLE, new Date(now)).map((d) => d.getTime());
-  if (runs.length === 0) throw ValidationFailed.field("note.schedule", "never", "schedule never fires");
+  if (runs.length === 0) throw ValidationFailed.field(field, "never", "schedule never fires");
   for (let i = 1; i < runs.length; i++) {
     if (runs[i]! - runs[i - 1]! < minSeconds * 1000) {
-      throw ValidationFailed.field("note.schedule", "too_frequent", `schedule fires more often than every ${minSeconds} seconds, the shortest interval allowed`);
+      throw ValidationFailed.field(field, "too_frequent", `schedule fires more often than every ${minSeconds} seconds, the shortest interval allowed`);
     }
   }
   return normal;

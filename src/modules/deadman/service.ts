@@ -1,12 +1,10 @@
 import { and, eq, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import { accounts, notes, workspaces } from "../../db/tables";
-import { sqlRows } from "../../db/sql";
 import { mailOrigin } from "../../http/origin";
 import { AppError, ValidationFailed } from "../../http/errors";
 import { logEvent } from "../../http/log";
 import { iso } from "../../lib/clock";
-import { byteLength } from "../../lib/text";
 import { domainOf } from "../../mail/mailer";
 import { enqueueMail } from "../../mail/queue";
 import { deadmanAlert, deadmanRecovered, runOverdue, signalFailed } from "../../mail/templates";
@@ -15,15 +13,14 @@ import type { AppendHook } from "../streams/append/hooks";
 import { enqueueAlertDelivery } from "../webhooks/delivery";
 import { isPlausibleEmail, normaliseEmail } from "../accounts/service";
 import { scheduleOf } from "./schedule";
+import { lastLines } from "./alert-lines";
+import { heldUntil, quietChanges, type QuietInput } from "./quiet";
 import { watchChanges, type DeadmanInput } from "./watch";
 import type { NoteRow } from "../notes/repo";
 import type { Tier } from "../../limits/plans";
 
 export { MAX_INTERVAL_SECONDS } from "./watch";
 export const MAX_RUN_SECONDS = 7 * 24 * 3600;
-/** An alert quotes at most this many of the stream's last lines, and this many bytes of them. */
-const ALERT_LINES = 20;
-const ALERT_BYTES = 4096;
 
 /**
  * The dead-man part of a PATCH, inside its write. Setting an interval arms the switch with a
@@ -36,18 +33,19 @@ export function deadmanChanges(
   deps: Deps,
   tier: Tier,
   note: NoteRow,
-  input: DeadmanInput,
+  input: DeadmanInput & QuietInput,
 ): Partial<NoteRow> {
+  const quiet = quietChanges(deps, note, input);
   const fields = ["expected_interval_seconds", "schedule", "timezone", "grace_seconds", "alert_email", "max_run_seconds", "alert_webhook"] as const;
   const given = fields.find((f) => input[f] !== undefined);
-  if (given === undefined) return {};
+  if (given === undefined) return quiet;
   if (note.kind !== "stream") {
     throw ValidationFailed.field(`note.${given}`, "not_a_stream", "the dead-man's switch belongs to streams (append-only notes)");
   }
   const enabling =
     (input.expected_interval_seconds ?? null) !== null || (input.schedule ?? null) !== null || (input.alert_email ?? null) !== null || (input.max_run_seconds ?? null) !== null || input.alert_webhook === true;
   if (enabling && !tier.deadman) throw new AppError("plan_required", `the dead-man's switch is not available on the ${tier.name} plan`);
-  const changes: Partial<NoteRow> = {};
+  const changes: Partial<NoteRow> = { ...quiet };
   if (input.alert_webhook !== undefined) changes.alertWebhook = input.alert_webhook;
   const run = input.max_run_seconds;
   if (run !== undefined) {
@@ -82,12 +80,15 @@ export async function recipient(deps: Deps, note: { alertEmail: string | null; w
  * What each append says about its job. Any append brings a late stream back (a recovery mail,
  * once); `start` marks a run under way; `ok` ends it and brings a failing stream back too; `fail`
  * ends it and, unless the stream is failing already, alerts at once. The status is kept on every
- * plan; alerts go out on plans with the switch.
+ * plan; alerts go out on plans with the switch. Any write resumes a paused stream (its deadline
+ * was moved by the write, as for any armed stream). Inside quiet time or a maintenance window a
+ * failure's alert is held back (alert_owed_at); a spell whose alert was never sent ends without a
+ * recovery notice.
  */
 export const deadmanOnAppend: AppendHook = {
   appended(deps, { note, tier, signal, line, at }) {
     // Nothing to say for a plain line to a stream that is not late: no pause (modules/streams/append/maybe-promise.ts).
-    if (signal === undefined && note.deadmanStatus !== "late") return undefined;
+    if (signal === undefined && note.deadmanStatus !== "late" && note.deadmanStatus !== "paused") return undefined;
     return signalled(deps, note, tier, signal, line, at);
   },
 };
@@ -102,20 +103,23 @@ async function signalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal |
   }
   const armed = note.expectedIntervalSeconds !== null || note.schedule !== null ? "ok" : "off";
   if (signal === "fail") changes.deadmanStatus = "failing";
-  else if (before === "late" || (signal === "ok" && before === "failing")) changes.deadmanStatus = armed;
+  else if (before === "late" || before === "paused" || (signal === "ok" && before === "failing")) changes.deadmanStatus = armed;
   const after = changes.deadmanStatus ?? before;
+  const owed = note.alertOwedAt !== null;
+  const held = after === "failing" && after !== before ? heldUntil(note, now) : null;
+  if (held !== null) changes.alertOwedAt = held;
+  else if (owed && after !== before) changes.alertOwedAt = null;
   if (Object.keys(changes).length > 0) {
     await deps.db.update(notes).set(changes).where(eq(notes.id, note.id));
     // The row may sit in the writer's per-batch cache: the next append of the batch must see it.
     Object.assign(note, changes);
   }
-  if (!tier.deadman || after === before) return;
+  if (!tier.deadman || after === before || held !== null) return;
   const text = line.trimEnd();
   const name = note.filename ?? note.title;
   if (after === "failing") {
-    await enqueueMail(deps, signalFailed({ to: await recipient(deps, note), noteTitle: note.title, filename: note.filename, noteId: note.id, at: iso(now), line: text, lastLines: await lastLines(deps, note.id), baseUrl: mailOrigin(deps) }));
-    await enqueueAlertDelivery(deps, note, `FAILED: ${name} reported a failure: ${text}`, now);
-  } else if (before === "late" || before === "failing") {
+    await failedAlert(deps, note, now, text);
+  } else if ((before === "late" || before === "failing") && !owed) {
     await enqueueMail(deps, deadmanRecovered({ to: await recipient(deps, note), noteTitle: note.title, filename: note.filename, resumedAt: iso(now), line: text }));
     await enqueueAlertDelivery(deps, note, `RECOVERED: ${name} ${before === "failing" ? "reported ok" : "is writing again"}: ${text}`, now);
   }
@@ -123,77 +127,70 @@ async function signalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal |
 
 /**
  * Every armed stream whose deadline has passed becomes late and gets one alert mail, in the same
- * write: the status on the note is what stops a second alert, across restarts too.
+ * write: the status on the note is what stops a second alert, across restarts too. Inside quiet
+ * time or a maintenance window it becomes late silently, its alert owed from when they end.
  */
 export async function checkDeadlines(deps: Deps): Promise<number> {
   const now = deps.clock.now();
   const due = await deps.db
-    .select({
-      id: notes.id,
-      workspaceId: notes.workspaceId,
-      title: notes.title,
-      filename: notes.filename,
-      alertEmail: notes.alertEmail,
-      lastWriteAt: notes.lastWriteAt,
-      interval: notes.expectedIntervalSeconds,
-      schedule: notes.schedule,
-      timezone: notes.timezone,
-      graceSeconds: notes.graceSeconds,
-      fullSince: notes.fullSince,
-      webhookUrl: notes.webhookUrl,
-      webhookStatus: notes.webhookStatus,
-      alertWebhook: notes.alertWebhook,
-      byteSize: notes.byteSize,
-    })
+    .select()
     .from(notes)
     .where(and(eq(notes.deadmanStatus, "ok"), lte(notes.deadmanDueAt, now), isNull(notes.trashedAt)));
   for (const n of due) {
+    const held = heldUntil(n, now);
     await deps.db
       .update(notes)
-      .set({ deadmanStatus: "late" })
+      .set({ deadmanStatus: "late", alertOwedAt: held })
       .where(and(eq(notes.id, n.id), eq(notes.deadmanStatus, "ok")));
-    const to = await recipient(deps, n);
-    deps.writer.afterCommit(() => {
-      deps.metrics.deadmanAlerts.inc();
-      logEvent("warn", "dead-man alert sent", {
-        note_id: n.id,
-        silent_seconds: Math.round((now - n.lastWriteAt) / 1000),
-        interval_seconds: n.interval,
-        to_domain: domainOf(to),
-      });
-    });
-    await enqueueMail(
-      deps,
-      deadmanAlert({
-        to,
-        noteTitle: n.title,
-        filename: n.filename,
-        noteId: n.id,
-        lastWriteAt: iso(n.lastWriteAt),
-        silentForMs: now - n.lastWriteAt,
-        intervalSeconds: n.interval,
-        schedule: scheduleOf(n),
-        lastLines: await lastLines(deps, n.id),
-        baseUrl: mailOrigin(deps),
-        // A full stream is not silent: its writers are being refused, which is another fix.
-        fullSince: n.fullSince === null ? null : iso(n.fullSince),
-      }),
-    );
-    const name = n.filename ?? n.title;
-    await enqueueAlertDelivery(
-      deps,
-      { id: n.id, webhookUrl: n.webhookUrl, webhookStatus: n.webhookStatus, alertWebhook: n.alertWebhook, byteSize: n.byteSize },
-      n.fullSince === null ? `LATE: no write to ${name} for ${Math.round((now - n.lastWriteAt) / 1000)}s (${n.schedule === null ? `expected every ${n.interval}s` : `scheduled "${n.schedule}" ${n.timezone}`})` : `FULL: ${name} is full and refusing writes`,
-      now,
-    );
+    if (held === null) await lateAlert(deps, n, now);
   }
-  return due.length + (await checkRuns(deps, now));
+  return due.length + (await checkRuns(deps, now)) + (await sendOwedAlerts(deps, now));
+}
+
+type AlertRow = Omit<NoteRow, "body" | "richHtml" | "trashedFilename"> | NoteRow;
+
+/** The alert of a stream that went late: a mail, and the alert webhook's message. */
+async function lateAlert(deps: Deps, n: AlertRow, now: number): Promise<void> {
+  const to = await recipient(deps, n);
+  deps.writer.afterCommit(() => {
+    deps.metrics.deadmanAlerts.inc();
+    logEvent("warn", "dead-man alert sent", {
+      note_id: n.id,
+      silent_seconds: Math.round((now - n.lastWriteAt) / 1000),
+      interval_seconds: n.expectedIntervalSeconds,
+      to_domain: domainOf(to),
+    });
+  });
+  await enqueueMail(
+    deps,
+    deadmanAlert({
+      to,
+      noteTitle: n.title,
+      filename: n.filename,
+      noteId: n.id,
+      lastWriteAt: iso(n.lastWriteAt),
+      silentForMs: now - n.lastWriteAt,
+      intervalSeconds: n.expectedIntervalSeconds,
+      schedule: scheduleOf(n),
+      lastLines: await lastLines(deps, n.id),
+      baseUrl: mailOrigin(deps),
+      // A full stream is not silent: its writers are being refused, which is another fix.
+      fullSince: n.fullSince === null ? null : iso(n.fullSince),
+    }),
+  );
+  const name = n.filename ?? n.title;
+  await enqueueAlertDelivery(
+    deps,
+    n,
+    n.fullSince === null ? `LATE: no write to ${name} for ${Math.round((now - n.lastWriteAt) / 1000)}s (${n.schedule === null ? `expected every ${n.expectedIntervalSeconds}s` : `scheduled "${n.schedule}" ${n.timezone}`})` : `FULL: ${name} is full and refusing writes`,
+    now,
+  );
 }
 
 /**
  * Every run that started (status start) and has not reported within its stream's
- * max_run_seconds: the stream becomes late and alerts once, like a missed deadline; the run is
- * forgotten, so the next start begins a new one.
+ * max_run_seconds: the stream becomes late and alerts once, like a missed deadline (or owes its
+ * alert, inside quiet time or a window); the run is forgotten, so the next start begins a new one.
  */
 async function checkRuns(deps: Deps, now: number): Promise<number> {
   const overdue = await deps.db
@@ -202,77 +199,55 @@ async function checkRuns(deps: Deps, now: number): Promise<number> {
     .where(and(isNotNull(notes.runStartedAt), isNotNull(notes.maxRunSeconds), isNull(notes.trashedAt), sql`${notes.runStartedAt} + ${notes.maxRunSeconds} * 1000 <= ${now}`));
   for (const n of overdue) {
     const wasAlerting = n.deadmanStatus === "late" || n.deadmanStatus === "failing";
+    const held = wasAlerting ? null : heldUntil(n, now);
     await deps.db
       .update(notes)
-      .set({ runStartedAt: null, ...(wasAlerting ? {} : { deadmanStatus: "late" as const }) })
+      .set({ runStartedAt: null, ...(wasAlerting ? {} : { deadmanStatus: "late" as const, alertOwedAt: held }) })
       .where(eq(notes.id, n.id));
-    if (wasAlerting) continue;
-    const name = n.filename ?? n.title;
-    await enqueueMail(
-      deps,
-      runOverdue({ to: await recipient(deps, n), noteTitle: n.title, filename: n.filename, noteId: n.id, startedAt: iso(n.runStartedAt!), maxRunSeconds: n.maxRunSeconds!, lastLines: await lastLines(deps, n.id), baseUrl: mailOrigin(deps) }),
-    );
-    await enqueueAlertDelivery(deps, n, `LATE: a run of ${name} started ${Math.round((now - n.runStartedAt!) / 1000)}s ago and has not reported (max ${n.maxRunSeconds}s)`, now);
+    if (wasAlerting || held !== null) continue;
+    await runAlert(deps, n, now);
   }
   return overdue.length;
 }
 
+async function runAlert(deps: Deps, n: NoteRow, now: number): Promise<void> {
+  const name = n.filename ?? n.title;
+  await enqueueMail(
+    deps,
+    runOverdue({ to: await recipient(deps, n), noteTitle: n.title, filename: n.filename, noteId: n.id, startedAt: iso(n.runStartedAt!), maxRunSeconds: n.maxRunSeconds!, lastLines: await lastLines(deps, n.id), baseUrl: mailOrigin(deps) }),
+  );
+  await enqueueAlertDelivery(deps, n, `LATE: a run of ${name} started ${Math.round((now - n.runStartedAt!) / 1000)}s ago and has not reported (max ${n.maxRunSeconds}s)`, now);
+}
 
 /**
- * The last lines of a stream for an alert: at most 20, and 4 KB of them. Only the ends of the
- * newest chunks are read (a chunk may be a whole batch of lines, or one 3 MB line), so the cost
- * does not depend on how much the stream holds (read a few chunks at a time, newest first).
+ * Alerts held back by quiet time or a maintenance window, once it has ended: a spell still on
+ * (late or failing) alerts now, once; one that ended meanwhile sends nothing. Clearing
+ * alert_owed_at from the value read is the claim, so two sweeps never send one alert twice.
  */
-export async function lastLines(deps: Deps, noteId: string): Promise<string[]> {
-  const keep = ALERT_BYTES + 1;
-  let text = "";
-  let whole = true;
-  let before: number | null = null;
-  read: for (;;) {
-    const page: { seq: number | string; tail: string; cut: number | boolean }[] = await sqlRows(
-      deps.store,
-      sql`SELECT seq, CASE WHEN length(text) > ${keep} THEN substr(text, length(text) - ${keep - 1}) ELSE text END AS tail,
-            CASE WHEN length(text) > ${keep} THEN 1 ELSE 0 END AS cut
-          FROM note_chunks WHERE note_id = ${noteId}${before === null ? sql`` : sql` AND seq < ${before}`} ORDER BY seq DESC LIMIT 8`,
-    );
-    for (const c of page) {
-      before = Number(c.seq);
-      text = c.tail + text;
-      if (Number(c.cut) === 1 || text.length > ALERT_BYTES || newlines(text) > ALERT_LINES) {
-        whole = false;
-        break read;
-      }
-    }
-    if (page.length < 8) break;
+async function sendOwedAlerts(deps: Deps, now: number): Promise<number> {
+  const owed = await deps.db
+    .select()
+    .from(notes)
+    .where(and(lte(notes.alertOwedAt, now), isNull(notes.trashedAt)));
+  let sent = 0;
+  for (const n of owed) {
+    const on = n.deadmanStatus === "late" || n.deadmanStatus === "failing";
+    const held = on ? heldUntil(n, now) : null;
+    const claimed = await deps.db
+      .update(notes)
+      .set({ alertOwedAt: held })
+      .where(and(eq(notes.id, n.id), eq(notes.alertOwedAt, n.alertOwedAt!)))
+      .returning({ id: notes.id });
+    if (claimed.length === 0 || !on || held !== null) continue;
+    sent++;
+    if (n.deadmanStatus === "late") await lateAlert(deps, n, now);
+    else await failedAlert(deps, n, now, (await lastLines(deps, n.id)).at(-1) ?? "");
   }
-  const lines = text.split("\n");
-  lines.pop();
-  // Read from a chunk's middle, the first line may be the end of a longer one.
-  if (!whole && lines.length > 1) lines.shift();
-  const kept: string[] = [];
-  let size = 0;
-  for (let i = lines.length - 1; i >= 0 && kept.length < ALERT_LINES; i--) {
-    const line = lines[i]!;
-    if (line === "") continue;
-    const bytes = byteLength(line) + 1;
-    if (size + bytes > ALERT_BYTES) {
-      if (kept.length === 0) kept.push(`…${lastBytes(line, ALERT_BYTES - 4)}`);
-      break;
-    }
-    kept.push(line);
-    size += bytes;
-  }
-  return kept.reverse();
+  return sent;
 }
 
-function newlines(s: string): number {
-  let n = 0;
-  for (let i = s.indexOf("\n"); i !== -1; i = s.indexOf("\n", i + 1)) n++;
-  return n;
-}
-
-/** The end of a line, at most `max` UTF-8 bytes, without a broken character at its start. */
-function lastBytes(line: string, max: number): string {
-  const buf = Buffer.from(line.slice(-max));
-  return buf.subarray(Math.max(0, buf.length - max)).toString("utf8").replace(/^\uFFFD+/, "");
+async function failedAlert(deps: Deps, note: NoteRow, now: number, text: string): Promise<void> {
+  const name = note.filename ?? note.title;
+  await enqueueMail(deps, signalFailed({ to: await recipient(deps, note), noteTitle: note.title, filename: note.filename, noteId: note.id, at: iso(now), line: text, lastLines: await lastLines(deps, note.id), baseUrl: mailOrigin(deps) }));
+  await enqueueAlertDelivery(deps, note, `FAILED: ${name} reported a failure: ${text}`, now);
 }

@@ -9,7 +9,7 @@ import { deadmanAlert } from "../../mail/templates";
 import { visibleNote } from "../notes/repo";
 import { requireScope } from "../tokens/service";
 import { getWorkspace, tierOf } from "../workspaces/repo";
-import { lastLines } from "./service";
+import { lastLines } from "./alert-lines";
 import { scheduleOf } from "./schedule";
 
 /**

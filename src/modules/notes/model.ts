@@ -12,6 +12,18 @@ const RetentionSchema = t.Union([t.Literal("reject"), t.Literal("drop_oldest")],
 
 const Timestamp = t.String({ format: "date-time", description: "ISO 8601 UTC" });
 
+const WINDOW_SCHEDULE = "cron (5 fields, or 6 with seconds first) of the times the window opens";
+const MaintenanceWindow = t.Object({
+  schedule: t.String({ description: WINDOW_SCHEDULE }),
+  timezone: t.String({ description: "IANA time zone the schedule runs in" }),
+  duration_seconds: t.Integer({ description: "How long the window stays open, 1 to 604800" }),
+});
+const MaintenanceWindowInput = t.Object({
+  schedule: t.String({ description: WINDOW_SCHEDULE }),
+  timezone: t.Optional(t.String({ description: "IANA time zone the schedule runs in (default UTC)" })),
+  duration_seconds: t.Integer({ description: "How long the window stays open, 1 to 604800" }),
+});
+
 export const NoteRecord = t.Object(
   {
     id: t.String({ description: "note_…" }),
@@ -37,9 +49,11 @@ export const NoteRecord = t.Object(
     grace_seconds: t.Integer({ description: "How long after a scheduled time a write may come before the stream is late" }),
     due_at: t.Nullable(t.String({ format: "date-time", description: "When the stream turns late without a write; null when it is not watched or waits for its first write" })),
     alert_email: t.Nullable(t.String({ description: "Where dead-man alerts go; null means the account's address" })),
-    deadman_status: t.Union([t.Literal("off"), t.Literal("ok"), t.Literal("late"), t.Literal("failing")], {
-      description: "off; ok; late (no write within the interval, or a run past max_run_seconds); failing (the last signal was status fail)",
+    deadman_status: t.Union([t.Literal("off"), t.Literal("ok"), t.Literal("late"), t.Literal("failing"), t.Literal("paused")], {
+      description: "off; ok; late (no write within the interval, or a run past max_run_seconds); failing (the last signal was status fail); paused (POST /notes/{id}/pause: no alert until the next write)",
     }),
+    quiet_until: t.Nullable(t.String({ format: "date-time", description: "No alert goes out before this time; a spell still on then alerts once. Null: not quiet" })),
+    maintenance: t.Array(MaintenanceWindow, { description: "Recurring windows in which no alert starts; a spell still on when one ends alerts then" }),
     max_run_seconds: t.Nullable(t.Integer({ description: "How long a run may take after a status start append before it alerts; null: no limit" })),
     alert_webhook: t.Boolean({ description: "Dead-man and signal alerts also go to the stream's webhook, in its format" }),
     run_started_at: t.Nullable(Timestamp),
@@ -108,6 +122,8 @@ export const UpdateNoteBody = t.Object({
     alert_email: t.Optional(t.Nullable(t.String({ description: "Recipient of dead-man alerts; null means the account's address" }))),
     max_run_seconds: t.Optional(t.Nullable(t.Integer({ description: "Streams, Dev and Team plans: 1 to 604800; null removes the limit" }))),
     alert_webhook: t.Optional(t.Boolean({ description: "Streams: alerts also go to the webhook" })),
+    quiet_until: t.Optional(t.Nullable(t.String({ description: "Streams: ISO date-time at most 30 days ahead before which no alert goes out; null or a past time clears it" }))),
+    maintenance: t.Optional(t.Nullable(t.Array(MaintenanceWindowInput, { description: "Streams: up to 10 recurring windows without alerts; [] or null removes them" }))),
     retention: t.Optional(RetentionSchema),
     retention_days: t.Optional(t.Nullable(t.Integer({ description: "Streams: 1 to 3650 days; null keeps lines of any age" }))),
   }),

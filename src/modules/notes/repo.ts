@@ -8,6 +8,7 @@ import { mayNameRow } from "../../db/keys";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { Page } from "../../lib/pagination";
+import { windowsOf } from "../deadman/quiet";
 import { folderNoteCount } from "../folders/repo";
 import { seesNote } from "../tokens/service";
 import { activeNotes, getWorkspace } from "../workspaces/repo";
@@ -51,6 +52,9 @@ export function newNoteRow(
     schedule: null,
     timezone: "UTC",
     graceSeconds: 300,
+    quietUntil: null,
+    maintenance: null,
+    alertOwedAt: null,
     runStartedAt: null,
     lastRunMs: null,
     maxRunSeconds: null,
@@ -91,6 +95,8 @@ export function toRecord(ctx: Ctx, row: NoteMeta, plainBody?: string): NoteRecor
     due_at: row.deadmanStatus === "off" || row.deadmanDueAt === null ? null : iso(Number(row.deadmanDueAt)),
     alert_email: row.alertEmail,
     deadman_status: row.deadmanStatus,
+    quiet_until: row.quietUntil === null || row.quietUntil <= ctx.deps.clock.now() ? null : iso(Number(row.quietUntil)),
+    maintenance: windowsOf(row),
     max_run_seconds: row.maxRunSeconds,
     // Rows read with raw SQL (the append path's) carry SQLite's 0/1.
     alert_webhook: Boolean(row.alertWebhook),

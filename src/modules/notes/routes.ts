@@ -5,6 +5,7 @@ import type { AnyAuth } from "../../http/plugins/auth";
 import { BulkCreateBody, CreateNoteBody, Deleted, FilenameParams, ListNotesQuery, NoteIdParams, NoteList, NoteRecord, Purged, TrashList, UpdateNoteBody } from "./model";
 import * as notes from "./service";
 import { listTrash, purgeNote, restoreNote } from "./trash";
+import { pauseStream } from "../deadman/pause";
 
 const detail = (summary: string) => ({ detail: { tags: ["notes"], summary } });
 
@@ -59,6 +60,11 @@ export const notesRoutes = (auth: AnyAuth) =>
       params: NoteIdParams,
       response: { 200: Purged },
       ...detail("Purge a note from the trash now: deleted for good and its storage freed (404 when it is not in the trash); works on a full disk"),
+    })
+    .post("/notes/:id/pause", async ({ ctx, params }) => send(await pauseStream({ ctx, id: params.id })), {
+      params: NoteIdParams,
+      response: { 200: NoteRecord },
+      ...detail("Pause a stream's alerts (deadman_status paused): none of any kind until its next write, which resumes watching"),
     })
     .post("/notes/:id/restore", async ({ ctx, params }) => send(await restoreNote({ ctx, id: params.id })), {
       params: NoteIdParams,

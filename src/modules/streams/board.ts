@@ -12,7 +12,7 @@ import { listNoteRows, noteListConds, type NoteListFilter, type NoteMeta } from 
  */
 
 /** The dead-man column: `full` wins (a full stream's writers are refused, which also makes it silent), then a failed run, then the deadline. */
-export type StreamHealth = "off" | "ok" | "late" | "failing" | "full";
+export type StreamHealth = "off" | "ok" | "late" | "failing" | "paused" | "full";
 export type WebhookHealth = "none" | "ok" | "failing" | "disabled";
 
 export const BOARD_FILTERS = ["all", "attention", "streams", "plain", "rich"] as const;

@@ -48,6 +48,7 @@ const HEALTH_TEXT: Record<StreamHealth, string> = {
   ok: "writing on time",
   late: "late: no write within the expected interval",
   failing: "the last run reported a failure",
+  paused: "paused: no alert until the next write",
   full: "full: at its size cap, new lines are refused",
 };
 

@@ -160,7 +160,9 @@ async function deadmanCard(deps: Deps, s: WebSession, note: NoteRow, state: Form
         ? html`<span class="badge late">failing</span>`
         : note.deadmanStatus === "ok"
           ? html`<span class="badge ok">watching</span>`
-          : "";
+          : note.deadmanStatus === "paused"
+            ? html`<span class="badge off">paused</span>`
+            : "";
   if (!available) {
     const plans = plansWithDeadman(deps.config.limitProfile);
     return html`<div class="card gated"><h2>Alert when it goes quiet ${badge}</h2>

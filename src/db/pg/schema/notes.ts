@@ -56,11 +56,17 @@ export const notes = pgTable(
     badgeTokenHash: text("badge_token_hash"),
     expectedIntervalSeconds: integer("expected_interval_seconds"),
     alertEmail: text("alert_email"),
-    deadmanStatus: text("deadman_status", { enum: ["off", "ok", "late", "failing"] }).notNull().default("off"),
+    deadmanStatus: text("deadman_status", { enum: ["off", "ok", "late", "failing", "paused"] }).notNull().default("off"),
     deadmanDueAt: ms("deadman_due_at"),
     schedule: text("schedule"),
     timezone: text("timezone").notNull().default("UTC"),
     graceSeconds: integer("grace_seconds").notNull().default(300),
+    // Quiet and maintenance (modules/deadman/quiet.ts): no alert before quiet_until (ms) nor inside
+    // a window (JSON: [{schedule, timezone, duration_seconds}]); a spell's alert held back is owed
+    // from alert_owed_at, when a second indexed sweep sends it if the spell is still on.
+    quietUntil: ms("quiet_until"),
+    maintenance: text("maintenance"),
+    alertOwedAt: ms("alert_owed_at"),
     runStartedAt: ms("run_started_at"),
     // A run's length in ms: integer would end at 24.8 days.
     lastRunMs: bigint("last_run_ms", { mode: "number" }),
@@ -80,6 +86,7 @@ export const notes = pgTable(
     uniqueIndex("notes_inbox_token").on(t.inboxTokenHash),
     uniqueIndex("notes_badge_token").on(t.badgeTokenHash),
     index("notes_deadman_due").on(t.deadmanStatus, t.deadmanDueAt),
+    index("notes_alert_owed").on(t.alertOwedAt),
     index("notes_run_started").on(t.runStartedAt).where(sql`run_started_at IS NOT NULL`),
     index("notes_trashed").on(t.trashedAt).where(sql`trashed_at IS NOT NULL`),
     index("notes_retention_days").on(t.retentionDays).where(sql`retention_days IS NOT NULL`),
