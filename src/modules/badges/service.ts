@@ -2,13 +2,12 @@ import { and, eq, isNull } from "drizzle-orm";
 import type { Ctx, Deps } from "../../deps";
 import { notes } from "../../db/tables";
 import { commit } from "../../http/commit";
-import { NotFound, ValidationFailed } from "../../http/errors";
+import { NotFound } from "../../http/errors";
 import type { Reply } from "../../http/reply";
-import { randomBase62 } from "../../lib/random";
 import { sha256Hex } from "../../lib/secrets";
 import { neverWritten } from "../deadman/watch";
 import { visibleNote, type NoteRow } from "../notes/repo";
-import { writableWorkspace } from "../notes/service";
+import { newStreamSecret, storeStreamSecret } from "../notes/stream-secret";
 import { requireScope } from "../tokens/service";
 import type { BadgeJson, BadgeMessage, BadgeUrls } from "./model";
 
@@ -19,17 +18,14 @@ const COLOR: Record<BadgeMessage, string> = { up: "brightgreen", late: "orange",
 
 /**
  * Creates or rotates a stream's badge: a new token each time, only its hash kept, so the old URLs
- * stop answering at once. The checks are a PATCH's: the write scope and a token that sees the
- * note (a token pinned to this stream may make its badge). 32 base62 characters ≈ 190 bits.
+ * stop answering at once (storeStreamSecret). The checks are a PATCH's: the write scope and a token that sees the
+ * note (a token pinned to this stream may make its badge).
  */
 export async function rotateBadge({ ctx, noteId, baseUrl }: { ctx: Ctx; noteId: string; baseUrl: string }): Promise<Reply<BadgeUrls>> {
   requireScope(ctx, "write");
-  const token = BADGE_TOKEN_PREFIX + randomBase62(32);
+  const token = newStreamSecret(BADGE_TOKEN_PREFIX);
   return commit(ctx, 201, async () => {
-    const note = await visibleNote(ctx, noteId);
-    if (note.kind !== "stream") throw ValidationFailed.field("id", "not_a_stream", "a badge shows a stream's status; this note is editable");
-    await writableWorkspace(ctx);
-    await ctx.deps.db.update(notes).set({ badgeTokenHash: sha256Hex(token) }).where(eq(notes.id, note.id));
+    await storeStreamSecret(ctx, noteId, "badgeTokenHash", token, "a badge shows a stream's status; this note is editable");
     return { svg_url: `${baseUrl}/badge/${token}.svg`, json_url: `${baseUrl}/badge/${token}.json` };
   });
 }

@@ -5,14 +5,13 @@ import { commit } from "../../http/commit";
 import type { Reply } from "../../http/reply";
 import { mayNameRow } from "../../db/keys";
 import { paged } from "../../db/paged";
-import { AppError, Conflict, NotFound, ValidationFailed } from "../../http/errors";
+import { AppError, Conflict, NotFound } from "../../http/errors";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { Page } from "../../lib/pagination";
-import { randomBase62 } from "../../lib/random";
 import { sha256Hex } from "../../lib/secrets";
 import { visibleNote, type NoteRow } from "../notes/repo";
-import { writableWorkspace } from "../notes/service";
+import { newStreamSecret, storeStreamSecret } from "../notes/stream-secret";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertStorage } from "../workspaces/caps";
 import { addStorage, getWorkspace, tierOf } from "../workspaces/repo";
@@ -31,12 +30,9 @@ const KEPT_HEADERS = ["content-type", "user-agent", "x-github-event", "x-gitlab-
 export async function rotateInbox({ ctx, noteId, baseUrl }: { ctx: Ctx; noteId: string; baseUrl: string }): Promise<Reply<{ inbox_url: string; token: string }>> {
   requireScope(ctx, "write");
   requireUnpinned(ctx, "manage inboxes");
-  const token = INBOX_TOKEN_PREFIX + randomBase62(32);
+  const token = newStreamSecret(INBOX_TOKEN_PREFIX);
   return commit(ctx, 201, async () => {
-    const note = await visibleNote(ctx, noteId);
-    if (note.kind !== "stream") throw ValidationFailed.field("id", "not_a_stream", "an inbox appends to a stream; this note is editable");
-    await writableWorkspace(ctx);
-    await ctx.deps.db.update(notes).set({ inboxTokenHash: sha256Hex(token) }).where(eq(notes.id, note.id));
+    await storeStreamSecret(ctx, noteId, "inboxTokenHash", token, "an inbox appends to a stream; this note is editable");
     return { inbox_url: `${baseUrl}/h/${token}`, token };
   });
 }
