@@ -5,6 +5,7 @@ import { runTask as runOne, runTasks, startScheduler, type PeriodicTask } from "
 import { expireUnusedClients } from "./modules/oauth/clients";
 import { runLifecycle } from "./modules/accounts/lifecycle";
 import { checkDeadlines } from "./modules/deadman/service";
+import { pruneAckLinks } from "./modules/deadman/ack-links";
 import { pruneApiErrors } from "./modules/api-errors/service";
 import { expireExports } from "./modules/export/service";
 import { pruneInboxDeliveries } from "./modules/inbox/service";
@@ -29,6 +30,7 @@ export const PERIODIC_TASKS = [
   { name: "jobs-purge", pattern: "0 17 * * * *", run: (deps: Deps) => purgeFinishedJobs(deps) },
   { name: "export-expiry", pattern: "0 */5 * * * *", run: (deps: Deps) => expireExports(deps) },
   { name: "token-use", pattern: "30 * * * * *", run: (deps: Deps) => flushTokenUse(deps), everyInstance: true },
+  { name: "ack-link-prune", pattern: "0 29 * * * *", run: (deps: Deps) => pruneAckLinks(deps) },
   { name: "inbox-prune", pattern: "0 27 * * * *", run: (deps: Deps) => pruneInboxDeliveries(deps) },
   // Notes are purged 30 days after trashing, within the hour: finding them scans the notes table
   // (no index on trashed_at), so hourly, and each run takes a bounded batch.

@@ -29,6 +29,7 @@ export function sharedBuilder(db: PgDb): Db {
 }
 
 export const accountLinks = t.accountLinks;
+export const ackLinks = t.ackLinks;
 export const accounts = t.accounts;
 export const apiErrors = t.apiErrors;
 export const appMeta = t.appMeta;

@@ -1,9 +1,21 @@
 import type { MailMessage } from "./mailer";
 
-/** Where the note is and what it said last: the part every alert about a stream ends with. */
-function noteAndLastLines(a: { baseUrl: string; noteId: string; lastLines: string[] }): string[] {
-  return [`Note: ${a.baseUrl}/api/v1/notes/${a.noteId}`, "", a.lastLines.length ? "Its last lines:" : "It has no lines yet.", ...a.lastLines.map((l) => `  ${l}`)];
+/**
+ * Where the note is and what it said last: the part every alert about a stream ends with; an
+ * alert about a spell (late, failing) has its acknowledge link too.
+ */
+function noteAndLastLines(a: { baseUrl: string; noteId: string; lastLines: string[]; ackUrl?: string }): string[] {
+  return [
+    `Note: ${a.baseUrl}/api/v1/notes/${a.noteId}`,
+    ...(a.ackUrl ? [`Acknowledge (no more repeats or escalation of this alert): ${a.ackUrl}`] : []),
+    "",
+    a.lastLines.length ? "Its last lines:" : "It has no lines yet.",
+    ...a.lastLines.map((l) => `  ${l}`),
+  ];
 }
+
+/** A spell's alert: each mail has its own acknowledge link. */
+type SpellAlert = { to: string; noteTitle: string; filename: string | null; noteId: string; lastLines: string[]; baseUrl: string; ackUrl?: string };
 
 /** Mail texts. Pure functions of their inputs, so they are tested as strings. */
 
@@ -30,6 +42,7 @@ export function deadmanAlert(a: {
   baseUrl: string;
   /** Set when the stream refuses appends because it is full: writes are arriving, none is stored. */
   fullSince?: string | null;
+  ackUrl?: string;
 }): MailMessage {
   const name = a.filename ?? a.noteTitle;
   const full = a.fullSince ?? null;
@@ -55,7 +68,7 @@ function expected(a: { intervalSeconds: number | null; schedule?: { schedule: st
 }
 
 /** A run reported failure (status fail): at once, once until an ok. */
-export function signalFailed(a: { to: string; noteTitle: string; filename: string | null; noteId: string; at: string; line: string; lastLines: string[]; baseUrl: string }): MailMessage {
+export function signalFailed(a: SpellAlert & { at: string; line: string }): MailMessage {
   const name = a.filename ?? a.noteTitle;
   return {
     to: a.to,
@@ -73,7 +86,7 @@ export function signalFailed(a: { to: string; noteTitle: string; filename: strin
 }
 
 /** A run started (status start) and has not reported within max_run_seconds. */
-export function runOverdue(a: { to: string; noteTitle: string; filename: string | null; noteId: string; startedAt: string; maxRunSeconds: number; lastLines: string[]; baseUrl: string }): MailMessage {
+export function runOverdue(a: SpellAlert & { startedAt: string; maxRunSeconds: number }): MailMessage {
   const name = a.filename ?? a.noteTitle;
   return {
     to: a.to,
@@ -84,6 +97,37 @@ export function runOverdue(a: { to: string; noteTitle: string; filename: string 
       ...noteAndLastLines(a),
       "",
       "You will get one more mail when it reports again.",
+    ].join("\n"),
+  };
+}
+
+/** A spell still on: repeat_alert_seconds after the last alert, at most `of` times. */
+export function alertRepeated(a: SpellAlert & { status: "late" | "failing"; since: string; forMs: number; repeat: number; of: number }): MailMessage {
+  const name = a.filename ?? a.noteTitle;
+  return {
+    to: a.to,
+    subject: `[notestream] ${name} is still ${a.status} (${ago(a.forMs)})`,
+    text: [
+      `"${name}" has been ${a.status} for ${ago(a.forMs)}, since ${a.since}.`,
+      "",
+      ...noteAndLastLines(a),
+      "",
+      a.repeat < a.of ? `This is reminder ${a.repeat} of at most ${a.of} for this alert.` : `This is the last reminder (${a.of}) for this alert.`,
+    ].join("\n"),
+  };
+}
+
+/** A spell neither acknowledged nor ended after escalate_after_seconds: once, to escalate_to. */
+export function alertEscalated(a: SpellAlert & { status: "late" | "failing"; since: string; forMs: number }): MailMessage {
+  const name = a.filename ?? a.noteTitle;
+  return {
+    to: a.to,
+    subject: `[notestream] escalated: ${name} has been ${a.status} for ${ago(a.forMs)}`,
+    text: [
+      `"${name}" has been ${a.status} for ${ago(a.forMs)}, since ${a.since}, and nobody has acknowledged its alert.`,
+      "This address is the stream's escalation contact; this is the only escalation mail of this alert.",
+      "",
+      ...noteAndLastLines(a),
     ].join("\n"),
   };
 }

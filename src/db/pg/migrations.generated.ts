@@ -12,6 +12,7 @@ import m8 from "../../../migrations-pg/0008_search_behind_commit.sql" with { typ
 import m9 from "../../../migrations-pg/0009_stream_schedules.sql" with { type: "text" };
 import m10 from "../../../migrations-pg/0010_status_badges.sql" with { type: "text" };
 import m11 from "../../../migrations-pg/0011_quiet_and_pause.sql" with { type: "text" };
+import m12 from "../../../migrations-pg/0012_repeats_escalation_ack.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -27,4 +28,5 @@ export const migrationSql: Record<string, string> = {
   "0009_stream_schedules": m9,
   "0010_status_badges": m10,
   "0011_quiet_and_pause": m11,
+  "0012_repeats_escalation_ack": m12,
 };

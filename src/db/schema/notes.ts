@@ -71,6 +71,20 @@ export const notes = sqliteTable(
     quietUntil: integer("quiet_until"),
     maintenance: text("maintenance"),
     alertOwedAt: integer("alert_owed_at"),
+    // Repeats and escalation (modules/deadman/spell.ts): while a spell (late or failing) is on, the
+    // alert repeats every repeat_alert_seconds (at most 24 times) and goes to escalate_to once after
+    // escalate_after_seconds, unless acknowledged. The spell's bookkeeping: when it started, when
+    // its last alert went out, how many repeats, when it escalated, and when the next of those is
+    // due (next_alert_at, found by its index).
+    repeatAlertSeconds: integer("repeat_alert_seconds"),
+    escalateAfterSeconds: integer("escalate_after_seconds"),
+    escalateTo: text("escalate_to"),
+    spellStartedAt: integer("spell_started_at"),
+    alertedAt: integer("alerted_at"),
+    alertRepeats: integer("alert_repeats").notNull().default(0),
+    escalatedAt: integer("escalated_at"),
+    acknowledgedAt: integer("acknowledged_at"),
+    nextAlertAt: integer("next_alert_at"),
     // Signals (status on appends): a run that started and has not reported, how long the last
     // one took, how long one may take, and whether alerts also go to the stream's webhook.
     runStartedAt: integer("run_started_at"),
@@ -95,6 +109,7 @@ export const notes = sqliteTable(
     uniqueIndex("notes_badge_token").on(t.badgeTokenHash),
     index("notes_deadman_due").on(t.deadmanStatus, t.deadmanDueAt),
     index("notes_alert_owed").on(t.alertOwedAt),
+    index("notes_next_alert").on(t.nextAlertAt).where(sql`next_alert_at IS NOT NULL`),
     // The overdue-run check visits only streams with a run under way.
     index("notes_run_started").on(t.runStartedAt).where(sql`run_started_at IS NOT NULL`),
     // The hourly purge finds trashed notes without scanning every note.
@@ -133,4 +148,19 @@ export const snapshots = sqliteTable(
     lastSaveAt: integer("last_save_at").notNull(),
   },
   (t) => [index("snapshots_note").on(t.noteId, t.createdAt)],
+);
+
+/**
+ * The acknowledge links of alert mails (/ack/{token}): one per mail, kept as the token's SHA-256,
+ * naming the spell it was sent for; a link of an ended spell acknowledges nothing.
+ */
+export const ackLinks = sqliteTable(
+  "ack_links",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    noteId: text("note_id").notNull().references(() => notes.id, { onDelete: "cascade" }),
+    spellStartedAt: integer("spell_started_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("ack_links_created").on(t.createdAt)],
 );

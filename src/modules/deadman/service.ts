@@ -13,8 +13,11 @@ import type { AppendHook } from "../streams/append/hooks";
 import { enqueueAlertDelivery } from "../webhooks/delivery";
 import { isPlausibleEmail, normaliseEmail } from "../accounts/service";
 import { scheduleOf } from "./schedule";
+import { recipient } from "./recipient";
 import { lastLines } from "./alert-lines";
 import { heldUntil, quietChanges, type QuietInput } from "./quiet";
+import { mintAckUrl } from "./ack-links";
+import { armFollowUps, followUpChanges, sendFollowUps, spellChanges, type FollowUpInput } from "./spell";
 import { watchChanges, type DeadmanInput } from "./watch";
 import type { NoteRow } from "../notes/repo";
 import type { Tier } from "../../limits/plans";
@@ -33,19 +36,26 @@ export function deadmanChanges(
   deps: Deps,
   tier: Tier,
   note: NoteRow,
-  input: DeadmanInput & QuietInput,
+  input: DeadmanInput & QuietInput & FollowUpInput,
 ): Partial<NoteRow> {
-  const quiet = quietChanges(deps, note, input);
+  const changes = { ...quietChanges(deps, note, input), ...followUpChanges(deps, note, input) };
+  Object.assign(changes, watchedChanges(deps, tier, note, input));
+  // Re-arming or turning off the switch ends a spell: its follow-ups and acknowledgement go with it.
+  if (changes.deadmanStatus !== undefined) Object.assign(changes, spellChanges(note.deadmanStatus, changes.deadmanStatus, deps.clock.now()));
+  return changes;
+}
+
+function watchedChanges(deps: Deps, tier: Tier, note: NoteRow, input: DeadmanInput): Partial<NoteRow> {
   const fields = ["expected_interval_seconds", "schedule", "timezone", "grace_seconds", "alert_email", "max_run_seconds", "alert_webhook"] as const;
   const given = fields.find((f) => input[f] !== undefined);
-  if (given === undefined) return quiet;
+  if (given === undefined) return {};
   if (note.kind !== "stream") {
     throw ValidationFailed.field(`note.${given}`, "not_a_stream", "the dead-man's switch belongs to streams (append-only notes)");
   }
   const enabling =
     (input.expected_interval_seconds ?? null) !== null || (input.schedule ?? null) !== null || (input.alert_email ?? null) !== null || (input.max_run_seconds ?? null) !== null || input.alert_webhook === true;
   if (enabling && !tier.deadman) throw new AppError("plan_required", `the dead-man's switch is not available on the ${tier.name} plan`);
-  const changes: Partial<NoteRow> = { ...quiet };
+  const changes: Partial<NoteRow> = {};
   if (input.alert_webhook !== undefined) changes.alertWebhook = input.alert_webhook;
   const run = input.max_run_seconds;
   if (run !== undefined) {
@@ -63,17 +73,6 @@ export function deadmanChanges(
     }
   }
   return Object.assign(changes, watchChanges(deps, note, input));
-}
-
-/** Where a stream's alerts go: its alert_email, or the workspace owner's address. */
-export async function recipient(deps: Deps, note: { alertEmail: string | null; workspaceId: string }): Promise<string> {
-  if (note.alertEmail) return note.alertEmail;
-  const [owner] = await deps.db
-    .select({ email: accounts.email })
-    .from(workspaces)
-    .innerJoin(accounts, eq(accounts.id, workspaces.ownerId))
-    .where(eq(workspaces.id, note.workspaceId));
-  return owner!.email;
 }
 
 /**
@@ -105,6 +104,7 @@ async function signalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal |
   if (signal === "fail") changes.deadmanStatus = "failing";
   else if (before === "late" || before === "paused" || (signal === "ok" && before === "failing")) changes.deadmanStatus = armed;
   const after = changes.deadmanStatus ?? before;
+  Object.assign(changes, spellChanges(before, after, now));
   const owed = note.alertOwedAt !== null;
   const held = after === "failing" && after !== before ? heldUntil(note, now) : null;
   if (held !== null) changes.alertOwedAt = held;
@@ -137,20 +137,18 @@ export async function checkDeadlines(deps: Deps): Promise<number> {
     .from(notes)
     .where(and(eq(notes.deadmanStatus, "ok"), lte(notes.deadmanDueAt, now), isNull(notes.trashedAt)));
   for (const n of due) {
-    const held = heldUntil(n, now);
+    const changes = { deadmanStatus: "late" as const, alertOwedAt: heldUntil(n, now), ...spellChanges("ok", "late", now) };
     await deps.db
       .update(notes)
-      .set({ deadmanStatus: "late", alertOwedAt: held })
+      .set(changes)
       .where(and(eq(notes.id, n.id), eq(notes.deadmanStatus, "ok")));
-    if (held === null) await lateAlert(deps, n, now);
+    if (changes.alertOwedAt === null) await lateAlert(deps, { ...n, ...changes }, now);
   }
-  return due.length + (await checkRuns(deps, now)) + (await sendOwedAlerts(deps, now));
+  return due.length + (await checkRuns(deps, now)) + (await sendOwedAlerts(deps, now)) + (await sendFollowUps(deps, now));
 }
 
-type AlertRow = Omit<NoteRow, "body" | "richHtml" | "trashedFilename"> | NoteRow;
-
 /** The alert of a stream that went late: a mail, and the alert webhook's message. */
-async function lateAlert(deps: Deps, n: AlertRow, now: number): Promise<void> {
+async function lateAlert(deps: Deps, n: NoteRow, now: number): Promise<void> {
   const to = await recipient(deps, n);
   deps.writer.afterCommit(() => {
     deps.metrics.deadmanAlerts.inc();
@@ -176,8 +174,10 @@ async function lateAlert(deps: Deps, n: AlertRow, now: number): Promise<void> {
       baseUrl: mailOrigin(deps),
       // A full stream is not silent: its writers are being refused, which is another fix.
       fullSince: n.fullSince === null ? null : iso(n.fullSince),
+      ackUrl: await mintAckUrl(deps, n),
     }),
   );
+  await armFollowUps(deps, n, now);
   const name = n.filename ?? n.title;
   await enqueueAlertDelivery(
     deps,
@@ -200,12 +200,10 @@ async function checkRuns(deps: Deps, now: number): Promise<number> {
   for (const n of overdue) {
     const wasAlerting = n.deadmanStatus === "late" || n.deadmanStatus === "failing";
     const held = wasAlerting ? null : heldUntil(n, now);
-    await deps.db
-      .update(notes)
-      .set({ runStartedAt: null, ...(wasAlerting ? {} : { deadmanStatus: "late" as const, alertOwedAt: held }) })
-      .where(eq(notes.id, n.id));
+    const changes = { runStartedAt: null, ...(wasAlerting ? {} : { deadmanStatus: "late" as const, alertOwedAt: held, ...spellChanges(n.deadmanStatus, "late", now) }) };
+    await deps.db.update(notes).set(changes).where(eq(notes.id, n.id));
     if (wasAlerting || held !== null) continue;
-    await runAlert(deps, n, now);
+    await runAlert(deps, { ...n, ...changes, runStartedAt: n.runStartedAt }, now);
   }
   return overdue.length;
 }
@@ -214,8 +212,9 @@ async function runAlert(deps: Deps, n: NoteRow, now: number): Promise<void> {
   const name = n.filename ?? n.title;
   await enqueueMail(
     deps,
-    runOverdue({ to: await recipient(deps, n), noteTitle: n.title, filename: n.filename, noteId: n.id, startedAt: iso(n.runStartedAt!), maxRunSeconds: n.maxRunSeconds!, lastLines: await lastLines(deps, n.id), baseUrl: mailOrigin(deps) }),
+    runOverdue({ to: await recipient(deps, n), noteTitle: n.title, filename: n.filename, noteId: n.id, startedAt: iso(n.runStartedAt!), maxRunSeconds: n.maxRunSeconds!, lastLines: await lastLines(deps, n.id), baseUrl: mailOrigin(deps), ackUrl: await mintAckUrl(deps, n) }),
   );
+  await armFollowUps(deps, n, now);
   await enqueueAlertDelivery(deps, n, `LATE: a run of ${name} started ${Math.round((now - n.runStartedAt!) / 1000)}s ago and has not reported (max ${n.maxRunSeconds}s)`, now);
 }
 
@@ -248,6 +247,7 @@ async function sendOwedAlerts(deps: Deps, now: number): Promise<number> {
 
 async function failedAlert(deps: Deps, note: NoteRow, now: number, text: string): Promise<void> {
   const name = note.filename ?? note.title;
-  await enqueueMail(deps, signalFailed({ to: await recipient(deps, note), noteTitle: note.title, filename: note.filename, noteId: note.id, at: iso(now), line: text, lastLines: await lastLines(deps, note.id), baseUrl: mailOrigin(deps) }));
+  await enqueueMail(deps, signalFailed({ to: await recipient(deps, note), noteTitle: note.title, filename: note.filename, noteId: note.id, at: iso(now), line: text, lastLines: await lastLines(deps, note.id), baseUrl: mailOrigin(deps), ackUrl: await mintAckUrl(deps, note) }));
+  await armFollowUps(deps, note, now);
   await enqueueAlertDelivery(deps, note, `FAILED: ${name} reported a failure: ${text}`, now);
 }

@@ -6,6 +6,7 @@ import { BulkCreateBody, CreateNoteBody, Deleted, FilenameParams, ListNotesQuery
 import * as notes from "./service";
 import { listTrash, purgeNote, restoreNote } from "./trash";
 import { pauseStream } from "../deadman/pause";
+import { ackStream } from "../deadman/ack";
 
 const detail = (summary: string) => ({ detail: { tags: ["notes"], summary } });
 
@@ -65,6 +66,11 @@ export const notesRoutes = (auth: AnyAuth) =>
       params: NoteIdParams,
       response: { 200: NoteRecord },
       ...detail("Pause a stream's alerts (deadman_status paused): none of any kind until its next write, which resumes watching"),
+    })
+    .post("/notes/:id/ack", async ({ ctx, params }) => send(await ackStream({ ctx, id: params.id })), {
+      params: NoteIdParams,
+      response: { 200: NoteRecord },
+      ...detail("Acknowledge a late or failing stream's alert (acknowledged_at): no more repeats or escalation in this spell; 409 when it is neither"),
     })
     .post("/notes/:id/restore", async ({ ctx, params }) => send(await restoreNote({ ctx, id: params.id })), {
       params: NoteIdParams,

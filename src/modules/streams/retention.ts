@@ -10,7 +10,7 @@ import { domainOf } from "../../mail/mailer";
 import { enqueueMail } from "../../mail/queue";
 import { streamFull } from "../../mail/templates";
 import { mailOrigin } from "../../http/origin";
-import { recipient } from "../deadman/service";
+import { recipient } from "../deadman/recipient";
 import type { NoteRow } from "../notes/repo";
 import type { AppendHook } from "./append/hooks";
 import { addStorage, getWorkspace, tierOf } from "../workspaces/repo";

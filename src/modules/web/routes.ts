@@ -3,6 +3,7 @@ import type { Deps } from "../../deps";
 import { CSS, JS, THEME_HEAD_JS } from "../../web/assets/index";
 import { faviconRoutes } from "../../web/favicon";
 import { accountPages } from "./account-pages";
+import { ackPages } from "./ack-pages";
 import { authPages } from "./auth-pages";
 import { connectedAppsPages } from "./connected-apps-pages";
 import { exportPages } from "./export-pages";
@@ -26,6 +27,7 @@ export const webRoutes = (deps: Deps) =>
     .get("/assets/theme.js", () => new Response(THEME_HEAD_JS, { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600" } }))
     .use(faviconRoutes())
     .use(authPages(deps))
+    .use(ackPages(deps))
     .use(noteListPages(deps))
     .use(searchPages(deps))
     .use(notePages(deps))

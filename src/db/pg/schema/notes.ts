@@ -67,6 +67,15 @@ export const notes = pgTable(
     quietUntil: ms("quiet_until"),
     maintenance: text("maintenance"),
     alertOwedAt: ms("alert_owed_at"),
+    repeatAlertSeconds: integer("repeat_alert_seconds"),
+    escalateAfterSeconds: integer("escalate_after_seconds"),
+    escalateTo: text("escalate_to"),
+    spellStartedAt: ms("spell_started_at"),
+    alertedAt: ms("alerted_at"),
+    alertRepeats: integer("alert_repeats").notNull().default(0),
+    escalatedAt: ms("escalated_at"),
+    acknowledgedAt: ms("acknowledged_at"),
+    nextAlertAt: ms("next_alert_at"),
     runStartedAt: ms("run_started_at"),
     // A run's length in ms: integer would end at 24.8 days.
     lastRunMs: bigint("last_run_ms", { mode: "number" }),
@@ -87,6 +96,7 @@ export const notes = pgTable(
     uniqueIndex("notes_badge_token").on(t.badgeTokenHash),
     index("notes_deadman_due").on(t.deadmanStatus, t.deadmanDueAt),
     index("notes_alert_owed").on(t.alertOwedAt),
+    index("notes_next_alert").on(t.nextAlertAt).where(sql`next_alert_at IS NOT NULL`),
     index("notes_run_started").on(t.runStartedAt).where(sql`run_started_at IS NOT NULL`),
     index("notes_trashed").on(t.trashedAt).where(sql`trashed_at IS NOT NULL`),
     index("notes_retention_days").on(t.retentionDays).where(sql`retention_days IS NOT NULL`),
@@ -120,4 +130,15 @@ export const snapshots = pgTable(
     lastSaveAt: ms("last_save_at").notNull(),
   },
   (t) => [index("snapshots_note").on(t.noteId, t.createdAt)],
+);
+
+export const ackLinks = pgTable(
+  "ack_links",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    noteId: text("note_id").notNull().references(() => notes.id, { onDelete: "cascade" }),
+    spellStartedAt: ms("spell_started_at").notNull(),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [index("ack_links_created").on(t.createdAt)],
 );
