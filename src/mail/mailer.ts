@@ -55,6 +55,8 @@ export class SmtpMailer implements Mailer {
  */
 export class OutboxMailer implements Mailer {
   private transport: Transporter | null = null;
+  /** Mails written within one millisecond still list in the order they were sent. */
+  private written = 0;
 
   constructor(
     private readonly dir: string,
@@ -65,7 +67,8 @@ export class OutboxMailer implements Mailer {
     this.transport ??= (await nodemailer()).createTransport({ streamTransport: true, buffer: true, newline: "unix" });
     const info = await this.transport.sendMail({ from: this.from, to: m.to, subject: m.subject, text: m.text });
     mkdirSync(this.dir, { recursive: true });
-    const file = join(this.dir, `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomBase62(6)}.eml`);
+    const seq = String(++this.written % 1_000_000).padStart(6, "0");
+    const file = join(this.dir, `${new Date().toISOString().replace(/[:.]/g, "-")}-${seq}-${randomBase62(6)}.eml`);
     writeFileSync(file, info.message as Buffer);
     logEvent("info", "mail written to outbox", { to_domain: domainOf(m.to), file });
   }

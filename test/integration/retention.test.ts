@@ -322,6 +322,36 @@ describe("a full stream under reject", () => {
     expect((await noteOf(id)).full).toBe(false);
   });
 
+  test("inside quiet time the full mail waits for its end, and goes once if still full; a paused stream sends none", async () => {
+    const id = await fill("full.log");
+    const quietEnd = h.clock.now() + 3_600_000;
+    expect((await patch(id, { quiet_until: iso(quietEnd) })).status).toBe(200);
+    expect((await append("full.log", "refused")).status).toBe(403);
+    await h.settle();
+    await runTask(h.deps, "deadman");
+    await h.jobs.drain();
+    expect(sent).toHaveLength(0);
+    h.clock.t = quietEnd;
+    await runTask(h.deps, "deadman");
+    await h.jobs.drain();
+    expect(sent.map((m) => m.subject)).toEqual(["[notestream] full.log is full"]);
+    h.clock.advance(60_000);
+    await runTask(h.deps, "deadman");
+    await h.jobs.drain();
+    expect(sent).toHaveLength(1);
+
+    // A new spell on a paused stream: no mail, then or later.
+    await patch(id, { retention_days: 365 });
+    expect((await h.request("POST", `/api/v1/notes/${id}/pause`, { token })).status).toBe(200);
+    expect((await append("full.log", "refused again")).status).toBe(403);
+    await h.settle();
+    h.clock.advance(3_600_000);
+    await runTask(h.deps, "deadman");
+    await h.jobs.drain();
+    expect(sent).toHaveLength(1);
+    expect((await noteOf(id)).full).toBe(true);
+  });
+
   test("the note shrinking (retention_days) ends the spell", async () => {
     const id = await fill("full.log");
     await patch(id, { retention_days: 1 });

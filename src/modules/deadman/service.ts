@@ -17,7 +17,8 @@ import { recipient } from "./recipient";
 import { lastLines } from "./alert-lines";
 import { heldUntil, quietChanges, type QuietInput } from "./quiet";
 import { mintAckUrl } from "./ack-links";
-import { armFollowUps, followUpChanges, sendFollowUps, spellChanges, type FollowUpInput } from "./spell";
+import { alerting, armFollowUps, followUpChanges, sendFollowUps, spellChanges, type FollowUpInput } from "./spell";
+import { fullNotice } from "../streams/retention";
 import { watchChanges, type DeadmanInput } from "./watch";
 import type { NoteRow } from "../notes/repo";
 import type { Tier } from "../../limits/plans";
@@ -220,7 +221,7 @@ async function runAlert(deps: Deps, n: NoteRow, now: number): Promise<void> {
 
 /**
  * Alerts held back by quiet time or a maintenance window, once it has ended: a spell still on
- * (late or failing) alerts now, once; one that ended meanwhile sends nothing. Clearing
+ * (late, failing, or full) alerts now, once; one that ended meanwhile sends nothing. Clearing
  * alert_owed_at from the value read is the claim, so two sweeps never send one alert twice.
  */
 async function sendOwedAlerts(deps: Deps, now: number): Promise<number> {
@@ -230,7 +231,7 @@ async function sendOwedAlerts(deps: Deps, now: number): Promise<number> {
     .where(and(lte(notes.alertOwedAt, now), isNull(notes.trashedAt)));
   let sent = 0;
   for (const n of owed) {
-    const on = n.deadmanStatus === "late" || n.deadmanStatus === "failing";
+    const on = alerting(n.deadmanStatus) || n.fullSince !== null;
     const held = on ? heldUntil(n, now) : null;
     const claimed = await deps.db
       .update(notes)
@@ -240,7 +241,8 @@ async function sendOwedAlerts(deps: Deps, now: number): Promise<number> {
     if (claimed.length === 0 || !on || held !== null) continue;
     sent++;
     if (n.deadmanStatus === "late") await lateAlert(deps, n, now);
-    else await failedAlert(deps, n, now, (await lastLines(deps, n.id)).at(-1) ?? "");
+    else if (n.deadmanStatus === "failing") await failedAlert(deps, n, now, (await lastLines(deps, n.id)).at(-1) ?? "");
+    else await fullNotice(deps, n);
   }
   return sent;
 }

@@ -10,6 +10,7 @@ import { domainOf } from "../../mail/mailer";
 import { enqueueMail } from "../../mail/queue";
 import { streamFull } from "../../mail/templates";
 import { mailOrigin } from "../../http/origin";
+import { heldUntil } from "../deadman/quiet";
 import { recipient } from "../deadman/recipient";
 import type { NoteRow } from "../notes/repo";
 import type { AppendHook } from "./append/hooks";
@@ -77,14 +78,39 @@ function refusedFull(deps: Deps, note: NoteRow): void {
   });
 }
 
-/** Marks the stream full and queues its one mail, unless a spell is on or its retention changed meanwhile. */
+/**
+ * Marks the stream full and queues its one mail, unless a spell is on or its retention changed
+ * meanwhile. A paused stream sends no alert of any kind; inside quiet time or a maintenance window
+ * the mail is owed from their end (the dead-man sweep sends it then if the stream is still full).
+ */
 async function startFullSpell(deps: Deps, noteId: string, at: number): Promise<void> {
   const [n] = await deps.db
     .update(notes)
     .set({ fullSince: at })
     .where(and(eq(notes.id, noteId), isNull(notes.fullSince), eq(notes.retention, "reject"), isNull(notes.trashedAt)))
-    .returning({ workspaceId: notes.workspaceId, title: notes.title, filename: notes.filename, alertEmail: notes.alertEmail });
-  if (!n) return;
+    .returning({
+      workspaceId: notes.workspaceId,
+      title: notes.title,
+      filename: notes.filename,
+      alertEmail: notes.alertEmail,
+      deadmanStatus: notes.deadmanStatus,
+      quietUntil: notes.quietUntil,
+      maintenance: notes.maintenance,
+      alertOwedAt: notes.alertOwedAt,
+    });
+  if (!n || n.deadmanStatus === "paused") return;
+  const held = heldUntil(n, at);
+  if (held !== null) {
+    if (n.alertOwedAt === null) await deps.db.update(notes).set({ alertOwedAt: held }).where(eq(notes.id, noteId));
+    return;
+  }
+  await fullNotice(deps, { id: noteId, ...n, fullSince: at });
+}
+
+/** The one mail of a full spell: which stream, since when, what to do. */
+export async function fullNotice(deps: Deps, n: Pick<NoteRow, "id" | "workspaceId" | "title" | "filename" | "alertEmail" | "fullSince">): Promise<void> {
+  const noteId = n.id;
+  const at = Number(n.fullSince);
   const ws = await getWorkspace(deps, n.workspaceId);
   const to = await recipient(deps, n);
   const capBytes = bodyCapFor(tierOf(deps, ws), "plain");
