@@ -115,7 +115,7 @@ describe.skipIf(!hasPostgres)("PostgreSQL migrations", () => {
     const [unlogged] = await db.sql<{ persistence: string }[]>`SELECT relpersistence AS persistence FROM pg_class WHERE relname = 'rate_windows'`;
     expect(unlogged!.persistence).toBe("u");
     const partial = indexes.filter((i) => i.indexdef.includes(" WHERE ")).map((i) => i.indexname).sort();
-    expect(partial).toEqual(["jobs_unfinished", "note_chunks_unindexed", "notes_retention_days", "notes_run_started", "notes_trashed"]);
+    expect(partial).toEqual(["jobs_unfinished", "note_chunks_unindexed", "notes_next_alert", "notes_retention_days", "notes_run_started", "notes_trashed"]);
   });
 
   test("two migrators started at once apply each migration exactly once: the second waits on the advisory lock", async () => {
