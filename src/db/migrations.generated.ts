@@ -24,6 +24,7 @@ import m20 from "../../migrations/0020_stream_schedules.sql" with { type: "text"
 import m21 from "../../migrations/0021_status_badges.sql" with { type: "text" };
 import m22 from "../../migrations/0022_quiet_and_pause.sql" with { type: "text" };
 import m23 from "../../migrations/0023_repeats_escalation_ack.sql" with { type: "text" };
+import m24 from "../../migrations/0024_channels_digests_rules.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -51,4 +52,5 @@ export const migrationSql: Record<string, string> = {
   "0021_status_badges": m21,
   "0022_quiet_and_pause": m22,
   "0023_repeats_escalation_ack": m23,
+  "0024_channels_digests_rules": m24,
 };

@@ -30,12 +30,15 @@ export function sharedBuilder(db: PgDb): Db {
 
 export const accountLinks = t.accountLinks;
 export const ackLinks = t.ackLinks;
+export const alertLog = t.alertLog;
 export const accounts = t.accounts;
 export const apiErrors = t.apiErrors;
 export const appMeta = t.appMeta;
 export const billingCheckouts = t.billingCheckouts;
 export const billingEvents = t.billingEvents;
 export const billingSubscriptions = t.billingSubscriptions;
+export const channels = t.channels;
+export const digests = t.digests;
 export const exportFiles = t.exportFiles;
 export const exportsTable = t.exportsTable;
 export const folders = t.folders;
@@ -44,6 +47,7 @@ export const inboxDeliveries = t.inboxDeliveries;
 export const jobs = t.jobs;
 export const noteChunks = t.noteChunks;
 export const notes = t.notes;
+export const notifyCursors = t.notifyCursors;
 export const oauthClients = t.oauthClients;
 export const oauthCodes = t.oauthCodes;
 export const oauthTokens = t.oauthTokens;

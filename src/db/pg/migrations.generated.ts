@@ -13,6 +13,7 @@ import m9 from "../../../migrations-pg/0009_stream_schedules.sql" with { type: "
 import m10 from "../../../migrations-pg/0010_status_badges.sql" with { type: "text" };
 import m11 from "../../../migrations-pg/0011_quiet_and_pause.sql" with { type: "text" };
 import m12 from "../../../migrations-pg/0012_repeats_escalation_ack.sql" with { type: "text" };
+import m13 from "../../../migrations-pg/0013_channels_digests_rules.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -29,4 +30,5 @@ export const migrationSql: Record<string, string> = {
   "0010_status_badges": m10,
   "0011_quiet_and_pause": m11,
   "0012_repeats_escalation_ack": m12,
+  "0013_channels_digests_rules": m13,
 };

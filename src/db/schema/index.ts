@@ -1,5 +1,6 @@
 export * from "./accounts";
 export * from "./notes";
+export * from "./channels";
 export * from "./tokens";
 export * from "./requests";
 export * from "./jobs";

@@ -79,6 +79,11 @@ export const notes = sqliteTable(
     repeatAlertSeconds: integer("repeat_alert_seconds"),
     escalateAfterSeconds: integer("escalate_after_seconds"),
     escalateTo: text("escalate_to"),
+    // Where alerts and lines go (issue 35): notify (JSON: [{channel_id, events, batch_seconds}]),
+    // rules on lines (JSON: [{match, regex, case_sensitive, then}]), and the inbox's line template.
+    notify: text("notify"),
+    rules: text("rules"),
+    inboxTemplate: text("inbox_template"),
     spellStartedAt: integer("spell_started_at"),
     alertedAt: integer("alerted_at"),
     alertRepeats: integer("alert_repeats").notNull().default(0),

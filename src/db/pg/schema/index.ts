@@ -3,6 +3,7 @@
 // from it into migrations-pg/ by `make migration-pg name=…`.
 export * from "./accounts";
 export * from "./notes";
+export * from "./channels";
 export * from "./tokens";
 export * from "./requests";
 export * from "./jobs";
