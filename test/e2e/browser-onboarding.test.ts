@@ -13,22 +13,12 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { Page } from "playwright-core";
 import { FIRST_STREAM } from "../../src/modules/accounts/onboarding";
 import { getWorkspace } from "../../src/modules/workspaces/repo";
-import { hasChromium, PASSWORD, startWebApp, type WebApp } from "../helpers/browser";
+import { AXE, axeProblems, hasChromium, PASSWORD, startWebApp, type WebApp } from "../helpers/browser";
 import { tool } from "../helpers/mcp";
 
 /** The page's globals, inside functions that run in the browser (the project's types have no DOM). */
 declare const document: any;
 declare const window: any;
-declare const axe: any;
-
-const AXE = require.resolve("axe-core/axe.min.js");
-
-/** axe-core's serious and critical findings on the page as it is. */
-const axeProblems = (page: Page): Promise<string[]> =>
-  page.evaluate(async () => {
-    const r = await axe.run(document, { resultTypes: ["violations"] });
-    return r.violations.filter((v: any) => v.impact === "serious" || v.impact === "critical").map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(" ")).join(", ")}`);
-  });
 
 let web: WebApp;
 /** A directory with a `notestream` that runs this checkout, so the pasted commands find one. */

@@ -10,26 +10,12 @@ import { Webhook } from "standardwebhooks";
 import type { Page } from "playwright-core";
 import { notes, tokens } from "../../src/db/tables";
 import { parseCidr } from "../../src/lib/ip";
-import { appendByFilename } from "../../src/modules/streams/append/service";
-import { webPrincipal } from "../../src/web/session";
-import { hasChromium, startWebApp, type SignedIn, type WebApp } from "../helpers/browser";
+import { AXE, axeProblems, hasChromium, startWebApp, streamOf as streamOfUser, type SignedIn, type WebApp } from "../helpers/browser";
 import { receiver } from "../helpers/receiver";
 
 /** The page's globals, inside functions that run in the browser (the project's types have no DOM). */
 declare const document: any;
 declare const window: any;
-declare const axe: any;
-
-const AXE = require.resolve("axe-core/axe.min.js");
-
-/** axe-core's serious and critical findings on the page as it is (axe comes in as an init script, outside the pages' policy). */
-const axeProblems = (page: Page): Promise<string[]> =>
-  page.evaluate(async () => {
-    const r = await axe.run(document, { resultTypes: ["violations"] });
-    return r.violations
-      .filter((v: any) => v.impact === "serious" || v.impact === "critical")
-      .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(" ")).join(", ")}`);
-  });
 
 let web: WebApp;
 
@@ -47,16 +33,7 @@ function allowLoopback(on: boolean) {
   web.deps.config.webhookAllow = on ? [parseCidr("127.0.0.0/8")] : [];
 }
 
-/** A stream of the signed-in account, made without the API (free plans have none). */
-async function streamOf(user: SignedIn, filename: string): Promise<string> {
-  const ctx = { deps: web.deps, principal: webPrincipal(user.account.id, user.account.workspaceId, Date.now() + 3_600_000) };
-  await appendByFilename({ ctx, filename, text: "first line" });
-  const [note] = await web.deps.db
-    .select({ id: notes.id })
-    .from(notes)
-    .where(and(eq(notes.workspaceId, user.account.workspaceId), eq(notes.filename, filename)));
-  return note!.id;
-}
+const streamOf = (user: SignedIn, filename: string) => streamOfUser(web, user, filename);
 
 const tokensNamed = async (workspaceId: string, name: string) =>
   (await web.deps.db.select({ n: count() }).from(tokens).where(and(eq(tokens.workspaceId, workspaceId), eq(tokens.name, name))))[0]!.n;

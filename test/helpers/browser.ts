@@ -13,6 +13,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { and, eq } from "drizzle-orm";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { buildHandler } from "../../src/app";
 import { loadConfig } from "../../src/config";
@@ -25,8 +26,38 @@ import { jobHandlers } from "../../src/queues";
 import { openDeps } from "../../src/runtime";
 import type { PlanName } from "../../src/limits/plans";
 import { createSession, SESSION_COOKIE } from "../../src/web/session";
+import { notes } from "../../src/db/tables";
+import { appendByFilename } from "../../src/modules/streams/append/service";
+import { webPrincipal } from "../../src/web/session";
 import { databaseEnv, dropDatabase } from "./harness";
 import { smtpServer } from "./mail";
+
+/** The page's globals, inside functions that run in the browser (the project's types have no DOM). */
+declare const document: any;
+declare const axe: any;
+
+/** axe-core, for `context.addInitScript({ path: AXE })`: an init script runs outside the pages' policy. */
+export const AXE = require.resolve("axe-core/axe.min.js");
+
+/** axe-core's serious and critical findings on the page as it is, one line each. */
+export const axeProblems = (page: Page): Promise<string[]> =>
+  page.evaluate(async () => {
+    const r = await axe.run(document, { resultTypes: ["violations"] });
+    return r.violations
+      .filter((v: any) => v.impact === "serious" || v.impact === "critical")
+      .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(" ")).join(", ")}`);
+  });
+
+/** A stream of the signed-in account with one line, made without the API (free plans have none); its id. */
+export async function streamOf(web: WebApp, user: SignedIn, filename: string): Promise<string> {
+  const ctx = { deps: web.deps, principal: webPrincipal(user.account.id, user.account.workspaceId, Date.now() + 3_600_000) };
+  await appendByFilename({ ctx, filename, text: "first line" });
+  const [note] = await web.deps.db
+    .select({ id: notes.id })
+    .from(notes)
+    .where(and(eq(notes.workspaceId, user.account.workspaceId), eq(notes.filename, filename)));
+  return note!.id;
+}
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const hasChromium = existsSync(CHROMIUM);

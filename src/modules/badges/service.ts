@@ -75,6 +75,11 @@ export async function readBadge(deps: Deps, token: string): Promise<BadgeJson> {
     .where(and(eq(notes.badgeTokenHash, sha256Hex(token)), isNull(notes.trashedAt)))
     .limit(1);
   if (!note) throw new NotFound("badge");
+  return badgeOf(note);
+}
+
+/** The badge a stream shows now: what its URLs answer, and what its settings page draws. */
+export function badgeOf(note: BadgeFields & Pick<NoteRow, "filename" | "title">): BadgeJson {
   const message = badgeMessage(note);
   // The filename, as a stream's writers name it (`notestream append FILE`); a title is free text and may be long.
   return { schemaVersion: 1, label: note.filename ?? note.title, message, color: COLOR[message] };

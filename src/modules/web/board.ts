@@ -5,6 +5,7 @@ import { html, raw, type Html } from "../../web/html";
 import { bytes, when } from "../../web/layout";
 import type { WebSession } from "../../web/session";
 import { folderNames } from "../folders/repo";
+import { heldUntil } from "../deadman/quiet";
 import type { NoteMeta } from "../notes/repo";
 import {
   boardCounts,
@@ -136,18 +137,27 @@ function webhookBadge(n: NoteMeta, w: WebhookHealth): Html {
   return html`<span class="badge ${w === "ok" ? "ok" : w}" title="${title}" data-webhook="${w}">${w}</span>`;
 }
 
-function rowInner(n: NoteMeta, cap: number | null): Html {
+/** Beside the dead-man badge: alerts held back now by quiet time or a maintenance window, until when. */
+function quietBadge(n: NoteMeta, now: number): Html | "" {
+  if (n.deadmanStatus === "off" || n.deadmanStatus === "paused") return "";
+  const until = heldUntil(n, now);
+  if (until === null) return "";
+  const what = n.quietUntil !== null && Number(n.quietUntil) > now ? "quiet" : "in a maintenance window";
+  return html`<span class="badge quiet" title="${what} until ${iso(until).replace("T", " ").slice(0, 16)} UTC: no alert goes out before then" data-quiet-until="${iso(until)}">quiet</span>`;
+}
+
+function rowInner(n: NoteMeta, cap: number | null, now: number): Html {
   const name = n.filename ?? n.title;
   if (n.kind !== "stream") {
     return html`<a class="b-title" href="/notes/${n.id}"><strong>${n.title}</strong><span class="meta">${n.format === "rich" ? "rich note" : "plain note"}</span></a>${cell("Last edit", when(iso(n.updatedAt)), "b-when")}${cell("Size", html`<span class="b-size">${size(n.byteSize)}</span>`, "b-fill")}`;
   }
   const health = streamHealth(n, cap);
-  return html`<a class="b-title" href="/notes/${n.id}"><strong>${n.title}</strong>${n.filename && n.filename !== n.title ? html`<span class="meta">${n.filename}</span>` : ""}</a>${cell("Last write", when(iso(n.lastWriteAt)), "b-when")}${cell("Size", fill(n, name, cap), "b-fill")}${cell("Dead-man", deadmanBadge(n, health))}${cell("Webhook", webhookBadge(n, webhookHealth(n)))}${cell("Inbox", html`<span class="badge ${n.inboxTokenHash ? "on" : "off"}" data-inbox="${n.inboxTokenHash ? "on" : "off"}">${n.inboxTokenHash ? "on" : "off"}</span>`)}`;
+  return html`<a class="b-title" href="/notes/${n.id}"><strong>${n.title}</strong>${n.filename && n.filename !== n.title ? html`<span class="meta">${n.filename}</span>` : ""}</a>${cell("Last write", when(iso(n.lastWriteAt)), "b-when")}${cell("Size", fill(n, name, cap), "b-fill")}${cell("Dead-man", html`${deadmanBadge(n, health)}${quietBadge(n, now)}`)}${cell("Webhook", webhookBadge(n, webhookHealth(n)))}${cell("Inbox", html`<span class="badge ${n.inboxTokenHash ? "on" : "off"}" data-inbox="${n.inboxTokenHash ? "on" : "off"}">${n.inboxTokenHash ? "on" : "off"}</span>`)}`;
 }
 
 /** A row and its signature: the script replaces a row only when what it shows changed, so focus and selection elsewhere stay. */
-function boardRow(n: NoteMeta, cap: number | null): { id: string; sig: string; html: string } {
-  const inner = rowInner(n, cap).value;
+function boardRow(n: NoteMeta, cap: number | null, now: number): { id: string; sig: string; html: string } {
+  const inner = rowInner(n, cap, now).value;
   const sig = Bun.hash(inner).toString(36);
   const kind = n.kind === "stream" ? "stream" : "note";
   // `inner` was built by html``: its parts are escaped already.
@@ -180,7 +190,7 @@ async function boardData(deps: Deps, s: WebSession, v: BoardView): Promise<Board
   const cap = await streamCap(deps, s);
   const scope = { folderId: v.folder ?? undefined, titleContains: v.q };
   const { rows, total } = await boardRows(s.ctx, { ...scope, show: v.show }, cap, { limit: BOARD_PAGE_SIZE, offset: (v.pageNo - 1) * BOARD_PAGE_SIZE });
-  return { rows: rows.map((n) => boardRow(n, cap)), counts: await boardCounts(s.ctx, scope, cap), total };
+  return { rows: rows.map((n) => boardRow(n, cap, deps.clock.now())), counts: await boardCounts(s.ctx, scope, cap), total };
 }
 
 /** GET /notes/board.json: the rows the list's view shows now, with the filters' counts, for the page's script. */

@@ -13,6 +13,7 @@ import { searchPages } from "./search-pages";
 import { notePages } from "./note-pages";
 import { streamSettingsPages } from "./stream-settings-pages";
 import { tokenPages } from "./token-pages";
+import { watchPages } from "./watch-pages";
 import { workspacePages } from "./workspace-pages";
 
 /**
@@ -32,6 +33,7 @@ export const webRoutes = (deps: Deps) =>
     .use(searchPages(deps))
     .use(notePages(deps))
     .use(streamSettingsPages(deps))
+    .use(watchPages(deps))
     .use(accountPages(deps))
     .use(onboardingPages(deps))
     .use(tokenPages(deps))

@@ -11,6 +11,7 @@ import { plansWithDeadman } from "../deadman/availability";
 import { MAX_INTERVAL_SECONDS, MAX_RUN_SECONDS } from "../deadman/service";
 import { sendTestAlert } from "../deadman/test-alert";
 import { disableInbox, replayDelivery, rotateInbox } from "../inbox/service";
+import { visibleNote } from "../notes/repo";
 import { updateNote } from "../notes/service";
 import { MAX_RETENTION_DAYS } from "../streams/retention";
 import { WEBHOOK_FORMATS, type WebhookFormat } from "../webhooks/formats";
@@ -22,8 +23,9 @@ import { limit } from "./limits";
 import { noteNotFound } from "./note-parts";
 import { formState, FORM_FIELD, refusedStatus, refuseFields, sentence, WHOLE_FORM } from "./settings-forms";
 import { duration, streamSettingsPage } from "./stream-settings-view";
+import { watchProblem } from "./watch-wording";
 
-const settingsPath = (id: string) => `/notes/${id}/settings`;
+export const settingsPath = (id: string) => `/notes/${id}/settings`;
 
 /** The service's refusals of the stream's fields, said beside the field of the form they belong to. */
 function explain(deps: Deps, form: string, e: AppError): Record<string, string> {
@@ -49,10 +51,13 @@ function explain(deps: Deps, form: string, e: AppError): Record<string, string> 
       case "note.retention_days":
         errors.retention_days = `Enter a whole number of days from 1 to ${MAX_RETENTION_DAYS}, or leave it empty to keep lines of any age.`;
         break;
-      default:
+      default: {
+        const watch = watchProblem(p);
         // The form's own checks name its fields and are already worded for people.
-        if (p.code === FORM_FIELD) errors[p.field] = p.message;
+        if (watch) errors[watch[0]] = watch[1];
+        else if (p.code === FORM_FIELD) errors[p.field] = p.message;
         else errors[WHOLE_FORM] = sentence(p.message);
+      }
     }
   }
   if (Object.keys(errors).length) return errors;
@@ -64,7 +69,7 @@ function explain(deps: Deps, form: string, e: AppError): Record<string, string> 
 }
 
 /** A refused form of the page: the page again, the form as it was posted, its problems in place. */
-const refusedOn =
+export const refusedOn =
   (deps: Deps, form: string): RefusalPage =>
   async (e, { s, params, body }) => {
     if (!s) return undefined;
@@ -123,14 +128,16 @@ export const streamSettingsPages = (deps: Deps) =>
       async ({ s, params, body }) => {
         const b = formFields(body);
         const everyText = firstValue(b.every).trim();
-        const off = firstValue(b.off) === "yes" || everyText === "";
+        // An empty interval on a stream watched by its schedule keeps the schedule; "Turn off" ends both.
+        const bySchedule = firstValue(b.off) !== "yes" && everyText === "" && (await visibleNote(s.ctx, params.id)).schedule !== null;
+        const off = !bySchedule && (firstValue(b.off) === "yes" || everyText === "");
         const every = Number(everyText);
         const unit = firstValue(b.unit) || "hours";
         const runText = firstValue(b.max_run_minutes).trim();
         const runMinutes = Number(runText);
         if (!off) {
           refuseFields({
-            every: !(Number.isFinite(every) && every > 0) && "Enter how often a line is expected: a number of hours or minutes.",
+            every: !bySchedule && !(Number.isFinite(every) && every > 0) && "Enter how often a line is expected: a number of hours or minutes.",
             unit: unit !== "hours" && unit !== "minutes" && "Choose hours or minutes.",
             max_run_minutes: runText !== "" && !(Number.isFinite(runMinutes) && runMinutes > 0 && runMinutes <= MAX_RUN_SECONDS / 60) && `Enter a number of minutes up to ${MAX_RUN_SECONDS / 60}, or leave it empty.`,
           });
@@ -139,7 +146,8 @@ export const streamSettingsPages = (deps: Deps) =>
           ctx: s.ctx,
           id: params.id,
           input: {
-            expected_interval_seconds: off ? null : Math.round(every * (unit === "minutes" ? 60 : 3600)),
+            expected_interval_seconds: bySchedule ? undefined : off ? null : Math.round(every * (unit === "minutes" ? 60 : 3600)),
+            schedule: off ? null : undefined,
             alert_email: off ? undefined : firstValue(b.alert_email).trim() || null,
             max_run_seconds: off ? null : runText === "" ? null : Math.max(1, Math.round(runMinutes * 60)),
             alert_webhook: off ? false : firstValue(b.alert_webhook) === "yes",

@@ -18,8 +18,10 @@ import { listWebhookAttempts } from "../webhooks/service";
 import { isTestDelivery } from "../webhooks/test-delivery";
 import { deliveryErrorText } from "../webhooks/wording";
 import { getWorkspace, tierOf } from "../workspaces/repo";
+import { BADGE_FLASH, badgeCard } from "./badge-view";
 import { fullBadge } from "./note-parts";
 import { distinct, fieldProblem, formProblem, invalid, typed, type FormState } from "./settings-forms";
+import { quietCard, scheduleCard } from "./watch-view";
 
 /** What a settings page shows besides the stream: a one-time flash, or a refused form again. */
 export interface View {
@@ -43,7 +45,10 @@ export async function streamSettingsPage(deps: Deps, s: WebSession, noteId: stri
 ${await webhookCard(s, note, view.form)}
 ${await inboxCard(s, note, view.form)}
 ${await retentionCard(s, note, view.form)}
-${await deadmanCard(deps, s, note, view.form)}`,
+${await deadmanCard(deps, s, note, view.form)}
+${scheduleCard(s, note, view.form, await deadmanAvailable(deps, note), deps.clock.now())}
+${quietCard(s, note, view.form, deps.clock.now())}
+${badgeCard(s, note, view.form, view.flash.secret?.kind === BADGE_FLASH ? view.flash.secret.value : null)}`,
     }),
     status,
     headers,
@@ -142,13 +147,15 @@ function intervalFields(seconds: number | null): { every: string; unit: "hours" 
  * it, rather than offered and then refused; a switch armed before a change of plan can still be
  * turned off.
  */
+const deadmanAvailable = async (deps: Deps, note: NoteRow) => tierOf(deps, await getWorkspace(deps, note.workspaceId)).deadman;
+
 async function deadmanCard(deps: Deps, s: WebSession, note: NoteRow, state: FormState | undefined): Promise<Html> {
-  const available = tierOf(deps, await getWorkspace(deps, note.workspaceId)).deadman;
+  const available = await deadmanAvailable(deps, note);
   const stored = intervalFields(note.expectedIntervalSeconds);
   const every = typed(state, "deadman", "every", stored.every);
   const unit = typed(state, "deadman", "unit", stored.unit);
-  const armed = note.expectedIntervalSeconds !== null;
-  const fields = html`<div class="row"><label class="grow"><span>Expect a write at least every</span><input type="number" name="every" min="1" step="any" value="${every}"${invalid(state, "deadman", "every")}>${fieldProblem(state, "deadman", "every")}</label>
+  const armed = note.expectedIntervalSeconds !== null || note.schedule !== null;
+  const fields = html`<div class="row"><label class="grow"><span>Expect a write at least every${note.schedule === null ? "" : " (empty: by the schedule below)"}</span><input type="number" name="every" min="1" step="any" value="${every}"${invalid(state, "deadman", "every")}>${fieldProblem(state, "deadman", "every")}</label>
     <label><span>Unit</span><select name="unit"${invalid(state, "deadman", "unit")}><option value="hours" ${unit === "hours" ? raw("selected") : ""}>hours</option><option value="minutes" ${unit === "minutes" ? raw("selected") : ""}>minutes</option></select>${fieldProblem(state, "deadman", "unit")}</label></div>
     <label><span>Send alerts to (empty: your account address)</span><input type="email" name="alert_email" value="${typed(state, "deadman", "alert_email", note.alertEmail ?? "")}"${invalid(state, "deadman", "alert_email")}>${fieldProblem(state, "deadman", "alert_email")}</label>
     <label><span>A run may take at most, in minutes (after an append with status start, e.g. from notestream run; empty: no limit)</span><input type="number" name="max_run_minutes" min="1" step="any" value="${typed(state, "deadman", "max_run_minutes", note.maxRunSeconds === null ? "" : String(+(note.maxRunSeconds / 60).toFixed(2)))}"${invalid(state, "deadman", "max_run_minutes")}>${fieldProblem(state, "deadman", "max_run_minutes")}</label>

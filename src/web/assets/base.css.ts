@@ -18,7 +18,7 @@ aside.side ul{list-style:none;margin:0 0 12px;padding:0}aside.side li a{display:
 .card h2{margin:0 0 12px;font-size:17px}h1{font-size:22px;margin:0 0 16px;letter-spacing:-.01em}
 .row{display:flex;gap:10px;align-items:center;flex-wrap:wrap}.spread{justify-content:space-between}
 .row input[type=text],.row input[type=search],.row input[type=email],.row input[type=url]{flex:1;width:auto;min-width:120px}.row select{width:auto;min-width:150px}.row form{margin:0}
-input[type=text],input[type=email],input[type=password],input[type=date],input[type=url],input[type=number],input[type=search],select,textarea{font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:8px 10px;width:100%}
+input[type=text],input[type=email],input[type=password],input[type=date],input[type=datetime-local],input[type=url],input[type=number],input[type=search],select,textarea{font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:8px 10px;width:100%}
 textarea{min-height:320px;font-family:var(--mono);font-size:14px;resize:vertical}
 label{display:block;margin:0 0 12px}label>span{display:block;font-size:13px;color:var(--muted);margin-bottom:4px}label.check{display:flex;gap:8px;align-items:center}label.check input{width:auto}
 button,.button{font:inherit;border:1px solid var(--line);background:var(--panel);color:var(--ink);border-radius:8px;padding:7px 14px;cursor:pointer;display:inline-block}

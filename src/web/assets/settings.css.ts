@@ -1,7 +1,7 @@
 /**
  * The settings forms (tokens, a stream's webhook, inbox and alert): a refused field's message
  * inside its label, under the field (forms.css.ts marks the field itself), a setting the plan
- * lacks shown disabled, a secret shown once, and the words of a delivery's outcome.
+ * lacks shown disabled, a secret shown once, the words of a delivery's outcome, a badge's preview.
  */
 export const SETTINGS_CSS = `
 label>.field-error,fieldset.group .field-error{display:block;margin:4px 0 0;font-size:13px;color:var(--danger)}
@@ -11,4 +11,6 @@ fieldset.group[disabled] input,fieldset.group[disabled] select,fieldset.group[di
 .secret-card{border-color:var(--accent)}.secret{max-width:100%}
 .ok-text{color:var(--ok)}.error-text{color:var(--danger)}
 table.deliveries td{overflow-wrap:anywhere}
+.badge-preview svg{display:block;max-width:100%;height:auto}table.windows td{overflow-wrap:anywhere}
+#schedule code,#quiet code{overflow-wrap:anywhere}
 `;

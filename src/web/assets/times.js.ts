@@ -1,7 +1,8 @@
 /**
  * Times: every <time datetime> (layout.ts `when()`, "2025-03-01 14:05 UTC" without the script)
  * becomes relative ("3 min ago", "in 5 days"), or past a week the date and time in the browser's
- * time zone, with the exact UTC and local times on hover; refreshed every minute. Pieces that
+ * time zone, with the exact UTC and local times on hover; refreshed every minute. A time marked
+ * `data-local` (a moment said in another zone beside it) is written out in the browser's zone instead. Pieces that
  * change a datetime (live pages) call showTimes() to re-render at once.
  */
 export const TIMES_JS = `  // Times relative to now, in the browser's time zone; the exact UTC time on hover. Its own scope, but for showTimes.
@@ -17,6 +18,6 @@ export const TIMES_JS = `  // Times relative to now, in the browser's time zone;
     if(a<7*86400)return past?plural(days||1,"day")+" ago":"in "+plural(days||1,"day");
     try{return d.toLocaleString(undefined,{day:"numeric",month:"short",year:d.getFullYear()===new Date(now).getFullYear()?undefined:"numeric",hour:"2-digit",minute:"2-digit"});}catch(e){return utcText(d);}}
   function show(){var now=Date.now();document.querySelectorAll("time[datetime]").forEach(function(el){var d=new Date(el.getAttribute("datetime"));if(isNaN(d.getTime()))return;
-    el.textContent=relativeText(d,now);el.title=utcText(d)+" · "+localText(d);});}
+    el.textContent=el.hasAttribute("data-local")?localText(d):relativeText(d,now);el.title=utcText(d)+" · "+localText(d);});}
   show();setInterval(show,60000);return show;})();
 `;
