@@ -1,11 +1,14 @@
 /**
  * The stream settings page's watching cards in Chromium: a cron schedule said in words with its
  * next due time in the stream's zone and the browser's, quiet and pause, maintenance windows
- * (a refused one shown in place), and the status badge with its one-time Markdown snippet; the
- * status board's quiet and paused marks; all at a 375 px phone width too.
+ * (a refused one shown in place), repeats, escalation and acknowledging an alert, and the status
+ * badge with its one-time Markdown snippet; the status board's quiet, paused and acknowledged
+ * marks; all at a 375 px phone width too.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
+import { appendByFilename } from "../../src/modules/streams/append/service";
+import { webPrincipal } from "../../src/web/session";
 import { AXE, axeProblems, hasChromium, startWebApp, streamOf as streamOfUser, type SignedIn, type WebApp } from "../helpers/browser";
 
 declare const document: any;
@@ -23,6 +26,10 @@ afterAll(async () => {
 });
 
 const streamOf = (user: SignedIn, filename: string) => streamOfUser(web, user, filename);
+
+/** An append with status fail, as `notestream run` sends for a failed job: the stream turns failing at once. */
+const failRun = (user: SignedIn, filename: string) =>
+  appendByFilename({ ctx: { deps: web.deps, principal: webPrincipal(user.account.id, user.account.workspaceId, Date.now() + 3_600_000) }, filename, text: "the job failed", signal: "fail" });
 
 /** The note as the API reads it. */
 const record = async (user: SignedIn, id: string): Promise<Record<string, any>> => (await (await web.api(user.token, "GET", `/api/v1/notes/${id}`)).json()) as Record<string, any>;
@@ -224,7 +231,38 @@ describe.skipIf(!hasChromium)("the watching cards", () => {
     await user.context.close();
   }, 30_000);
 
-  test("at 375 px the watching cards stay inside the screen, the windows table stacks as cards", async () => {
+  test("a failing stream: its alert acknowledged from the page, the board says so; repeats and escalation saved, half an escalation refused in place", async () => {
+    const user = await signedIn({ plan: "dev" });
+    const { page } = user;
+    const id = await streamOf(user, "deploy.log");
+    expect((await web.api(user.token, "PATCH", `/api/v1/notes/${id}`, { note: { expected_interval_seconds: 3600 } })).status).toBe(200);
+    await failRun(user, "deploy.log");
+    await page.goto(`${web.base}/notes/${id}/settings`);
+    await page.fill('input[name="repeat_minutes"]', "30");
+    await page.fill('input[name="escalate_minutes"]', "60");
+    await page.click('#followups button:has-text("Save")');
+    await page.waitForSelector("#followups-escalate_to-error");
+    expect(await page.inputValue('input[name="repeat_minutes"]')).toBe("30");
+    expect((await record(user, id)).repeat_alert_seconds).toBeNull();
+    await page.fill('input[name="escalate_to"]', "lead@example.com");
+    await press(page, '#followups button:has-text("Save")');
+    expect(await record(user, id)).toMatchObject({ repeat_alert_seconds: 1800, escalate_after_seconds: 3600, escalate_to: "lead@example.com", acknowledged_at: null });
+
+    await page.goto(`${web.base}/notes`);
+    expect(await page.locator(`[data-board-row="${id}"] .badge.acknowledged`).count()).toBe(0);
+    await page.goto(`${web.base}/notes/${id}/settings`);
+    await press(page, '[data-ack="open"] button:has-text("Acknowledge")');
+    const acked = (await record(user, id)).acknowledged_at;
+    expect(acked).not.toBeNull();
+    expect(await page.locator('[data-ack="done"]').count()).toBe(1);
+    expect(await page.locator('button:has-text("Acknowledge")').count()).toBe(0);
+    await page.goto(`${web.base}/notes`);
+    expect(await page.getAttribute(`[data-board-row="${id}"] .badge.acknowledged`, "data-acknowledged")).toBe(acked);
+    expect(web.violations).toEqual([]);
+    await user.context.close();
+  }, 30_000);
+
+  test("at 375 px the watching cards of a failing stream stay inside the screen, the windows table stacks as cards, axe finds nothing serious", async () => {
     const user = await signedIn({ plan: "dev", width: 375, height: 812 });
     const { page } = user;
     await user.context.addInitScript({ path: AXE });
@@ -232,8 +270,10 @@ describe.skipIf(!hasChromium)("the watching cards", () => {
     const windows = [{ schedule: "0 2 * * 0", timezone: "America/Argentina/Buenos_Aires", duration_seconds: 7200 }];
     const patch = { note: { schedule: "30 4 1,15 * 1-5", timezone: "America/Argentina/Buenos_Aires", maintenance: windows, quiet_until: new Date(Date.now() + 3_600_000).toISOString() } };
     expect((await web.api(user.token, "PATCH", `/api/v1/notes/${id}`, patch)).status).toBe(200);
+    await failRun(user, "a-stream-with-a-long-filename-for-a-narrow-phone.log");
     await page.goto(`${web.base}/notes/${id}/settings`);
     await press(page, 'button:has-text("Create a badge URL")');
+    expect(await page.locator('[data-ack="open"]').count()).toBe(1);
     expect(await overflow(page)).toBeLessThanOrEqual(0);
     expect(await page.locator("table.windows.cards td[data-label]").count()).toBe(4);
     expect(await axeProblems(page)).toEqual([]);

@@ -6,6 +6,7 @@ import { bytes, when } from "../../web/layout";
 import type { WebSession } from "../../web/session";
 import { folderNames } from "../folders/repo";
 import { heldUntil } from "../deadman/quiet";
+import { alerting } from "../deadman/spell";
 import type { NoteMeta } from "../notes/repo";
 import {
   boardCounts,
@@ -146,13 +147,20 @@ function quietBadge(n: NoteMeta, now: number): Html | "" {
   return html`<span class="badge quiet" title="${what} until ${iso(until).replace("T", " ").slice(0, 16)} UTC: no alert goes out before then" data-quiet-until="${iso(until)}">quiet</span>`;
 }
 
+/** Beside a late or failing badge: someone acknowledged the alert, so no reminders or escalation follow. */
+function ackBadge(n: NoteMeta): Html | "" {
+  if (!alerting(n.deadmanStatus) || n.acknowledgedAt === null) return "";
+  const at = iso(Number(n.acknowledgedAt));
+  return html`<span class="badge acknowledged" title="acknowledged ${at.replace("T", " ").slice(0, 16)} UTC: no reminders or escalation follow" data-acknowledged="${at}">acknowledged</span>`;
+}
+
 function rowInner(n: NoteMeta, cap: number | null, now: number): Html {
   const name = n.filename ?? n.title;
   if (n.kind !== "stream") {
     return html`<a class="b-title" href="/notes/${n.id}"><strong>${n.title}</strong><span class="meta">${n.format === "rich" ? "rich note" : "plain note"}</span></a>${cell("Last edit", when(iso(n.updatedAt)), "b-when")}${cell("Size", html`<span class="b-size">${size(n.byteSize)}</span>`, "b-fill")}`;
   }
   const health = streamHealth(n, cap);
-  return html`<a class="b-title" href="/notes/${n.id}"><strong>${n.title}</strong>${n.filename && n.filename !== n.title ? html`<span class="meta">${n.filename}</span>` : ""}</a>${cell("Last write", when(iso(n.lastWriteAt)), "b-when")}${cell("Size", fill(n, name, cap), "b-fill")}${cell("Dead-man", html`${deadmanBadge(n, health)}${quietBadge(n, now)}`)}${cell("Webhook", webhookBadge(n, webhookHealth(n)))}${cell("Inbox", html`<span class="badge ${n.inboxTokenHash ? "on" : "off"}" data-inbox="${n.inboxTokenHash ? "on" : "off"}">${n.inboxTokenHash ? "on" : "off"}</span>`)}`;
+  return html`<a class="b-title" href="/notes/${n.id}"><strong>${n.title}</strong>${n.filename && n.filename !== n.title ? html`<span class="meta">${n.filename}</span>` : ""}</a>${cell("Last write", when(iso(n.lastWriteAt)), "b-when")}${cell("Size", fill(n, name, cap), "b-fill")}${cell("Dead-man", html`${deadmanBadge(n, health)}${ackBadge(n)}${quietBadge(n, now)}`)}${cell("Webhook", webhookBadge(n, webhookHealth(n)))}${cell("Inbox", html`<span class="badge ${n.inboxTokenHash ? "on" : "off"}" data-inbox="${n.inboxTokenHash ? "on" : "off"}">${n.inboxTokenHash ? "on" : "off"}</span>`)}`;
 }
 
 /** A row and its signature: the script replaces a row only when what it shows changed, so focus and selection elsewhere stay. */

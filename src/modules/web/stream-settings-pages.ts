@@ -52,7 +52,7 @@ function explain(deps: Deps, form: string, e: AppError): Record<string, string> 
         errors.retention_days = `Enter a whole number of days from 1 to ${MAX_RETENTION_DAYS}, or leave it empty to keep lines of any age.`;
         break;
       default: {
-        const watch = watchProblem(p);
+        const watch = watchProblem(p, deps.config.minIntervalSeconds);
         // The form's own checks name its fields and are already worded for people.
         if (watch) errors[watch[0]] = watch[1];
         else if (p.code === FORM_FIELD) errors[p.field] = p.message;

@@ -21,7 +21,7 @@ import { getWorkspace, tierOf } from "../workspaces/repo";
 import { BADGE_FLASH, badgeCard } from "./badge-view";
 import { fullBadge } from "./note-parts";
 import { distinct, fieldProblem, formProblem, invalid, typed, type FormState } from "./settings-forms";
-import { quietCard, scheduleCard } from "./watch-view";
+import { followUpsCard, quietCard, scheduleCard } from "./watch-view";
 
 /** What a settings page shows besides the stream: a one-time flash, or a refused form again. */
 export interface View {
@@ -48,6 +48,7 @@ ${await retentionCard(s, note, view.form)}
 ${await deadmanCard(deps, s, note, view.form)}
 ${scheduleCard(s, note, view.form, await deadmanAvailable(deps, note), deps.clock.now())}
 ${quietCard(s, note, view.form, deps.clock.now())}
+${followUpsCard(s, note, view.form)}
 ${badgeCard(s, note, view.form, view.flash.secret?.kind === BADGE_FLASH ? view.flash.secret.value : null)}`,
     }),
     status,

@@ -8,6 +8,7 @@ import { fromWallTime } from "../../lib/zoned-time";
 import { redirectWithFlash } from "../../web/flash";
 import { pageMacros } from "../../web/macros";
 import { deleteBadge, rotateBadge } from "../badges/service";
+import { ackStream } from "../deadman/ack";
 import { pauseStream } from "../deadman/pause";
 import { windowsOf } from "../deadman/quiet";
 import { visibleNote } from "../notes/repo";
@@ -25,6 +26,9 @@ const iso = (at: number) => new Date(at).toISOString();
 
 /** A positive number typed into a field, or NaN. */
 const positive = (text: string) => (/^\d*\.?\d+$/.test(text) && Number(text) > 0 ? Number(text) : Number.NaN);
+
+/** Minutes typed into a field as whole seconds; empty is null (none). */
+const minutesAsSeconds = (text: string) => (text === "" ? null : Math.round(positive(text) * 60));
 
 export const watchPages = (deps: Deps) =>
   new Elysia()
@@ -112,6 +116,28 @@ export const watchPages = (deps: Deps) =>
         return redirectWithFlash(deps, s, settingsPath(params.id), { ok: "Maintenance window removed." });
       },
       { session: "form", refused: refusedOn(deps, "window") },
+    )
+    .post(
+      "/notes/:id/followups",
+      async ({ s, params, body }) => {
+        const b = formFields(body);
+        const repeat = firstValue(b.repeat_minutes).trim();
+        const escalate = firstValue(b.escalate_minutes).trim();
+        const minutesOnly = "Enter a number of minutes, or leave it empty.";
+        refuseFields({ repeat_minutes: Number.isNaN(minutesAsSeconds(repeat)) && minutesOnly, escalate_minutes: Number.isNaN(minutesAsSeconds(escalate)) && minutesOnly });
+        const input = { repeat_alert_seconds: minutesAsSeconds(repeat), escalate_after_seconds: minutesAsSeconds(escalate), escalate_to: firstValue(b.escalate_to).trim() || null };
+        await updateNote({ ctx: s.ctx, id: params.id, input });
+        return redirectWithFlash(deps, s, settingsPath(params.id), { ok: "Reminders and escalation saved." });
+      },
+      { session: "form", refused: refusedOn(deps, "followups") },
+    )
+    .post(
+      "/notes/:id/ack",
+      async ({ s, params }) => {
+        await ackStream({ ctx: s.ctx, id: params.id });
+        return redirectWithFlash(deps, s, settingsPath(params.id), { ok: "Acknowledged: no more reminders or escalation for this alert." });
+      },
+      { session: "form", refused: refusedOn(deps, "followups") },
     )
     .post(
       "/notes/:id/badge",

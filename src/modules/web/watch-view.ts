@@ -7,6 +7,7 @@ import { html, type Html } from "../../web/html";
 import { csrfField } from "../../web/layout";
 import type { WebSession } from "../../web/session";
 import { heldUntil, MAX_WINDOWS, windowsOf } from "../deadman/quiet";
+import { alerting, REPEAT_LIMIT } from "../deadman/spell";
 import { nextRunAfter } from "../deadman/schedule";
 import type { NoteRow } from "../notes/repo";
 import { distinct, fieldProblem, formProblem, invalid, typed, type FormState } from "./settings-forms";
@@ -112,4 +113,29 @@ function windowsPart(s: WebSession, note: NoteRow, state: FormState | undefined)
     <label class="grow"><span>Time zone</span><input type="text" name="window_timezone" value="${typed(state, "window", "window_timezone", note.timezone)}" spellcheck="false"${invalid(state, "window", "window_timezone")}>${fieldProblem(state, "window", "window_timezone")}</label>
     <label><span>For (minutes)</span><input type="number" name="window_minutes" min="1" step="1" value="${typed(state, "window", "window_minutes", "")}" placeholder="120"${invalid(state, "window", "window_minutes")}>${fieldProblem(state, "window", "window_minutes")}</label></div>
     <div class="row"><button class="primary">Add the window</button></div></form>`;
+}
+
+/** The spell the stream is in, and the button that acknowledges it (or when it was). */
+function ackPart(s: WebSession, note: NoteRow): Html | "" {
+  if (!alerting(note.deadmanStatus) || note.spellStartedAt === null) return "";
+  const since = html`${note.deadmanStatus === "failing" ? "Failing" : "Late"} since ${bothZones(Number(note.spellStartedAt), note.timezone)}`;
+  if (note.acknowledgedAt !== null) {
+    return html`<p class="flash" data-ack="done">${since}. <span class="badge acknowledged">acknowledged</span> ${inZone(Number(note.acknowledgedAt), note.timezone)}: no more reminders or escalation for this alert.</p>`;
+  }
+  return html`<div class="flash error row spread" data-ack="open"><span>${since}.</span><form method="post" action="/notes/${note.id}/ack">${csrfField(s)}<button class="primary">Acknowledge</button></form></div>`;
+}
+
+/** Repeats while late or failing, escalation to a second address, and acknowledging the alert. */
+export function followUpsCard(s: WebSession, note: NoteRow, state: FormState | undefined): Html {
+  const inMinutes = (seconds: number | null) => (seconds === null ? "" : minutes(seconds));
+  return html`<div class="card" id="followups"><h2>Reminders and escalation</h2>
+  ${ackPart(s, note)}${formProblem(state, "followups")}
+  <p class="small">While the stream stays late or failing, the alert can repeat (at most ${REPEAT_LIMIT} times), and after a while go to a second address too, once, unless someone acknowledged it: here, with the link in every alert mail, or by <code>POST /api/v1/notes/{id}/ack</code>.</p>
+  <form method="post" action="/notes/${note.id}/followups">${csrfField(s)}
+    <div class="row"><label class="grow"><span>Repeat the alert every (minutes; empty: never)</span><input type="number" name="repeat_minutes" min="1" step="any" value="${typed(state, "followups", "repeat_minutes", inMinutes(note.repeatAlertSeconds))}"${invalid(state, "followups", "repeat_minutes")}>${fieldProblem(state, "followups", "repeat_minutes")}</label>
+    <label class="grow"><span>Escalate after (minutes; empty: never)</span><input type="number" name="escalate_minutes" min="1" step="any" value="${typed(state, "followups", "escalate_minutes", inMinutes(note.escalateAfterSeconds))}"${invalid(state, "followups", "escalate_minutes")}>${fieldProblem(state, "followups", "escalate_minutes")}</label></div>
+    <label><span>Escalate to (an e-mail address)</span><input type="email" name="escalate_to" value="${typed(state, "followups", "escalate_to", note.escalateTo ?? "")}"${invalid(state, "followups", "escalate_to")}>${fieldProblem(state, "followups", "escalate_to")}</label>
+    <div class="row"><button class="primary">Save</button></div>
+  </form>
+</div>`;
 }
