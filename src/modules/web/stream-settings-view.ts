@@ -169,7 +169,7 @@ async function deadmanCard(deps: Deps, s: WebSession, note: NoteRow, state: Form
         : note.deadmanStatus === "ok"
           ? html`<span class="badge ok">watching</span>`
           : note.deadmanStatus === "paused"
-            ? html`<span class="badge off">paused</span>`
+            ? html`<span class="badge paused">paused</span>`
             : "";
   if (!available) {
     const plans = plansWithDeadman(deps.config.limitProfile);
