@@ -18,6 +18,7 @@ import { searchRoutes } from "./modules/search/routes";
 import { healthRoutes } from "./modules/health/routes";
 import { inboxReceiveRoutes, inboxRoutes } from "./modules/inbox/routes";
 import { badgeReadRoutes, badgeRoutes } from "./modules/badges/routes";
+import { channelRoutes } from "./modules/channels/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { webRoutes } from "./modules/web/routes";
 import { pageErrors } from "./web/page-errors";
@@ -48,6 +49,7 @@ export function buildApp(deps: Deps) {
     .use(webhookRoutes(authed))
     .use(inboxRoutes(authed))
     .use(badgeRoutes(authed))
+    .use(channelRoutes(authed))
     .use(exportRoutes(authed))
     .use(searchRoutes(authed));
 

@@ -41,6 +41,9 @@ export interface Config extends BillingConfig {
   jobConcurrency: number;
   /** Total time one webhook delivery may take; connecting gets at most 5 s of it. */
   webhookTimeoutMs: number;
+  /** Origins of Telegram's Bot API and Pushover's API for channels (tests point them at loopback stand-ins). */
+  telegramApiUrl: string;
+  pushoverApiUrl: string;
   /** smtp:// or smtps:// URL; null writes mail to <data dir>/outbox/ instead. */
   smtpUrl: string | null;
   mailFrom: string;
@@ -93,6 +96,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllow: parseCidrs(env.NOTESTREAM_WEBHOOK_ALLOW_CIDRS ?? ""),
     retryScale: parseNumber("NOTESTREAM_RETRY_SCALE", read("NOTESTREAM_RETRY_SCALE"), 0, 100),
     jobLeaseMs: parseWhole("NOTESTREAM_JOB_LEASE_SECONDS", read("NOTESTREAM_JOB_LEASE_SECONDS"), 1, 86_400) * 1000,
+    telegramApiUrl: parseApiOrigin("NOTESTREAM_TELEGRAM_API_URL", read("NOTESTREAM_TELEGRAM_API_URL")),
+    pushoverApiUrl: parseApiOrigin("NOTESTREAM_PUSHOVER_API_URL", read("NOTESTREAM_PUSHOVER_API_URL")),
     smtpUrl: parseSmtpUrl(env.NOTESTREAM_SMTP_URL),
     mailFrom: env.NOTESTREAM_MAIL_FROM?.trim() || CONFIG_DEFAULTS.NOTESTREAM_MAIL_FROM,
     minIntervalSeconds: parseNumber("NOTESTREAM_MIN_INTERVAL_SECONDS", read("NOTESTREAM_MIN_INTERVAL_SECONDS"), 1, 86_400),
@@ -182,4 +187,11 @@ function parseOrigins(raw: string | undefined): ReadonlySet<string> | null {
     if (!URL.canParse(o) || new URL(o).origin !== o) throw new ConfigError(`NOTESTREAM_MCP_ALLOWED_ORIGINS: "${o}" is not an origin like https://app.example.com`);
   }
   return new Set(list);
+}
+
+/** An API's base URL: http(s), without a trailing slash (paths are added to it). */
+function parseApiOrigin(name: string, raw: string): string {
+  const value = raw.trim().replace(/\/+$/, "");
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new ConfigError(`${name}: "${raw}" is not an http or https URL`);
+  return value;
 }

@@ -190,3 +190,17 @@ export function webhookDisabled(a: { to: string; noteTitle: string; filename: st
     ].join("\n"),
   };
 }
+
+/** Ten deliveries in a row failed: the channel is off until it is saved again. */
+export function channelDisabled(a: { to: string; channelName: string; url: string; reason: string; baseUrl: string }): MailMessage {
+  return {
+    to: a.to,
+    subject: `[notestream] channel "${a.channelName}" was disabled`,
+    text: [
+      `Deliveries to the channel "${a.channelName}" (${a.url}) failed, so it was disabled: ${a.reason}.`,
+      "",
+      "Nothing more goes to it until it is re-enabled: fix the receiver (or the URL), then save the channel",
+      `(PATCH ${a.baseUrl}/api/v1/channels/{id}); POST …/test tells whether it works.`,
+    ].join("\n"),
+  };
+}

@@ -10,7 +10,7 @@ import { enqueueMail } from "../../mail/queue";
 import { deadmanAlert, deadmanRecovered, runOverdue, signalFailed } from "../../mail/templates";
 import type { Signal } from "../streams/append/model";
 import type { AppendHook } from "../streams/append/hooks";
-import { enqueueAlertDelivery } from "../webhooks/delivery";
+import { raiseAlert } from "../channels/alerts";
 import { isPlausibleEmail, normaliseEmail } from "../accounts/service";
 import { scheduleOf } from "./schedule";
 import { recipient } from "./recipient";
@@ -122,7 +122,8 @@ async function signalled(deps: Deps, note: NoteRow, tier: Tier, signal: Signal |
     await failedAlert(deps, note, now, text);
   } else if ((before === "late" || before === "failing") && !owed) {
     await enqueueMail(deps, deadmanRecovered({ to: await recipient(deps, note), noteTitle: note.title, filename: note.filename, resumedAt: iso(now), line: text }));
-    await enqueueAlertDelivery(deps, note, `RECOVERED: ${name} ${before === "failing" ? "reported ok" : "is writing again"}: ${text}`, now);
+    const title = `${name} ${before === "failing" ? "reported ok" : "is writing again"}`;
+    await raiseAlert(deps, note, { kind: "recovered", title, text: `RECOVERED: ${title}: ${text}` }, now);
   }
 }
 
@@ -180,12 +181,11 @@ async function lateAlert(deps: Deps, n: NoteRow, now: number): Promise<void> {
   );
   await armFollowUps(deps, n, now);
   const name = n.filename ?? n.title;
-  await enqueueAlertDelivery(
-    deps,
-    n,
-    n.fullSince === null ? `LATE: no write to ${name} for ${Math.round((now - n.lastWriteAt) / 1000)}s (${n.schedule === null ? `expected every ${n.expectedIntervalSeconds}s` : `scheduled "${n.schedule}" ${n.timezone}`})` : `FULL: ${name} is full and refusing writes`,
-    now,
-  );
+  const alert =
+    n.fullSince === null
+      ? { kind: "late" as const, title: `${name} has gone quiet`, text: `LATE: no write to ${name} for ${Math.round((now - n.lastWriteAt) / 1000)}s (${n.schedule === null ? `expected every ${n.expectedIntervalSeconds}s` : `scheduled "${n.schedule}" ${n.timezone}`})` }
+      : { kind: "full" as const, title: `${name} is full and refusing writes`, text: `FULL: ${name} is full and refusing writes` };
+  await raiseAlert(deps, n, alert, now);
 }
 
 /**
@@ -216,7 +216,8 @@ async function runAlert(deps: Deps, n: NoteRow, now: number): Promise<void> {
     runOverdue({ to: await recipient(deps, n), noteTitle: n.title, filename: n.filename, noteId: n.id, startedAt: iso(n.runStartedAt!), maxRunSeconds: n.maxRunSeconds!, lastLines: await lastLines(deps, n.id), baseUrl: mailOrigin(deps), ackUrl: await mintAckUrl(deps, n) }),
   );
   await armFollowUps(deps, n, now);
-  await enqueueAlertDelivery(deps, n, `LATE: a run of ${name} started ${Math.round((now - n.runStartedAt!) / 1000)}s ago and has not reported (max ${n.maxRunSeconds}s)`, now);
+  const text = `LATE: a run of ${name} started ${Math.round((now - n.runStartedAt!) / 1000)}s ago and has not reported (max ${n.maxRunSeconds}s)`;
+  await raiseAlert(deps, n, { kind: "run", title: `${name}: a run has not finished`, text }, now);
 }
 
 /**
@@ -251,5 +252,5 @@ async function failedAlert(deps: Deps, note: NoteRow, now: number, text: string)
   const name = note.filename ?? note.title;
   await enqueueMail(deps, signalFailed({ to: await recipient(deps, note), noteTitle: note.title, filename: note.filename, noteId: note.id, at: iso(now), line: text, lastLines: await lastLines(deps, note.id), baseUrl: mailOrigin(deps), ackUrl: await mintAckUrl(deps, note) }));
   await armFollowUps(deps, note, now);
-  await enqueueAlertDelivery(deps, note, `FAILED: ${name} reported a failure: ${text}`, now);
+  await raiseAlert(deps, note, { kind: "failing", title: `${name} reported a failure`, text: `FAILED: ${name} reported a failure: ${text}` }, now);
 }

@@ -8,7 +8,8 @@ import { enqueueMail } from "../../mail/queue";
 import { alertEscalated, alertRepeated } from "../../mail/templates";
 import { isPlausibleEmail, normaliseEmail } from "../accounts/service";
 import type { NoteRow } from "../notes/repo";
-import { enqueueAlertDelivery } from "../webhooks/delivery";
+import { logAlert, raiseAlert } from "../channels/alerts";
+import { enqueueChannelMessage } from "../channels/delivery";
 import { mintAckUrl } from "./ack-links";
 import { lastLines } from "./alert-lines";
 import { heldUntil } from "./quiet";
@@ -78,8 +79,9 @@ export function followUpChanges(deps: Deps, note: NoteRow, input: FollowUpInput)
     changes[field === "repeat_alert_seconds" ? "repeatAlertSeconds" : "escalateAfterSeconds"] = v;
   }
   if (input.escalate_to !== undefined) {
-    const to = input.escalate_to === null ? null : normaliseEmail(input.escalate_to);
-    if (to !== null && !isPlausibleEmail(to)) throw ValidationFailed.field("note.escalate_to", "invalid", "escalate_to must be an e-mail address, or null");
+    // A channel id (chn_…) is checked against the workspace's channels by channels/notify.ts.
+    const to = input.escalate_to === null ? null : input.escalate_to.startsWith("chn_") ? input.escalate_to : normaliseEmail(input.escalate_to);
+    if (to !== null && !to.startsWith("chn_") && !isPlausibleEmail(to)) throw ValidationFailed.field("note.escalate_to", "invalid", "escalate_to must be an e-mail address or a channel id (chn_…), or null");
     changes.escalateTo = to;
   }
   const after = { ...note, ...changes };
@@ -145,9 +147,14 @@ async function repeatAlert(deps: Deps, n: NoteRow, repeat: number, now: number):
   const mail = await spellMail(deps, n, now);
   await enqueueMail(deps, alertRepeated({ ...mail, to: await recipient(deps, n), repeat, of: REPEAT_LIMIT }));
   const name = n.filename ?? n.title;
-  await enqueueAlertDelivery(deps, n, `STILL ${mail.status.toUpperCase()}: ${name} for ${Math.round(mail.forMs / 1000)}s (reminder ${repeat} of ${REPEAT_LIMIT})`, now);
+  const text = `STILL ${mail.status.toUpperCase()}: ${name} for ${Math.round(mail.forMs / 1000)}s (reminder ${repeat} of ${REPEAT_LIMIT})`;
+  await raiseAlert(deps, n, { kind: "repeat", title: `${name} is still ${mail.status}`, text }, now);
 }
 
 async function escalationAlert(deps: Deps, n: NoteRow, now: number): Promise<void> {
-  await enqueueMail(deps, alertEscalated({ ...(await spellMail(deps, n, now)), to: n.escalateTo! }));
+  const mail = alertEscalated({ ...(await spellMail(deps, n, now)), to: n.escalateTo! });
+  await logAlert(deps, n.id, "escalation", `ESCALATED: ${mail.subject.replace(/^\[notestream\] escalated: /, "")}`, now);
+  if (!n.escalateTo!.startsWith("chn_")) return enqueueMail(deps, mail);
+  // A channel deleted since is gone from escalate_to's reach: the mail to the stream's own recipient went already.
+  await enqueueChannelMessage(deps, n.escalateTo!, { event: "alert", title: mail.subject.replace(/^\[notestream\] /, ""), text: mail.text, note: { id: n.id, filename: n.filename, title: n.title }, urgent: true });
 }

@@ -24,6 +24,15 @@ const MaintenanceWindowInput = t.Object({
   duration_seconds: t.Integer({ description: "How long the window stays open, 1 to 604800" }),
 });
 
+const NotifyEntry = t.Object(
+  {
+    channel_id: t.String(),
+    events: t.Array(t.UnionEnum(["alerts", "lines"])),
+    batch_seconds: t.Nullable(t.Integer()),
+  },
+  { $id: "#/components/schemas/NotifyEntry" },
+);
+
 export const NoteRecord = t.Object(
   {
     id: t.String({ description: "note_…" }),
@@ -56,7 +65,8 @@ export const NoteRecord = t.Object(
     maintenance: t.Array(MaintenanceWindow, { description: "Recurring windows in which no alert starts; a spell still on when one ends alerts then" }),
     repeat_alert_seconds: t.Nullable(t.Integer({ description: "While late or failing, the alert repeats this often (at most 24 times a spell); null: no repeats" })),
     escalate_after_seconds: t.Nullable(t.Integer({ description: "A spell neither acknowledged nor ended this long after it began alerts escalate_to too, once; null: no escalation" })),
-    escalate_to: t.Nullable(t.String({ description: "The escalation's e-mail address" })),
+    escalate_to: t.Nullable(t.String({ description: "Where the escalation goes: an e-mail address or a channel id (chn_…)" })),
+    notify: t.Array(NotifyEntry, { description: "Channels this stream's alerts (and lines) go to, besides mail" }),
     acknowledged_at: t.Nullable(t.String({ format: "date-time", description: "When the current late or failing spell was acknowledged (POST /notes/{id}/ack or a mail's link): no more repeats or escalation in it. Null: not acknowledged, or no spell" })),
     max_run_seconds: t.Nullable(t.Integer({ description: "How long a run may take after a status start append before it alerts; null: no limit" })),
     alert_webhook: t.Boolean({ description: "Dead-man and signal alerts also go to the stream's webhook, in its format" }),
@@ -130,7 +140,19 @@ export const UpdateNoteBody = t.Object({
     maintenance: t.Optional(t.Nullable(t.Array(MaintenanceWindowInput, { description: "Streams: up to 10 recurring windows without alerts; [] or null removes them" }))),
     repeat_alert_seconds: t.Optional(t.Nullable(t.Integer({ description: "Streams: at least the minimum interval (60 s by default); the alert repeats this often while late or failing, at most 24 times; null: none" }))),
     escalate_after_seconds: t.Optional(t.Nullable(t.Integer({ description: "Streams: at least the minimum interval; with escalate_to, an unacknowledged spell alerts there too after this long, once; null: none" }))),
-    escalate_to: t.Optional(t.Nullable(t.String({ description: "Streams: the e-mail address an unacknowledged spell escalates to; null: none" }))),
+    escalate_to: t.Optional(t.Nullable(t.String({ description: "Streams: the e-mail address or channel id (chn_…) an unacknowledged spell escalates to; null: none" }))),
+    notify: t.Optional(
+      t.Nullable(
+        t.Array(
+          t.Object({
+            channel_id: t.String({ description: "chn_… of this workspace" }),
+            events: t.Optional(t.Array(t.String(), { description: '["alerts"] (the default), ["lines"] or both' })),
+            batch_seconds: t.Optional(t.Nullable(t.Integer({ description: "lines: one message per window of this many seconds (1 to 3600); null: one per append" }))),
+          }),
+          { description: "Streams: up to 10 channels; [] or null removes them" },
+        ),
+      ),
+    ),
     retention: t.Optional(RetentionSchema),
     retention_days: t.Optional(t.Nullable(t.Integer({ description: "Streams: 1 to 3650 days; null keeps lines of any age" }))),
   }),

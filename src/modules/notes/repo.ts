@@ -8,6 +8,7 @@ import { mayNameRow } from "../../db/keys";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { Page } from "../../lib/pagination";
+import { notifyOf } from "../channels/notify";
 import { windowsOf } from "../deadman/quiet";
 import { folderNoteCount } from "../folders/repo";
 import { seesNote } from "../tokens/service";
@@ -112,6 +113,7 @@ export function toRecord(ctx: Ctx, row: NoteMeta, plainBody?: string): NoteRecor
     repeat_alert_seconds: row.repeatAlertSeconds,
     escalate_after_seconds: row.escalateAfterSeconds,
     escalate_to: row.escalateTo,
+    notify: notifyOf(row),
     acknowledged_at: row.acknowledgedAt === null ? null : iso(Number(row.acknowledgedAt)),
     max_run_seconds: row.maxRunSeconds,
     // Rows read with raw SQL (the append path's) carry SQLite's 0/1.

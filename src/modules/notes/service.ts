@@ -9,6 +9,7 @@ import { byteLength, hasLoneSurrogate, stripControl, titleProblem } from "../../
 import { assertFolderIdWellFormed, assertFolderInWorkspace } from "../folders/repo";
 import { webhookChanges } from "../webhooks/service";
 import { deadmanChanges } from "../deadman/service";
+import { channelChanges } from "../channels/notify";
 import { retentionChanges } from "../streams/retention";
 import { captureBeforeSave } from "../snapshots/capture";
 import { requireScope, requireUnpinned } from "../tokens/service";
@@ -183,7 +184,7 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
     if (title !== undefined) next.title = title;
     let delta = 0;
     const webhook = await webhookChanges(deps, note, input);
-    Object.assign(next, webhook, deadmanChanges(deps, tier, note, input), retentionChanges(note, input));
+    Object.assign(next, webhook, deadmanChanges(deps, tier, note, input), retentionChanges(note, input), await channelChanges(deps, note, input));
     if (input.plain_body !== undefined) {
       const size = byteLength(input.plain_body);
       assertNoteSize(tier, "plain", size, note.byteSize);

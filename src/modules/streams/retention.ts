@@ -10,6 +10,7 @@ import { domainOf } from "../../mail/mailer";
 import { enqueueMail } from "../../mail/queue";
 import { streamFull } from "../../mail/templates";
 import { mailOrigin } from "../../http/origin";
+import { raiseAlert } from "../channels/alerts";
 import { heldUntil } from "../deadman/quiet";
 import { recipient } from "../deadman/recipient";
 import type { NoteRow } from "../notes/repo";
@@ -97,6 +98,11 @@ async function startFullSpell(deps: Deps, noteId: string, at: number): Promise<v
       quietUntil: notes.quietUntil,
       maintenance: notes.maintenance,
       alertOwedAt: notes.alertOwedAt,
+      notify: notes.notify,
+      webhookUrl: notes.webhookUrl,
+      webhookStatus: notes.webhookStatus,
+      alertWebhook: notes.alertWebhook,
+      byteSize: notes.byteSize,
     });
   if (!n || n.deadmanStatus === "paused") return;
   const held = heldUntil(n, at);
@@ -108,7 +114,10 @@ async function startFullSpell(deps: Deps, noteId: string, at: number): Promise<v
 }
 
 /** The one mail of a full spell: which stream, since when, what to do. */
-export async function fullNotice(deps: Deps, n: Pick<NoteRow, "id" | "workspaceId" | "title" | "filename" | "alertEmail" | "fullSince">): Promise<void> {
+export async function fullNotice(
+  deps: Deps,
+  n: Pick<NoteRow, "id" | "workspaceId" | "title" | "filename" | "alertEmail" | "fullSince" | "notify" | "webhookUrl" | "webhookStatus" | "alertWebhook" | "byteSize">,
+): Promise<void> {
   const noteId = n.id;
   const at = Number(n.fullSince);
   const ws = await getWorkspace(deps, n.workspaceId);
@@ -130,6 +139,8 @@ export async function fullNotice(deps: Deps, n: Pick<NoteRow, "id" | "workspaceI
       baseUrl: mailOrigin(deps),
     }),
   );
+  const name = n.filename ?? n.title;
+  await raiseAlert(deps, { ...n, alertWebhook: Boolean(n.alertWebhook) }, { kind: "full", title: `${name} is full`, text: `FULL: ${name} is full and refusing writes since ${iso(at)}` }, at);
 }
 
 /** An append to a full stream went in: it fits again, so the full spell is over. */

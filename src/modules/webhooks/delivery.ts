@@ -13,13 +13,12 @@ import { webhookDisabled } from "../../mail/templates";
 import type { NoteRow } from "../notes/repo";
 import type { AppendHook } from "../streams/append/hooks";
 import { shapeBody } from "./formats";
-import { CONNECT_TIMEOUT_MS, postTo, type PostResult } from "./http";
+import { CONNECT_TIMEOUT_MS, postTo, retryAfterMs, type PostResult } from "./http";
 import { signatureHeaders } from "./sign";
 import { checkedAddress, RefusedTarget } from "./target";
 
 /** Consecutive failed attempts after which a webhook is disabled until the note is saved. */
 export const DISABLE_AFTER = 10;
-const MAX_RETRY_AFTER_MS = 3_600_000;
 const USER_AGENT = "notestream-webhooks/1";
 
 /** One append to tell the receiver about; the note's URL, format and secret are read at each attempt. */
@@ -190,14 +189,4 @@ function withoutUrl(error: string, url: string | undefined, host: string | null)
 /** What a failed attempt's `error` says: the socket's or guard's words, else the answer's status. */
 function attemptError(r: PostResult): string {
   return r.error ?? (r.status !== null && r.status >= 300 && r.status < 400 ? `redirect ${r.status} not followed` : `HTTP ${r.status}`);
-}
-
-/** Retry-After in seconds or as an HTTP date, on 429 and 503, capped at an hour. */
-function retryAfterMs(r: PostResult): number | undefined {
-  if (r.status !== 429 && r.status !== 503) return undefined;
-  const raw = r.headers["retry-after"];
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  if (!value) return undefined;
-  const ms = /^\d+$/.test(value.trim()) ? Number(value) * 1000 : Date.parse(value) - Date.now();
-  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS) : undefined;
 }

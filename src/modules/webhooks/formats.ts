@@ -9,8 +9,8 @@ export interface AppendEvent {
   text: string;
   byteSize: number;
   updatedAt: string;
-  /** note.appended unless said otherwise (note.alert for dead-man and signal alerts, webhook.test for the settings page's test button). */
-  type?: "note.alert" | "webhook.test";
+  /** note.appended unless said otherwise (note.alert for dead-man and signal alerts, webhook.test for the settings page's test button, digest for a channel's digest). */
+  type?: "note.alert" | "webhook.test" | "digest";
 }
 
 /** Each platform's limit on a message's text, in characters; longer text is cut with an ellipsis. */

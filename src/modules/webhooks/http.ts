@@ -19,7 +19,7 @@ export interface PostResult {
  * Request options that reach `url` at `target` (an address checked beforehand): the name stays
  * for the Host header and TLS, no resolver runs again (so no DNS rebinding), no keep-alive pool.
  */
-export function pinnedRequest(url: URL, target: { address: string; family: 4 | 6 }, method: "GET" | "POST", headers: Record<string, string>): https.RequestOptions {
+export function pinnedRequest(url: URL, target: { address: string; family: 4 | 6 }, method: "GET" | "POST" | "PUT", headers: Record<string, string>): https.RequestOptions {
   return {
     protocol: url.protocol,
     hostname: url.hostname.replace(/^\[|\]$/g, ""),
@@ -34,7 +34,7 @@ export function pinnedRequest(url: URL, target: { address: string; family: 4 | 6
 }
 
 /**
- * POSTs to `url` but connects to `address` (checked beforehand), keeping the name for the Host
+ * POSTs (or PUTs) to `url` but connects to `address` (checked beforehand), keeping the name for the Host
  * header and TLS. Redirects are not followed; the answer is read up to 8 KB.
  */
 export function postTo(
@@ -43,6 +43,7 @@ export function postTo(
   body: string,
   headers: Record<string, string>,
   timeouts = { connect: CONNECT_TIMEOUT_MS, total: TOTAL_TIMEOUT_MS },
+  method: "POST" | "PUT" = "POST",
 ): Promise<PostResult> {
   const started = performance.now();
   const client = url.protocol === "https:" ? https : http;
@@ -56,7 +57,7 @@ export function postTo(
       resolve({ ...r, durationMs: Math.round(performance.now() - started) });
     };
     const req = client.request(
-      pinnedRequest(url, target, "POST", { ...headers, "content-length": String(Buffer.byteLength(body)) }),
+      pinnedRequest(url, target, method, { ...headers, "content-length": String(Buffer.byteLength(body)) }),
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -88,4 +89,16 @@ function withHostFor(message: string, address: string, host: string): string {
   const ip = parseIp(address);
   const spellings = [...new Set([address, ...(ip ? [formatIp(ip), ip.toString()] : [])])].sort((a, b) => b.length - a.length);
   return spellings.reduce((m, s) => m.split(s).join(host), message);
+}
+
+const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** Retry-After in seconds or as an HTTP date, on 429 and 503, capped at an hour. */
+export function retryAfterMs(r: PostResult): number | undefined {
+  if (r.status !== 429 && r.status !== 503) return undefined;
+  const raw = r.headers["retry-after"];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (!value) return undefined;
+  const ms = /^\d+$/.test(value.trim()) ? Number(value) * 1000 : Date.parse(value) - Date.now();
+  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS) : undefined;
 }

@@ -1,0 +1,66 @@
+import { and, eq, inArray } from "drizzle-orm";
+import type { Deps } from "../../deps";
+import { channels } from "../../db/tables";
+import { ValidationFailed } from "../../http/errors";
+
+/** One entry of a stream's `notify`: a channel and what of the stream goes to it. */
+export interface NotifyEntry {
+  channel_id: string;
+  events: ("alerts" | "lines")[];
+  batch_seconds: number | null;
+}
+
+export const MAX_NOTIFY = 10;
+export const MAX_BATCH_SECONDS = 3600;
+
+/** The stream's notify list as the row keeps it (JSON), [] for none. */
+export function notifyOf(n: { notify: string | null }): NotifyEntry[] {
+  return n.notify === null ? [] : (JSON.parse(n.notify) as NotifyEntry[]);
+}
+
+/** The notify JSON without one channel (it was deleted); null when nothing is left. */
+export function withoutChannel(notify: string | null, channelId: string): string | null {
+  const kept = notifyOf({ notify }).filter((e) => e.channel_id !== channelId);
+  return kept.length === 0 ? null : JSON.stringify(kept);
+}
+
+export type NotifyInput = { notify?: { channel_id: string; events?: string[]; batch_seconds?: number | null }[] | null; escalate_to?: string | null };
+
+/** The parts of a PATCH that name channels: the notify list, and escalate_to when it is a channel id. */
+export async function channelChanges(deps: Deps, note: { kind: string; workspaceId: string }, input: NotifyInput): Promise<{ notify?: string | null }> {
+  const to = input.escalate_to;
+  if (to != null && to.startsWith("chn_")) {
+    const [known] = await deps.db.select({ id: channels.id }).from(channels).where(and(eq(channels.workspaceId, note.workspaceId), eq(channels.id, to)));
+    if (!known) throw ValidationFailed.field("note.escalate_to", "unknown_channel", "escalate_to is an e-mail address or a channel of this workspace (chn_…)");
+  }
+  return notifyChanges(deps, note, input);
+}
+
+/**
+ * The notify part of a PATCH, checked: at most 10 entries, each a channel of the stream's
+ * workspace named once, events `alerts` and/or `lines`, batch_seconds 1 to 3600 (lines only).
+ */
+async function notifyChanges(deps: Deps, note: { kind: string; workspaceId: string }, input: NotifyInput): Promise<{ notify?: string | null }> {
+  if (input.notify === undefined) return {};
+  if (note.kind !== "stream") throw ValidationFailed.field("note.notify", "not_a_stream", "notify belongs to streams (append-only notes)");
+  const list = input.notify ?? [];
+  if (list.length > MAX_NOTIFY) throw ValidationFailed.field("note.notify", "too_many", `a stream notifies at most ${MAX_NOTIFY} channels`);
+  const ids = list.map((e) => e.channel_id);
+  const known = ids.length === 0 ? [] : await deps.db.select({ id: channels.id }).from(channels).where(and(eq(channels.workspaceId, note.workspaceId), inArray(channels.id, ids)));
+  const entries = list.map((e, i): NotifyEntry => {
+    const at = `note.notify[${i}]`;
+    if (!known.some((k) => k.id === e.channel_id)) throw ValidationFailed.field(`${at}.channel_id`, "unknown_channel", "channel_id must name a channel of this workspace (GET /api/v1/channels)");
+    if (ids.indexOf(e.channel_id) !== i) throw ValidationFailed.field(`${at}.channel_id`, "duplicate", "each channel appears once; list both events in one entry");
+    const events = [...new Set(e.events ?? ["alerts"])];
+    if (events.length === 0 || events.some((x) => x !== "alerts" && x !== "lines")) {
+      throw ValidationFailed.field(`${at}.events`, "invalid", 'events is ["alerts"], ["lines"] or ["alerts", "lines"]');
+    }
+    if (events.includes("lines")) throw ValidationFailed.field(`${at}.events`, "invalid", 'events is ["alerts"] for now: lines to channels are not delivered yet');
+    const batch = e.batch_seconds ?? null;
+    if (batch !== null && (!Number.isInteger(batch) || batch < 1 || batch > MAX_BATCH_SECONDS)) {
+      throw ValidationFailed.field(`${at}.batch_seconds`, "out_of_range", `batch_seconds is null or a whole number from 1 to ${MAX_BATCH_SECONDS}`);
+    }
+    return { channel_id: e.channel_id, events: events as NotifyEntry["events"], batch_seconds: batch };
+  });
+  return { notify: entries.length === 0 ? null : JSON.stringify(entries) };
+}
