@@ -21,6 +21,7 @@ import { PostgresUnavailableError } from "./db/pg/client";
 import { runStdio } from "./mcp/stdio";
 import { appendCommand, catCommand, ClientError, lsCommand, tailCommand } from "./cli/client";
 import { runCommand } from "./cli/run";
+import { pauseCommand, quietCommand } from "./cli/watch";
 import { serve, StartupError } from "./server";
 import { SchemaTooNewError } from "./db/migrate";
 import pkg from "../package.json";
@@ -58,6 +59,9 @@ Usage:
   notestream cat FILENAME|ID              print a note's text
   notestream run [--stream F] [--quiet] -- COMMAND [ARGS…]
                                           run a job and record start, ok or FAILED with its status and time
+  notestream pause FILENAME|ID            no alert of the stream until its next write
+  notestream quiet FILENAME|ID --for 1h | --until TIME | --off
+                                          hold the stream's alerts back until then (one alert then if still down)
   notestream help | --version
 
 Configuration is read from NOTESTREAM_* environment variables (see README).`;
@@ -113,6 +117,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === "run") return runCommand(argv.slice(1), io.info);
+  if (command === "pause" || command === "quiet") {
+    await (command === "pause" ? pauseCommand : quietCommand)(argv.slice(1), io.out, io.info);
+    return 0;
+  }
   const config = loadConfig();
   if (config.postgres && command === "migrate") {
     const { migratePostgresCommand } = await import("./cli/pg-migrate");

@@ -2,21 +2,24 @@ import { parseArgs } from "node:util";
 
 export class UsageError extends Error {}
 
-/** Parses --flags of one sub-command; unknown flags and missing values are usage errors. */
-export function flags<const T extends Record<string, { type: "string" | "boolean" }>>(
-  argv: string[],
-  options: T,
-  required: (keyof T & string)[] = [],
-) {
-  let parsed;
+type Options = Record<string, { type: "string" | "boolean" }>;
+type Values<T extends Options> = { [K in keyof T]?: T[K]["type"] extends "string" ? string : boolean };
+
+/** Parses --flags and positional words of one sub-command; unknown flags and missing values are usage errors. */
+export function words<const T extends Options>(argv: string[], options: T, allowPositionals = true) {
   try {
-    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+    const parsed = parseArgs({ args: argv, options, strict: true, allowPositionals });
+    return { values: parsed.values as Values<T>, positionals: parsed.positionals };
   } catch (e) {
     throw new UsageError((e as Error).message.replace(/^TypeError \[\w+\]: /, ""));
   }
-  const values = parsed.values as Record<string, unknown>;
+}
+
+/** Parses --flags of one sub-command; unknown flags and missing values are usage errors. */
+export function flags<const T extends Options>(argv: string[], options: T, required: (keyof T & string)[] = []): Values<T> {
+  const { values } = words(argv, options, false);
   for (const name of required) {
     if (values[name] === undefined || values[name] === "") throw new UsageError(`--${name} is required`);
   }
-  return parsed.values as { [K in keyof T]?: T[K]["type"] extends "string" ? string : boolean };
+  return values;
 }

@@ -12,7 +12,7 @@ const MAX_LINES = 500;
 const MAX_BYTES = 256 * 1024;
 const PAUSE_MS = 50;
 
-interface Client {
+export interface Client {
   url: string;
   token: string;
 }
@@ -87,12 +87,16 @@ export async function lsCommand(argv: string[], out: (l: string) => void): Promi
 export async function catCommand(argv: string[], write: (text: string) => Promise<unknown>): Promise<void> {
   const { client, rest } = clientFrom(argv);
   if (rest.length !== 1) throw new UsageError("cat needs one FILENAME or note id");
-  const name = rest[0]!;
+  const note = (await findNote(client, rest[0]!)) as { plain_body: string };
+  await write(note.plain_body);
+}
+
+/** The note record named by an id or a filename, as the API answers it. */
+export async function findNote(c: Client, name: string): Promise<unknown> {
   // An id is tried as an id first; a stream may well be called note_something.log, so a miss falls back to the filename.
-  let note: { plain_body: string } | undefined;
-  if (/^note_\w+$/.test(name)) note = await call(client, "GET", `/api/v1/notes/${name}`).catch((e) => (e instanceof ClientError && e.message.startsWith("not_found") ? undefined : Promise.reject(e)));
-  note ??= await call(client, "GET", byFilename(name));
-  await write(note!.plain_body);
+  let note: unknown;
+  if (/^note_\w+$/.test(name)) note = await call(c, "GET", `/api/v1/notes/${name}`).catch((e) => (e instanceof ClientError && e.message.startsWith("not_found") ? undefined : Promise.reject(e)));
+  return note ?? call(c, "GET", byFilename(name));
 }
 
 /** `append FILENAME [TEXT…]`: the words as one line, or stdin's lines in groups. */
