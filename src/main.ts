@@ -21,7 +21,7 @@ import { PostgresUnavailableError } from "./db/pg/client";
 import { runStdio } from "./mcp/stdio";
 import { appendCommand, catCommand, ClientError, lsCommand, tailCommand } from "./cli/client";
 import { runCommand } from "./cli/run";
-import { pauseCommand, quietCommand } from "./cli/watch";
+import { ackCommand, pauseCommand, quietCommand } from "./cli/watch";
 import { serve, StartupError } from "./server";
 import { SchemaTooNewError } from "./db/migrate";
 import pkg from "../package.json";
@@ -62,6 +62,7 @@ Usage:
   notestream pause FILENAME|ID            no alert of the stream until its next write
   notestream quiet FILENAME|ID --for 1h | --until TIME | --off
                                           hold the stream's alerts back until then (one alert then if still down)
+  notestream ack FILENAME|ID              acknowledge its alert: no more repeats or escalation in this spell
   notestream help | --version
 
 Configuration is read from NOTESTREAM_* environment variables (see README).`;
@@ -85,6 +86,13 @@ const COMMANDS: Record<string, (deps: Deps, argv: string[], io: Output) => Promi
   "team remove": teamRemove,
   "token create": tokenCreate,
 };
+
+/** Clients of a running server that hold back or acknowledge a watched stream's alerts. */
+const WATCH_COMMANDS = new Map([
+  ["pause", pauseCommand],
+  ["quiet", quietCommand],
+  ["ack", ackCommand],
+]);
 
 async function main(argv: string[]): Promise<number> {
   const [command = "serve", sub] = argv;
@@ -117,8 +125,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === "run") return runCommand(argv.slice(1), io.info);
-  if (command === "pause" || command === "quiet") {
-    await (command === "pause" ? pauseCommand : quietCommand)(argv.slice(1), io.out, io.info);
+  const watch = WATCH_COMMANDS.get(command);
+  if (watch) {
+    await watch(argv.slice(1), io.out, io.info);
     return 0;
   }
   const config = loadConfig();

@@ -1,5 +1,5 @@
-// `pause` and `quiet`: a watched stream's alerts held back from the command line, through the same
-// client as the other client commands (client.ts).
+// `pause`, `quiet` and `ack`: a watched stream's alerts held back or acknowledged from the command
+// line, through the same client as the other client commands (client.ts).
 import { UsageError, words } from "./args";
 import { call, clientFrom, findNote, type Client } from "./client";
 
@@ -8,13 +8,13 @@ interface Watched {
   filename: string | null;
   deadman_status: string;
   quiet_until: string | null;
+  acknowledged_at: string | null;
 }
 
 /** `pause FILENAME|ID`: no alert of the stream until its next write; prints `paused`. */
 export async function pauseCommand(argv: string[], out: (l: string) => void, info: (l: string) => void): Promise<void> {
   const { client, rest } = clientFrom(argv);
-  const { positionals } = words(rest, {});
-  const note = await oneStream(client, positionals, "pause");
+  const note = await oneStream(client, words(rest, {}).positionals, "pause");
   const paused = (await call(client, "POST", `/api/v1/notes/${note.id}/pause`)) as Watched;
   info(`${nameOf(paused)} is paused: no alert until its next write, which resumes watching`);
   out(paused.deadman_status);
@@ -34,6 +34,15 @@ export async function quietCommand(argv: string[], out: (l: string) => void, inf
   const quiet = (await call(client, "PATCH", `/api/v1/notes/${note.id}`, { note: { quiet_until: until } })) as Watched;
   info(quiet.quiet_until === null ? `${nameOf(quiet)} is not quiet: alerts go out as they happen` : `${nameOf(quiet)} is quiet until ${quiet.quiet_until}: a spell still on then alerts once`);
   out(quiet.quiet_until ?? "off");
+}
+
+/** `ack FILENAME|ID`: the alert is seen; no more repeats or escalation in this spell. Prints when. */
+export async function ackCommand(argv: string[], out: (l: string) => void, info: (l: string) => void): Promise<void> {
+  const { client, rest } = clientFrom(argv);
+  const note = await oneStream(client, words(rest, {}).positionals, "ack");
+  const acked = (await call(client, "POST", `/api/v1/notes/${note.id}/ack`)) as Watched;
+  info(`${nameOf(acked)} is acknowledged: no more reminders or escalation of this alert; the next one alerts as usual`);
+  out(String(acked.acknowledged_at));
 }
 
 async function oneStream(client: Client, positionals: string[], command: string): Promise<Watched> {
