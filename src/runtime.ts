@@ -1,3 +1,4 @@
+import { notifyOnAppend } from "./modules/channels/lines";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { lookup } from "node:dns/promises";
 import { mkdirSync } from "node:fs";
@@ -38,7 +39,7 @@ import { webhookOnAppend } from "./modules/webhooks/delivery";
  * batch has committed, or on an append refused for its stream's size (AppendHook). A new side
  * effect is a hook of its own, added here.
  */
-export const AFTER_APPEND: readonly AppendHook[] = [webhookOnAppend, deadmanOnAppend, fullSpellOnAppend, followersOnAppend, searchOnAppend];
+export const AFTER_APPEND: readonly AppendHook[] = [webhookOnAppend, deadmanOnAppend, fullSpellOnAppend, notifyOnAppend, followersOnAppend, searchOnAppend];
 
 function mailerFor(config: Config): Mailer {
   return config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new OutboxMailer(join(config.dataDir, "outbox"), config.mailFrom);

@@ -25,6 +25,8 @@ import m21 from "../../migrations/0021_status_badges.sql" with { type: "text" };
 import m22 from "../../migrations/0022_quiet_and_pause.sql" with { type: "text" };
 import m23 from "../../migrations/0023_repeats_escalation_ack.sql" with { type: "text" };
 import m24 from "../../migrations/0024_channels_digests_rules.sql" with { type: "text" };
+import m25 from "../../migrations/0025_notify_cursor_schedule.sql" with { type: "text" };
+import m26 from "../../migrations/0026_notify_cursor_window_gone.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -53,4 +55,6 @@ export const migrationSql: Record<string, string> = {
   "0022_quiet_and_pause": m22,
   "0023_repeats_escalation_ack": m23,
   "0024_channels_digests_rules": m24,
+  "0025_notify_cursor_schedule": m25,
+  "0026_notify_cursor_window_gone": m26,
 };

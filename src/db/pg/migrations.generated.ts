@@ -14,6 +14,8 @@ import m10 from "../../../migrations-pg/0010_status_badges.sql" with { type: "te
 import m11 from "../../../migrations-pg/0011_quiet_and_pause.sql" with { type: "text" };
 import m12 from "../../../migrations-pg/0012_repeats_escalation_ack.sql" with { type: "text" };
 import m13 from "../../../migrations-pg/0013_channels_digests_rules.sql" with { type: "text" };
+import m14 from "../../../migrations-pg/0014_notify_cursor_schedule.sql" with { type: "text" };
+import m15 from "../../../migrations-pg/0015_notify_cursor_window_gone.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -31,4 +33,6 @@ export const migrationSql: Record<string, string> = {
   "0011_quiet_and_pause": m11,
   "0012_repeats_escalation_ack": m12,
   "0013_channels_digests_rules": m13,
+  "0014_notify_cursor_schedule": m14,
+  "0015_notify_cursor_window_gone": m15,
 };

@@ -30,7 +30,7 @@ export const channels = sqliteTable(
 
 /**
  * How far each stream's lines have gone to each channel that takes them (a stream's `notify`), and
- * the flood-control window: messages sent since window_start.
+ * what flood control needs (modules/channels/lines.ts).
  */
 export const notifyCursors = sqliteTable(
   "notify_cursors",
@@ -38,8 +38,10 @@ export const notifyCursors = sqliteTable(
     noteId: text("note_id").notNull().references(() => notes.id, { onDelete: "cascade" }),
     channelId: text("channel_id").notNull().references(() => channels.id, { onDelete: "cascade" }),
     throughSeq: integer("through_seq").notNull().default(0),
-    windowStart: integer("window_start").notNull().default(0),
-    windowSent: integer("window_sent").notNull().default(0),
+    // When the job that sends what is pending is due (null: none queued; an append queues one).
+    scheduledAt: integer("scheduled_at"),
+    // JSON: the times of the messages sent in the last minute, for flood control (at most 20 a minute).
+    recentSends: text("recent_sends").notNull().default("[]"),
   },
   (t) => [primaryKey({ columns: [t.noteId, t.channelId] })],
 );

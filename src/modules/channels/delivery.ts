@@ -49,24 +49,31 @@ async function deliver(deps: Deps, p: ChannelDelivery): Promise<JobOutcome | InW
   const [channel] = await deps.db.select().from(channels).where(eq(channels.id, p.channelId));
   if (!channel) return { fail: "the channel was deleted" };
   if (channel.status !== "enabled" && p.event !== "test") return { fail: "the channel is disabled" };
+  const sent = await sendToChannel(deps, channel, p);
+  return async () => {
+    await sent.inWrite?.();
+    return recordAttempt(deps, channel, p, sent.result);
+  };
+}
+
+/**
+ * One message to a channel, outside any write: the provider's request through the address guard,
+ * or for mailto: a mail, which `inWrite` queues inside the write that settles the delivery.
+ */
+export async function sendToChannel(deps: Deps, channel: ChannelRow, m: ChannelMessage): Promise<{ result: PostResult; inWrite?: () => Promise<void> }> {
   const target = parseChannelUrl(channel.url, channel.format);
   if (target.kind === "mailto") {
-    return async () => {
-      await enqueueMail(deps, { to: target.address, subject: `[notestream] ${p.title}`, text: p.text });
-      return recordAttempt(deps, channel, p, { status: 250, headers: {}, body: "", error: null, durationMs: 0 });
-    };
+    return { result: { status: 250, headers: {}, body: "", error: null, durationMs: 0 }, inWrite: () => enqueueMail(deps, { to: target.address, subject: `[notestream] ${m.title}`, text: m.text }) };
   }
-  const req = providerRequest(target, p, { telegram: deps.config.telegramApiUrl, pushover: deps.config.pushoverApiUrl }, channel.secret, Math.floor(deps.clock.now() / 1000));
-  let result: PostResult;
+  const req = providerRequest(target, m, { telegram: deps.config.telegramApiUrl, pushover: deps.config.pushoverApiUrl }, channel.secret, Math.floor(deps.clock.now() / 1000));
   try {
     const url = new URL(req.url);
     const total = deps.config.webhookTimeoutMs;
-    result = await postTo(url, await checkedAddress(deps, url), req.body, req.headers, { connect: Math.min(CONNECT_TIMEOUT_MS, total), total }, req.method);
+    return { result: await postTo(url, await checkedAddress(deps, url), req.body, req.headers, { connect: Math.min(CONNECT_TIMEOUT_MS, total), total }, req.method) };
   } catch (e) {
     if (!(e instanceof RefusedTarget) && !(e instanceof Error)) throw e;
-    result = { status: null, headers: {}, body: "", error: `target refused: ${e.message}`, durationMs: 0 };
+    return { result: { status: null, headers: {}, body: "", error: `target refused: ${e.message}`, durationMs: 0 } };
   }
-  return () => recordAttempt(deps, channel, p, result);
 }
 
 /**
@@ -74,7 +81,7 @@ async function deliver(deps: Deps, p: ChannelDelivery): Promise<JobOutcome | InW
  * row (a success resets it), and at the tenth the channel disabled, its waiting deliveries
  * dropped and the owner mailed, once. A test delivery changes neither the count nor the status.
  */
-async function recordAttempt(deps: Deps, channel: ChannelRow, p: ChannelDelivery, r: PostResult): Promise<JobOutcome> {
+export async function recordAttempt(deps: Deps, channel: ChannelRow, p: Pick<ChannelDelivery, "event">, r: PostResult): Promise<JobOutcome> {
   const ok = r.status !== null && r.status >= 200 && r.status < 300;
   const error = ok ? null : attemptError(r);
   const now = deps.clock.now();

@@ -1,6 +1,7 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
+import { sqlRows } from "../../db/sql";
 import type { Deps } from "../../deps";
-import { channels } from "../../db/tables";
+import { channels, notifyCursors } from "../../db/tables";
 import { ValidationFailed } from "../../http/errors";
 
 /** One entry of a stream's `notify`: a channel and what of the stream goes to it. */
@@ -27,13 +28,15 @@ export function withoutChannel(notify: string | null, channelId: string): string
 export type NotifyInput = { notify?: { channel_id: string; events?: string[]; batch_seconds?: number | null }[] | null; escalate_to?: string | null };
 
 /** The parts of a PATCH that name channels: the notify list, and escalate_to when it is a channel id. */
-export async function channelChanges(deps: Deps, note: { kind: string; workspaceId: string }, input: NotifyInput): Promise<{ notify?: string | null }> {
+export async function channelChanges(deps: Deps, note: { id: string; kind: string; workspaceId: string }, input: NotifyInput): Promise<{ notify?: string | null }> {
   const to = input.escalate_to;
   if (to != null && to.startsWith("chn_")) {
     const [known] = await deps.db.select({ id: channels.id }).from(channels).where(and(eq(channels.workspaceId, note.workspaceId), eq(channels.id, to)));
     if (!known) throw ValidationFailed.field("note.escalate_to", "unknown_channel", "escalate_to is an e-mail address or a channel of this workspace (chn_…)");
   }
-  return notifyChanges(deps, note, input);
+  const changes = await notifyChanges(deps, note, input);
+  if (changes.notify !== undefined) await syncCursors(deps, note.id, changes.notify);
+  return changes;
 }
 
 /**
@@ -55,7 +58,6 @@ async function notifyChanges(deps: Deps, note: { kind: string; workspaceId: stri
     if (events.length === 0 || events.some((x) => x !== "alerts" && x !== "lines")) {
       throw ValidationFailed.field(`${at}.events`, "invalid", 'events is ["alerts"], ["lines"] or ["alerts", "lines"]');
     }
-    if (events.includes("lines")) throw ValidationFailed.field(`${at}.events`, "invalid", 'events is ["alerts"] for now: lines to channels are not delivered yet');
     const batch = e.batch_seconds ?? null;
     if (batch !== null && (!Number.isInteger(batch) || batch < 1 || batch > MAX_BATCH_SECONDS)) {
       throw ValidationFailed.field(`${at}.batch_seconds`, "out_of_range", `batch_seconds is null or a whole number from 1 to ${MAX_BATCH_SECONDS}`);
@@ -63,4 +65,19 @@ async function notifyChanges(deps: Deps, note: { kind: string; workspaceId: stri
     return { channel_id: e.channel_id, events: events as NotifyEntry["events"], batch_seconds: batch };
   });
   return { notify: entries.length === 0 ? null : JSON.stringify(entries) };
+}
+
+/**
+ * Inside a PATCH's write: a cursor for each channel newly taking lines, at the stream's last chunk
+ * (lines written before are not sent), and none for channels that no longer do.
+ */
+export async function syncCursors(deps: Deps, noteId: string, notify: string | null): Promise<void> {
+  const wanted = notifyOf({ notify }).filter((e) => e.events.includes("lines")).map((e) => e.channel_id);
+  await deps.db.delete(notifyCursors).where(and(eq(notifyCursors.noteId, noteId), wanted.length ? notInArray(notifyCursors.channelId, wanted) : undefined));
+  if (wanted.length === 0) return;
+  const [last] = await sqlRows<{ seq: number | string | null }>(deps.store, sql`SELECT max(seq) AS seq FROM note_chunks WHERE note_id = ${noteId}`);
+  const through = Number(last?.seq ?? 0);
+  for (const channelId of wanted) {
+    await deps.db.insert(notifyCursors).values({ noteId, channelId, throughSeq: through }).onConflictDoNothing();
+  }
 }

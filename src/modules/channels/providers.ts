@@ -1,4 +1,4 @@
-import { shapeBody, cut } from "../webhooks/formats";
+import { shapeBody, cut, TEXT_LIMITS } from "../webhooks/formats";
 import { signatureHeaders } from "../webhooks/sign";
 import type { Target } from "./url";
 
@@ -28,6 +28,28 @@ export interface ProviderRequest {
 export const PROVIDER_LIMITS = { ntfy: 4_096, tgram: 4_096, pover: 1_024, gotify: 16_000, matrix: 30_000 } as const;
 
 const json = { "content-type": "application/json" };
+
+/**
+ * How much text a message to this target holds, and how it is measured (ntfy counts bytes), after
+ * the title where the provider puts both in one text: gathered lines are cut to it.
+ */
+export function messageRoom(t: Target, title: string): { limit: number; size: (s: string) => number } {
+  const chars = (s: string) => [...s].length;
+  switch (t.kind) {
+    case "ntfy":
+      return { limit: PROVIDER_LIMITS.ntfy, size: (s) => Buffer.byteLength(s) };
+    case "tgram":
+    case "matrix":
+      return { limit: PROVIDER_LIMITS[t.kind] - chars(title) - 1, size: chars };
+    case "pover":
+    case "gotify":
+      return { limit: PROVIDER_LIMITS[t.kind], size: chars };
+    case "webhook":
+      return { limit: t.format === "generic" ? 64_000 : TEXT_LIMITS[t.format] - chars(title) - 3, size: chars };
+    case "mailto":
+      return { limit: 100_000, size: chars };
+  }
+}
 
 /** The last bytes of a UTF-8 string kept whole: the cut falls between characters. */
 function cutBytes(text: string, max: number): string {

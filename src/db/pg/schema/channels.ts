@@ -29,8 +29,8 @@ export const notifyCursors = pgTable(
     noteId: text("note_id").notNull().references(() => notes.id, { onDelete: "cascade" }),
     channelId: text("channel_id").notNull().references(() => channels.id, { onDelete: "cascade" }),
     throughSeq: ms("through_seq").notNull().default(0),
-    windowStart: ms("window_start").notNull().default(0),
-    windowSent: integer("window_sent").notNull().default(0),
+    scheduledAt: ms("scheduled_at"),
+    recentSends: text("recent_sends").notNull().default("[]"),
   },
   (t) => [primaryKey({ columns: [t.noteId, t.channelId] })],
 );
