@@ -32,6 +32,7 @@ import { fullSpellOnAppend } from "./modules/streams/retention";
 import { searchOnAppend } from "./modules/search/indexer";
 import { TokenCache } from "./modules/tokens/cache";
 import { webhookOnAppend } from "./modules/webhooks/delivery";
+import { rulesOnAppend } from "./modules/rules/on-append";
 
 /**
  * What an append causes, in the order it runs: each hook, in its feature's module, enqueues its
@@ -39,7 +40,7 @@ import { webhookOnAppend } from "./modules/webhooks/delivery";
  * batch has committed, or on an append refused for its stream's size (AppendHook). A new side
  * effect is a hook of its own, added here.
  */
-export const AFTER_APPEND: readonly AppendHook[] = [webhookOnAppend, deadmanOnAppend, fullSpellOnAppend, notifyOnAppend, followersOnAppend, searchOnAppend];
+export const AFTER_APPEND: readonly AppendHook[] = [rulesOnAppend, webhookOnAppend, deadmanOnAppend, fullSpellOnAppend, notifyOnAppend, followersOnAppend, searchOnAppend];
 
 function mailerFor(config: Config): Mailer {
   return config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.mailFrom) : new OutboxMailer(join(config.dataDir, "outbox"), config.mailFrom);

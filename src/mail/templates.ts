@@ -85,6 +85,24 @@ export function signalFailed(a: SpellAlert & { at: string; line: string }): Mail
   };
 }
 
+/** A line matched one of the stream's rules with `then: alert` (at most one such mail a minute per stream). */
+export function ruleMatched(a: { to: string; noteTitle: string; filename: string | null; noteId: string; at: string; line: string; match: string; regex: boolean; baseUrl: string }): MailMessage {
+  const name = a.filename ?? a.noteTitle;
+  return {
+    to: a.to,
+    subject: `[notestream] ${name}: a line matched a rule`,
+    text: [
+      `A line written to "${name}" at ${a.at} matched the rule ${a.regex ? "/" + a.match + "/" : JSON.stringify(a.match)}:`,
+      "",
+      `  ${a.line}`,
+      "",
+      `Note: ${a.baseUrl}/api/v1/notes/${a.noteId}`,
+      "",
+      "Further matches within a minute send no mail.",
+    ].join("\n"),
+  };
+}
+
 /** A run started (status start) and has not reported within max_run_seconds. */
 export function runOverdue(a: SpellAlert & { startedAt: string; maxRunSeconds: number }): MailMessage {
   const name = a.filename ?? a.noteTitle;

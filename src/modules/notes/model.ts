@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { PageQuery } from "../../http/list";
+import { Rule, RuleInput } from "../rules/model";
 
 const WebhookFormatSchema = t.Union(
   [t.Literal("generic"), t.Literal("slack"), t.Literal("discord"), t.Literal("teams"), t.Literal("google_chat"), t.Literal("mattermost")],
@@ -75,6 +76,7 @@ export const NoteRecord = t.Object(
     retention: RetentionSchema,
     retention_days: t.Nullable(t.Integer({ description: "Streams: lines older than this many days are removed; null keeps lines of any age" })),
     full: t.Boolean({ description: "The stream refuses appends because it is at its size cap under retention reject" }),
+    rules: t.Array(Rule, { description: "Tried on each appended line in order; the first that matches acts. [] for none" }),
     plain_body: t.Optional(t.String({ description: "Present on single-note reads, absent from lists" })),
   },
   { $id: "#/components/schemas/Note" },
@@ -155,6 +157,7 @@ export const UpdateNoteBody = t.Object({
     ),
     retention: t.Optional(RetentionSchema),
     retention_days: t.Optional(t.Nullable(t.Integer({ description: "Streams: 1 to 3650 days; null keeps lines of any age" }))),
+    rules: t.Optional(t.Nullable(t.Array(RuleInput, { description: "Streams: up to 20 rules tried on each appended line; [] or null removes them" }))),
   }),
 }, { $id: "#/components/schemas/NoteUpdateRequest" });
 export type UpdateNoteInput = (typeof UpdateNoteBody.static)["note"];

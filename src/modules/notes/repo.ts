@@ -11,6 +11,7 @@ import type { Page } from "../../lib/pagination";
 import { notifyOf } from "../channels/notify";
 import { windowsOf } from "../deadman/quiet";
 import { folderNoteCount } from "../folders/repo";
+import { rulesOf } from "../rules/rules";
 import { seesNote } from "../tokens/service";
 import { activeNotes, getWorkspace } from "../workspaces/repo";
 import type { NoteRecord } from "./model";
@@ -123,6 +124,7 @@ export function toRecord(ctx: Ctx, row: NoteMeta, plainBody?: string): NoteRecor
     retention: row.retention,
     retention_days: row.retentionDays,
     full: row.fullSince !== null,
+    rules: rulesOf(row),
     ...(plainBody === undefined ? {} : { plain_body: plainBody }),
   };
 }

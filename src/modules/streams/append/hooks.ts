@@ -18,7 +18,7 @@ export interface Appended {
   at: number;
   /** The workspace's plan. */
   tier: Tier;
-  /** `?status=` or the body's `status`, when the append reports on a job. */
+  /** `?status=` or the body's `status`, when the append reports on a job; else what the stream's rules found (rulesOnAppend, first in the list, sets it). */
   signal: Signal | undefined;
 }
 

@@ -1,0 +1,99 @@
+import { RE2JS } from "re2js";
+
+export type RuleAction = "fail" | "ok" | "alert";
+
+/** A rule as a stream keeps it (the notes row's `rules`, JSON) and the API shows it. */
+export interface Rule {
+  match: string;
+  regex: boolean;
+  case_sensitive: boolean;
+  then: RuleAction;
+}
+
+/**
+ * One rule ready to try on a line. Regexes run on RE2JS (a port of RE2: automata, no
+ * backtracking), so a pattern such as `(a+)+$` takes time linear in the line, where JavaScript's
+ * own RegExp could take exponential time and hold the event loop. A substring compares without a
+ * regex; ignoring case, against the line lowercased once.
+ */
+type Test = { kind: "same"; match: string } | { kind: "lower"; match: string } | { kind: "regex"; re: RE2JS };
+
+export interface CompiledRules {
+  rules: readonly Rule[];
+  tests: readonly Test[];
+}
+
+/** What a stream's rules made of one append's lines: the last fail or ok, and the first line an alert rule took. */
+export interface Verdict {
+  signal: "ok" | "fail" | undefined;
+  alert: { line: string; rule: Rule } | undefined;
+}
+
+function compileRegex(r: Pick<Rule, "match" | "case_sensitive">): RE2JS {
+  return RE2JS.compile(r.match, r.case_sensitive ? 0 : RE2JS.CASE_INSENSITIVE);
+}
+
+function testOf(r: Rule): Test {
+  if (r.regex) return { kind: "regex", re: compileRegex(r) };
+  return r.case_sensitive ? { kind: "same", match: r.match } : { kind: "lower", match: r.match.toLowerCase() };
+}
+
+/** Why RE2 refuses this pattern (its own message, which quotes the pattern as written), or null when it compiles. */
+export function regexProblem(pattern: string): string | null {
+  try {
+    // Without the case flag, which RE2JS writes into the pattern its messages quote.
+    RE2JS.compile(pattern);
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+// Streams with rules are few and their rules change rarely: each distinct rules text is parsed and
+// compiled once, and an append only looks its stream's up. Bounded, oldest out first.
+const compiled = new Map<string, CompiledRules>();
+const CACHE_SIZE = 1000;
+
+/** A stream's rules (the row's JSON text), compiled once and kept. */
+export function compiledRules(json: string): CompiledRules {
+  let c = compiled.get(json);
+  if (c) return c;
+  const rules = JSON.parse(json) as Rule[];
+  c = { rules, tests: rules.map(testOf) };
+  if (compiled.size >= CACHE_SIZE) compiled.delete(compiled.keys().next().value!);
+  compiled.set(json, c);
+  return c;
+}
+
+/** The index of the first rule that matches the line, or -1. */
+export function firstMatch(c: CompiledRules, line: string): number {
+  let lower: string | undefined;
+  for (let i = 0; i < c.tests.length; i++) {
+    const t = c.tests[i]!;
+    const hit = t.kind === "same" ? line.includes(t.match) : t.kind === "lower" ? (lower ??= line.toLowerCase()).includes(t.match) : t.re.test(line);
+    if (hit) return i;
+  }
+  return -1;
+}
+
+/**
+ * Tries the rules on each line of an append's text (each ends with a newline) in order: the first
+ * rule that matches a line acts. The last line's fail or ok decides the signal; of alerts, the
+ * first line's only (one alert per append). Undefined when no rule matched.
+ */
+export function verdictOf(c: CompiledRules, text: string): Verdict | undefined {
+  let verdict: Verdict | undefined;
+  for (let start = 0; start < text.length; ) {
+    let end = text.indexOf("\n", start);
+    if (end < 0) end = text.length;
+    const line = text.slice(start, end);
+    start = end + 1;
+    const i = firstMatch(c, line);
+    if (i < 0) continue;
+    verdict ??= { signal: undefined, alert: undefined };
+    const rule = c.rules[i]!;
+    if (rule.then !== "alert") verdict.signal = rule.then;
+    else verdict.alert ??= { line, rule };
+  }
+  return verdict;
+}
