@@ -14,6 +14,7 @@ import { notePages } from "./note-pages";
 import { streamSettingsPages } from "./stream-settings-pages";
 import { tokenPages } from "./token-pages";
 import { watchPages } from "./watch-pages";
+import { rulesPages } from "./rules-pages";
 import { workspacePages } from "./workspace-pages";
 
 /**
@@ -34,6 +35,7 @@ export const webRoutes = (deps: Deps) =>
     .use(notePages(deps))
     .use(streamSettingsPages(deps))
     .use(watchPages(deps))
+    .use(rulesPages(deps))
     .use(accountPages(deps))
     .use(onboardingPages(deps))
     .use(tokenPages(deps))

@@ -20,6 +20,7 @@ import { deliveryErrorText } from "../webhooks/wording";
 import { getWorkspace, tierOf } from "../workspaces/repo";
 import { BADGE_FLASH, badgeCard } from "./badge-view";
 import { fullBadge } from "./note-parts";
+import { rulesCard } from "./rules-view";
 import { distinct, fieldProblem, formProblem, invalid, typed, type FormState } from "./settings-forms";
 import { followUpsCard, quietCard, scheduleCard } from "./watch-view";
 
@@ -49,6 +50,7 @@ ${await deadmanCard(deps, s, note, view.form)}
 ${scheduleCard(s, note, view.form, await deadmanAvailable(deps, note), deps.clock.now())}
 ${quietCard(s, note, view.form, deps.clock.now())}
 ${followUpsCard(s, note, view.form)}
+${rulesCard(s, note, view.form)}
 ${badgeCard(s, note, view.form, view.flash.secret?.kind === BADGE_FLASH ? view.flash.secret.value : null)}`,
     }),
     status,
