@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { compiledRules, RULE_TEXT_CHARS, verdictOf } from "../../src/modules/rules/matcher";
 
 const rules = (match: string, regex = false) => compiledRules(JSON.stringify([{ match, regex, case_sensitive: true, then: "fail" }]));
-const failed = { signal: "fail", alert: undefined };
+const failed = { signal: "fail" as const, alert: undefined };
 
 test("rules try the lines that end within an append's first 65,536 characters, whole", () => {
   expect(verdictOf(rules("ERROR"), "fine\n".repeat(100) + "ERROR\n")).toEqual(failed);
