@@ -19,6 +19,7 @@ import { healthRoutes } from "./modules/health/routes";
 import { inboxReceiveRoutes, inboxRoutes } from "./modules/inbox/routes";
 import { badgeReadRoutes, badgeRoutes } from "./modules/badges/routes";
 import { channelRoutes } from "./modules/channels/routes";
+import { digestRoutes } from "./modules/digests/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { webRoutes } from "./modules/web/routes";
 import { pageErrors } from "./web/page-errors";
@@ -50,6 +51,7 @@ export function buildApp(deps: Deps) {
     .use(inboxRoutes(authed))
     .use(badgeRoutes(authed))
     .use(channelRoutes(authed))
+    .use(digestRoutes(authed))
     .use(exportRoutes(authed))
     .use(searchRoutes(authed));
 

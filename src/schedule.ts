@@ -6,6 +6,7 @@ import { expireUnusedClients } from "./modules/oauth/clients";
 import { runLifecycle } from "./modules/accounts/lifecycle";
 import { checkDeadlines } from "./modules/deadman/service";
 import { pruneAckLinks } from "./modules/deadman/ack-links";
+import { sendDueDigests } from "./modules/digests/service";
 import { pruneApiErrors } from "./modules/api-errors/service";
 import { expireExports } from "./modules/export/service";
 import { pruneInboxDeliveries } from "./modules/inbox/service";
@@ -21,6 +22,8 @@ export const PERIODIC_TASKS = [
   { name: "deadman", pattern: "*/2 * * * * *", run: (deps: Deps) => checkDeadlines(deps) },
   // Appends ask for their own index pass (modules/search/indexer.ts); this one, at start-up too,
   // takes what a crash (of this or another instance) left between an append and its pass.
+  // Digests go at their scheduled minute, within 15 s.
+  { name: "digests", pattern: "*/15 * * * * *", run: (deps: Deps) => sendDueDigests(deps) },
   { name: "search-index", pattern: "20 * * * * *", run: (deps: Deps) => catchUpSearchIndex(deps) },
   { name: "idempotency-purge", pattern: "0 */10 * * * *", run: (deps: Deps) => purgeExpiredKeys(deps) },
   { name: "error-log-prune", pattern: "0 7 * * * *", run: (deps: Deps) => pruneApiErrors(deps) },

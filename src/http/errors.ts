@@ -28,7 +28,7 @@ export interface FieldProblem {
   index?: number;
 }
 
-export type CapName = "notes" | "storage" | "note_size" | "folders" | "tokens" | "channels";
+export type CapName = "notes" | "storage" | "note_size" | "folders" | "tokens" | "channels" | "digests";
 
 export class AppError extends Error {
   readonly status: number;
