@@ -13,7 +13,9 @@
  * AB_SQL_A / AB_SQL_B: SQL run on that side's PostgreSQL database once it is provisioned (a schema
  * change tried before it becomes a migration); AB_TEXT_A / AB_TEXT_B=log: that side appends
  * bench/lib.ts's LOG_LINE (a log line of a dozen words) instead of LINE (one 100-letter word),
- * =latin its LATIN_LOG_LINE (the same in French, letters with accents).
+ * =latin its LATIN_LOG_LINE (the same in French, letters with accents). AB_NOTE_A / AB_NOTE_B: note
+ * fields as JSON, PATCHed on that side's stream before the runs (e.g. its rules or notify list:
+ * AB_NOTE_B='{"rules": [{"match": "ERROR", "then": "fail"}]}').
  */
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -60,9 +62,20 @@ async function start(label: string, bin: string, env: Record<string, string>): P
     token = provision(bin, dataDir);
     server = await startServer(bin, dataDir, { NOTESTREAM_SYNCHRONOUS: process.env.AB_SYNC ?? "FULL", ...env });
   }
+  const fields = process.env[`AB_NOTE_${label.toUpperCase()}`];
+  if (fields) await patchStream(server.base, token, label, JSON.parse(fields));
   const texts: Record<string, string> = { log: LOG_LINE, latin: LATIN_LOG_LINE };
   const text = texts[process.env[`AB_TEXT_${label.toUpperCase()}`] ?? ""];
   return () => wrk(`${server.base}/api/v1/notes/by-filename/ab.log/append`, { token, seconds: SECONDS, text }).rps;
+}
+
+/** Creates the side's stream with one line, then sets the given fields on it. */
+async function patchStream(base: string, token: string, label: string, note: Record<string, unknown>): Promise<void> {
+  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+  const created = await fetch(`${base}/api/v1/notes/by-filename/ab.log/append`, { method: "POST", headers, body: JSON.stringify({ text: "set up" }) });
+  const { id } = (await created.json()) as { id: string };
+  const res = await fetch(`${base}/api/v1/notes/${id}`, { method: "PATCH", headers, body: JSON.stringify({ note }) });
+  if (!res.ok) throw new Error(`AB_NOTE_${label.toUpperCase()}: ${res.status} ${await res.text()}`);
 }
 
 const runA = await start("a", binA, envList(process.env.AB_ENV_A));
