@@ -8,7 +8,7 @@
 #   so ran on it already in the first run;
 # - the browser files that test pages and their scripts in Chromium (named below):
 #   layout, accessibility, forms kept on refusal, autosave and drafts, consent, switching
-#   workspaces, onboarding. What they meet of the database comes through routes that the
+#   workspaces, onboarding, the stream's watching cards. What they meet of the database comes through routes that the
 #   integration tests drive on PostgreSQL too, through the same handler (web, web-editor,
 #   web-settings, web-workspaces, account, onboarding, billing, plans, oauth, snapshots,
 #   follow-commit and the e2e follow), and a page's HTML and scripts are the same on either
@@ -29,7 +29,7 @@ if [ $# -eq 0 ] && [ -n "$NOTESTREAM_TEST_DATABASE_URL" ]; then
       scale-out.test.ts | postgres-migrate.test.ts | postgres-tls.test.ts) ;;
       # Pages and their scripts in Chromium, the same on either database (above).
       browser.test.ts | browser-a11y.test.ts | browser-apps.test.ts | browser-auth.test.ts | browser-editor.test.ts) ;;
-      browser-onboarding.test.ts | browser-plans.test.ts | browser-settings.test.ts | browser-teams.test.ts) ;;
+      browser-onboarding.test.ts | browser-plans.test.ts | browser-settings.test.ts | browser-teams.test.ts | browser-watch.test.ts) ;;
       *) e2e+=("$f") ;;
     esac
   done
