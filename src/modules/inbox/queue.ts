@@ -9,7 +9,8 @@ import type { JobOutcome } from "../../jobs/runner";
 import { logEvent } from "../../http/log";
 import { iso } from "../../lib/clock";
 import { appendTo } from "../streams/append/service";
-import { inboxLine, summarise } from "./summarise";
+import { payloadSummary } from "./line";
+import { inboxLine } from "./summarise";
 
 /** The worker writes with the rights of the note's own workspace, pinned to that note. */
 function inboxPrincipal(note: { id: string; workspaceId: string }): Principal {
@@ -80,7 +81,7 @@ function permanentReason(e: AppError): string {
 }
 
 async function deliverLine(deps: Deps, d: DeliveryRow, note: typeof notes.$inferSelect): Promise<JobOutcome> {
-  const line = inboxLine(iso(d.receivedAt), summarise(d.contentType, JSON.parse(d.headers), d.body)) + "\n";
+  const line = inboxLine(iso(d.receivedAt), payloadSummary(note.inboxTemplate, d.contentType, JSON.parse(d.headers), d.body)) + "\n";
   try {
     await appendTo({ deps, principal: inboxPrincipal(note) }, note, line);
   } catch (e) {

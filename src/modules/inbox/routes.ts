@@ -5,6 +5,7 @@ import { listAnswer, PageQuery } from "../../http/list";
 import type { AnyAuth } from "../../http/plugins/auth";
 import { send } from "../../http/reply";
 import { NoteIdParams } from "../notes/model";
+import { previewInboxLine } from "./preview";
 import * as inbox from "./service";
 
 const detail = (summary: string) => ({ detail: { tags: ["inbox"], summary } });
@@ -20,6 +21,14 @@ const InboxDelivery = t.Object({
   line: t.Nullable(t.String({ description: "The line appended to the note, once delivered" })),
   delivered_at: t.Nullable(t.String({ format: "date-time" })),
 }, { $id: "#/components/schemas/InboxDelivery" });
+
+const InboxPreviewBody = t.Object(
+  {
+    payload: t.Unknown({ description: "Any JSON, as a sender would POST it; a string stands for a plain-text body" }),
+    template: t.Optional(t.String({ description: "The template to try (at most 2,000 characters); absent: the stream's own; \"\" or neither: the built-in summary" })),
+  },
+  { $id: "#/components/schemas/InboxPreviewRequest" },
+);
 
 /** Managing a stream's inbox, under /api/v1. */
 export const inboxRoutes = (auth: AnyAuth) =>
@@ -53,6 +62,16 @@ export const inboxRoutes = (auth: AnyAuth) =>
         }),
         response: { 200: t.Array(InboxDelivery) },
         ...detail("Payloads received by the inbox, newest first; status=dead is the dead-letter view"),
+      },
+    )
+    .post(
+      "/notes/:id/inbox/preview",
+      ({ ctx, params, body }) => previewInboxLine({ ctx, noteId: params.id, payload: body.payload, template: body.template }),
+      {
+        params: NoteIdParams,
+        body: InboxPreviewBody,
+        response: { 200: t.Object({ line: t.String({ description: "The line, time stamp first, the payload would become if received now" }) }, { $id: "#/components/schemas/InboxPreview" }) },
+        ...detail("Preview the line a payload becomes, with a template, the stream's own, or the built-in summary; writes nothing (read scope)"),
       },
     )
     .post(

@@ -101,8 +101,11 @@ function parseShallow(text: string): unknown {
   }
 }
 
-/** Picks the sender by its headers or the payload's shape; falls back to compact JSON or the text. */
-export function summarise(contentType: string | null, headers: Record<string, string>, raw: Uint8Array): string {
+/**
+ * A stored body as the summary and templates read it: its text, and its parsed JSON (a form's
+ * fields, or the JSON of its `payload` field) when it has any, TOO_DEEP when nested too deep.
+ */
+export function readPayload(contentType: string | null, raw: Uint8Array): { text: string; parsed: unknown } {
   const text = new TextDecoder().decode(raw);
   let parsed: unknown;
   const looksJson = /json/i.test(contentType ?? "") || /^\s*[[{]/.test(text);
@@ -113,7 +116,22 @@ export function summarise(contentType: string | null, headers: Record<string, st
     if (payload) parsed = parseShallow(payload);
     if (parsed === undefined) parsed = Object.fromEntries(form);
   }
-  if (parsed === TOO_DEEP) return `JSON payload nested deeper than ${MAX_JSON_DEPTH} levels, ${raw.length} bytes`;
+  return { text, parsed };
+}
+
+/** What a template's paths start from: parsed JSON's object or array, else `{"body": the text}`. */
+export function templateRoot({ text, parsed }: { text: string; parsed: unknown }): unknown {
+  if (parsed !== null && typeof parsed === "object") return parsed;
+  return { body: typeof parsed === "string" ? parsed : text };
+}
+
+/** Picks the sender by its headers or the payload's shape; falls back to compact JSON or the text. */
+export function summarise(contentType: string | null, headers: Record<string, string>, raw: Uint8Array): string {
+  return summariseRead(readPayload(contentType, raw), headers, raw.length);
+}
+
+export function summariseRead({ text, parsed }: { text: string; parsed: unknown }, headers: Record<string, string>, size: number): string {
+  if (parsed === TOO_DEEP) return `JSON payload nested deeper than ${MAX_JSON_DEPTH} levels, ${size} bytes`;
   let summary: string | null = null;
   if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
     const b = parsed as Json;

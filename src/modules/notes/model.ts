@@ -77,6 +77,7 @@ export const NoteRecord = t.Object(
     retention_days: t.Nullable(t.Integer({ description: "Streams: lines older than this many days are removed; null keeps lines of any age" })),
     full: t.Boolean({ description: "The stream refuses appends because it is at its size cap under retention reject" }),
     rules: t.Array(Rule, { description: "Tried on each appended line in order; the first that matches acts. [] for none" }),
+    inbox_template: t.Nullable(t.String({ description: "Streams: the template that makes each inbox payload's line ({{ path | filter }}); null: the built-in summary" })),
     plain_body: t.Optional(t.String({ description: "Present on single-note reads, absent from lists" })),
   },
   { $id: "#/components/schemas/Note" },
@@ -158,6 +159,7 @@ export const UpdateNoteBody = t.Object({
     retention: t.Optional(RetentionSchema),
     retention_days: t.Optional(t.Nullable(t.Integer({ description: "Streams: 1 to 3650 days; null keeps lines of any age" }))),
     rules: t.Optional(t.Nullable(t.Array(RuleInput, { description: "Streams: up to 20 rules tried on each appended line; [] or null removes them" }))),
+    inbox_template: t.Optional(t.Nullable(t.String({ description: "Streams: at most 2,000 characters of text with {{ path }} placeholders and filters (default, upper, lower, join, count, truncate) making each inbox payload's line; null or \"\" removes it; a syntax error is 422 template_syntax with its position" }))),
   }),
 }, { $id: "#/components/schemas/NoteUpdateRequest" });
 export type UpdateNoteInput = (typeof UpdateNoteBody.static)["note"];

@@ -125,6 +125,7 @@ export function toRecord(ctx: Ctx, row: NoteMeta, plainBody?: string): NoteRecor
     retention_days: row.retentionDays,
     full: row.fullSince !== null,
     rules: rulesOf(row),
+    inbox_template: row.inboxTemplate,
     ...(plainBody === undefined ? {} : { plain_body: plainBody }),
   };
 }

@@ -12,6 +12,7 @@ import { deadmanChanges } from "../deadman/service";
 import { channelChanges } from "../channels/notify";
 import { retentionChanges } from "../streams/retention";
 import { rulesChanges } from "../rules/rules";
+import { inboxTemplateChanges } from "../inbox/template/field";
 import { captureBeforeSave } from "../snapshots/capture";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { assertNoteSize, assertNoteSlots, assertStorage } from "../workspaces/caps";
@@ -185,7 +186,7 @@ export async function updateNote({ ctx, id, input }: { ctx: Ctx; id: string; inp
     if (title !== undefined) next.title = title;
     let delta = 0;
     const webhook = await webhookChanges(deps, note, input);
-    Object.assign(next, webhook, deadmanChanges(deps, tier, note, input), retentionChanges(note, input), await channelChanges(deps, note, input), rulesChanges(note, input));
+    Object.assign(next, webhook, deadmanChanges(deps, tier, note, input), retentionChanges(note, input), await channelChanges(deps, note, input), rulesChanges(note, input), inboxTemplateChanges(note, input));
     if (input.plain_body !== undefined) {
       const size = byteLength(input.plain_body);
       assertNoteSize(tier, "plain", size, note.byteSize);
