@@ -19,6 +19,7 @@ import { checkWebhookUrl } from "../webhooks/target";
 import { sendTestDelivery } from "../webhooks/test-delivery";
 import { urlProblemText } from "../webhooks/wording";
 import { fieldProblems, firstValue, formFields } from "./form";
+import { inboxTemplatePages } from "./inbox-template-card";
 import { limit } from "./limits";
 import { noteNotFound } from "./note-parts";
 import { formState, FORM_FIELD, refusedStatus, refuseFields, sentence, WHOLE_FORM } from "./settings-forms";
@@ -204,4 +205,5 @@ export const streamSettingsPages = (deps: Deps) =>
         return redirectWithFlash(deps, s, settingsPath(params.id), { ok: "Queued again: it will be added to the note in a moment." });
       },
       { session: "form", refused: refusedOn(deps, "replay") },
-    );
+    )
+    .use(inboxTemplatePages(deps, { page: (s, id, form) => streamSettingsPage(deps, s, id, { flash: {}, form }), refused: refusedOn(deps, "inbox-template") }));

@@ -19,6 +19,7 @@ import { isTestDelivery } from "../webhooks/test-delivery";
 import { deliveryErrorText } from "../webhooks/wording";
 import { getWorkspace, tierOf } from "../workspaces/repo";
 import { BADGE_FLASH, badgeCard } from "./badge-view";
+import { inboxTemplateCard } from "./inbox-template-card";
 import { fullBadge } from "./note-parts";
 import { rulesCard } from "./rules-view";
 import { distinct, fieldProblem, formProblem, invalid, typed, type FormState } from "./settings-forms";
@@ -45,6 +46,7 @@ export async function streamSettingsPage(deps: Deps, s: WebSession, noteId: stri
       }
 ${await webhookCard(s, note, view.form)}
 ${await inboxCard(s, note, view.form)}
+${await inboxTemplateCard(s, note, view.form)}
 ${await retentionCard(s, note, view.form)}
 ${await deadmanCard(deps, s, note, view.form)}
 ${scheduleCard(s, note, view.form, await deadmanAvailable(deps, note), deps.clock.now())}
