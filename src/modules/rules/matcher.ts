@@ -16,7 +16,7 @@ export interface Rule {
  * own RegExp could take exponential time and hold the event loop. A substring compares without a
  * regex; ignoring case, against the line lowercased once.
  */
-type Test = { kind: "same"; match: string } | { kind: "lower"; match: string } | { kind: "regex"; re: RE2JS };
+type Test = { kind: "same"; match: string } | { kind: "lower"; match: string } | { kind: "regex"; re: RE2JS } | { kind: "lower-regex"; re: RE2JS };
 
 export interface CompiledRules {
   rules: readonly Rule[];
@@ -33,8 +33,48 @@ function compileRegex(r: Pick<Rule, "match" | "case_sensitive">): RE2JS {
   return RE2JS.compile(r.match, r.case_sensitive ? 0 : RE2JS.CASE_INSENSITIVE);
 }
 
+/**
+ * A case-insensitive pattern made to match the lowercased line case-sensitively, or null when
+ * that would change what it matches. RE2JS folds case on every character it reads, which takes
+ * about seven times as long as a case-sensitive run on a log line (1.9 µs against 0.26): a tenth
+ * of an append's time for one rule. So the pattern's ASCII letters are lowercased, outside
+ * escapes (`\D` must stay `\D`), and the line is lowercased once for all rules. Whatever could
+ * read differently falls back to RE2's own folding: a non-ASCII letter, a hex or Unicode-class
+ * escape, a flag or named group, a POSIX class, or a class range from a capital to a non-capital
+ * (`[A-z]` holds `[\]^_\``).
+ */
+export function foldedPattern(pattern: string): string | null {
+  let out = "";
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "\\") {
+      const next = pattern[i + 1] ?? "";
+      if (/[pPQExC0-9]/.test(next)) return null;
+      out += c + next;
+      i++;
+      continue;
+    }
+    if (c.charCodeAt(0) > 127 && c.toLowerCase() !== c.toUpperCase()) return null;
+    if (!inClass && c === "(" && pattern[i + 1] === "?") return null;
+    if (c === "[") {
+      if (inClass && pattern[i + 1] === ":") return null;
+      inClass = true;
+    } else if (c === "]" && inClass && !/\[\^?$/.test(pattern.slice(0, i))) inClass = false;
+    if (inClass && pattern[i + 1] === "-" && pattern[i + 2] !== undefined && pattern[i + 2] !== "]") {
+      const [from, to] = [c, pattern[i + 2]!];
+      if (/[A-Z]/.test(from) !== /[A-Z]/.test(to)) return null;
+    }
+    out += /[A-Z]/.test(c) ? c.toLowerCase() : c;
+  }
+  return out;
+}
+
 function testOf(r: Rule): Test {
-  if (r.regex) return { kind: "regex", re: compileRegex(r) };
+  if (r.regex) {
+    const folded = r.case_sensitive ? null : foldedPattern(r.match);
+    return folded === null ? { kind: "regex", re: compileRegex(r) } : { kind: "lower-regex", re: RE2JS.compile(folded) };
+  }
   return r.case_sensitive ? { kind: "same", match: r.match } : { kind: "lower", match: r.match.toLowerCase() };
 }
 
@@ -70,7 +110,8 @@ export function firstMatch(c: CompiledRules, line: string): number {
   let lower: string | undefined;
   for (let i = 0; i < c.tests.length; i++) {
     const t = c.tests[i]!;
-    const hit = t.kind === "same" ? line.includes(t.match) : t.kind === "lower" ? (lower ??= line.toLowerCase()).includes(t.match) : t.re.test(line);
+    const hit =
+      t.kind === "same" ? line.includes(t.match) : t.kind === "lower" ? (lower ??= line.toLowerCase()).includes(t.match) : t.kind === "lower-regex" ? t.re.test((lower ??= line.toLowerCase())) : t.re.test(line);
     if (hit) return i;
   }
   return -1;
