@@ -93,7 +93,7 @@ describe("GET /metrics", () => {
     expect(m.get("notestream_webhook_deliveries_total")!.samples.map((s) => s.labels.outcome)).toEqual(["delivered", "retry", "failed"]);
     expect(m.get("notestream_inbox_payloads_total")!.samples.map((s) => s.labels.outcome)).toEqual(["delivered", "retry", "dead"]);
     expect(m.get("notestream_mails_total")!.samples.map((s) => s.labels.outcome)).toEqual(["sent", "failed"]);
-    expect(m.get("notestream_job_queue_depth")!.samples.map((s) => s.labels.queue)).toEqual(["account-deletion", "export", "inbox", "mail", "webhook"]);
+    expect(m.get("notestream_job_queue_depth")!.samples.map((s) => s.labels.queue)).toEqual(["account-deletion", "channel", "export", "inbox", "mail", "notify-lines", "webhook"]);
     expect(valueOf(m, "notestream_database_bytes")).toBeGreaterThan(0);
     for (const name of ["process_cpu_seconds_total", "process_resident_memory_bytes", "nodejs_eventloop_lag_seconds"]) expect(m.has(name), name).toBe(true);
     // Only the app's own metrics, under its own prefix, besides prom-client's process ones.

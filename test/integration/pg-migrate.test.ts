@@ -24,7 +24,8 @@ async function migrationRows(sql: SQL): Promise<number> {
 }
 
 async function advisoryLocksHeld(sql: SQL): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted`;
+  // This database's only: other test processes on the same cluster hold locks of their own.
+  const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
   return row!.n;
 }
 
