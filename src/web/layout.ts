@@ -15,7 +15,7 @@ function flashes(f: Flash): Html {
 }
 
 /** Where the workspace switcher leads back to: the same section of the other workspace (a note's page would be another's 404). */
-const SECTION_HOME: Record<string, string> = { notes: "/notes", tokens: "/settings/tokens", settings: "/settings" };
+const SECTION_HOME: Record<string, string> = { notes: "/notes", channels: "/channels", tokens: "/settings/tokens", settings: "/settings" };
 
 function navLink(href: string, label: string, on: boolean): Html {
   return html`<a href="${href}" class="${on ? "on" : ""}" ${on ? raw('aria-current="page"') : ""}>${label}</a>`;
@@ -61,7 +61,7 @@ ${s ? html`<meta name="csrf" content="${s.csrf}">` : ""}
   <a class="brand" href="${s ? "/notes" : "/"}">notestream</a>
   ${
     s
-      ? html`<nav aria-label="Main">${navLink("/notes", "Notes", opts.active === "notes")}${navLink("/settings/tokens", "API tokens", opts.active === "tokens")}${navLink("/settings", "Account", opts.active === "settings")}</nav>
+      ? html`<nav aria-label="Main">${navLink("/notes", "Notes", opts.active === "notes")}${navLink("/channels", "Channels", opts.active === "channels")}${navLink("/settings/tokens", "API tokens", opts.active === "tokens")}${navLink("/settings", "Account", opts.active === "settings")}</nav>
   <div class="tools">${workspaceSwitcher(s, opts.active)}${themeToggle}<span class="who">${s.account.name || s.account.email}</span>
   <form method="post" action="/signout"><input type="hidden" name="_csrf" value="${s.csrf}"><button class="link" type="submit">Sign out</button></form></div>`
       : html`<nav aria-label="Main"></nav><div class="tools">${themeToggle}<a href="/signin">Sign in</a><a class="button primary" href="/signup">Create account</a></div>`

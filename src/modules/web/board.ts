@@ -20,6 +20,7 @@ import {
   type WebhookHealth,
 } from "../streams/board";
 import { getWorkspace, tierOf } from "../workspaces/repo";
+import { CHANNELS, workspaceChannels } from "./channels-view";
 
 /**
  * The notes list as a status board: a row per note (a stream's last write, fill against its cap,
@@ -188,6 +189,14 @@ function emptyText(v: BoardView): Html | string {
   }
 }
 
+/** Above the board: channels turned off after failed deliveries, which no stream reaches until someone re-enables them. */
+async function disabledChannelsNotice(s: WebSession): Promise<Html | ""> {
+  const names = (await workspaceChannels(s)).filter((c) => c.status === "disabled").map((c) => c.name);
+  if (names.length === 0) return "";
+  const which = names.length === 1 ? html`The channel <strong>${names[0]!}</strong> is` : html`The channels ${names.map((n, i) => html`${i ? ", " : ""}<strong>${n}</strong>`)} are`;
+  return html`<div class="flash error" role="status" data-disabled-channels>${which} turned off after failed deliveries: alerts and lines do not reach ${names.length === 1 ? "it" : "them"}. <a href="${CHANNELS}">Fix and re-enable on the Channels page</a>.</div>`;
+}
+
 interface BoardData {
   rows: { id: string; sig: string; html: string }[];
   counts: BoardCounts;
@@ -222,7 +231,7 @@ export async function board(deps: Deps, s: WebSession, v: BoardView): Promise<{ 
       ? html`<p class="muted">${emptyText(v)}</p>`
       : html`<ul class="notes board">${rows.map((r) => raw(r.html))}</ul>`;
   return {
-    heading: html`<h1>${folderName ?? "Notes"}</h1>`,
+    heading: html`<h1>${folderName ?? "Notes"}</h1>${await disabledChannelsNotice(s)}`,
     filters,
     list: html`<div class="card" data-board="${boardLink("/notes/board.json", v)}">${list}<p class="small muted mt8" data-board-changed hidden role="status">Notes were added to or left this view. <a href="${boardLink("/notes", v)}">Refresh the list</a></p></div>`,
     pager:

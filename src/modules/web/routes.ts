@@ -5,9 +5,11 @@ import { faviconRoutes } from "../../web/favicon";
 import { accountPages } from "./account-pages";
 import { ackPages } from "./ack-pages";
 import { authPages } from "./auth-pages";
+import { channelPages } from "./channel-pages";
 import { connectedAppsPages } from "./connected-apps-pages";
 import { exportPages } from "./export-pages";
 import { noteListPages } from "./note-list-pages";
+import { notifyPages } from "./notify-pages";
 import { onboardingPages } from "./onboarding-pages";
 import { searchPages } from "./search-pages";
 import { notePages } from "./note-pages";
@@ -36,8 +38,10 @@ export const webRoutes = (deps: Deps) =>
     .use(streamSettingsPages(deps))
     .use(watchPages(deps))
     .use(rulesPages(deps))
+    .use(notifyPages(deps))
     .use(accountPages(deps))
     .use(onboardingPages(deps))
+    .use(channelPages(deps))
     .use(tokenPages(deps))
     .use(connectedAppsPages(deps))
     .use(exportPages(deps))

@@ -21,6 +21,7 @@ import { getWorkspace, tierOf } from "../workspaces/repo";
 import { BADGE_FLASH, badgeCard } from "./badge-view";
 import { inboxTemplateCard } from "./inbox-template-card";
 import { fullBadge } from "./note-parts";
+import { notifyCard } from "./notify-card";
 import { rulesCard } from "./rules-view";
 import { distinct, fieldProblem, formProblem, invalid, typed, type FormState } from "./settings-forms";
 import { followUpsCard, quietCard, scheduleCard } from "./watch-view";
@@ -53,6 +54,7 @@ ${scheduleCard(s, note, view.form, await deadmanAvailable(deps, note), deps.cloc
 ${quietCard(s, note, view.form, deps.clock.now())}
 ${followUpsCard(s, note, view.form)}
 ${rulesCard(s, note, view.form)}
+${await notifyCard(s, note, view.form)}
 ${badgeCard(s, note, view.form, view.flash.secret?.kind === BADGE_FLASH ? view.flash.secret.value : null)}`,
     }),
     status,

@@ -6,7 +6,7 @@ import { switchWorkspace } from "../../web/session";
 import { firstValue, formFields } from "./form";
 
 /** Where the switcher may lead: the section the switch was made from (layout.ts), never elsewhere. */
-const SECTIONS = new Set(["/notes", "/settings/tokens", "/settings"]);
+const SECTIONS = new Set(["/notes", "/channels", "/settings/tokens", "/settings"]);
 
 /** The header's workspace switcher: the session moves to a team (or back to personal) its account belongs to. */
 export const workspacePages = (deps: Deps) =>

@@ -9,6 +9,7 @@ import { APPS_CSS } from "./apps.css";
 import { BASE_CSS } from "./base.css";
 import { BOARD_CSS } from "./board.css";
 import { BOARD_JS } from "./board.js";
+import { CHANNELS_JS } from "./channels.js";
 import { LAYOUT_CSS } from "./layout.css";
 import { ONBOARDING_CSS } from "./onboarding.css";
 import { CORE_JS } from "./core.js";
@@ -22,7 +23,7 @@ import { THEME_JS } from "./theme.js";
 import { TIMES_JS } from "./times.js";
 
 const CSS_PIECES = [BASE_CSS, LAYOUT_CSS, BOARD_CSS, EDITOR_CSS, SETTINGS_CSS, SEARCH_CSS, FORMS_CSS, APPS_CSS, ONBOARDING_CSS];
-const JS_PIECES = [CORE_JS, THEME_JS, TIMES_JS, EDITOR_JS, STREAM_JS, BOARD_JS];
+const JS_PIECES = [CORE_JS, THEME_JS, TIMES_JS, EDITOR_JS, STREAM_JS, BOARD_JS, CHANNELS_JS];
 
 /** Served alone and loaded blocking in the head: the stored theme, before the first paint. */
 export { THEME_HEAD_JS } from "./theme.js";
