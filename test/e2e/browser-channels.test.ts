@@ -54,6 +54,9 @@ const apiChannels = async (user: SignedIn): Promise<Record<string, any>[]> => (a
 /** The API's record of the channel of that name (two made in the same millisecond may list in either order). */
 const named = async (user: SignedIn, name: string): Promise<Record<string, any>> => (await apiChannels(user)).find((c) => c.name === name)!;
 
+/** The note as the API reads it. */
+const noteRecord = async (user: SignedIn, id: string): Promise<Record<string, any>> => (await (await web.api(user.token, "GET", `/api/v1/notes/${id}`)).json()) as Record<string, any>;
+
 /** Adds a channel through the page's form. */
 async function addChannel(page: Page, name: string, url: string) {
   await page.goto(`${web.base}/channels`);
@@ -158,6 +161,71 @@ describe.skipIf(!hasChromium)("the Channels page", () => {
   }, 30_000);
 });
 
+describe.skipIf(!hasChromium)("the Digests section", () => {
+  test("a refused schedule in place; a digest to a channel, sent now, arrives with the stream's lines; deleted after asking", async () => {
+    const user = await signedIn();
+    const { page } = user;
+    await streamOfUser(web, user, "nightly.log");
+    await addChannel(page, "morning", `${ok.url}/digest`);
+    const channel = await named(user, "morning");
+    await page.fill('#add-digest input[name="schedule"]', "0 25 * * *");
+    await page.fill('#add-digest input[name="timezone"]', "Europe/Berlin");
+    await page.check('#add-digest input[name="scope"][value="list"]');
+    await page.fill('#add-digest input[name="streams"]', "nightly.log");
+    await page.click('#add-digest button:has-text("Add digest")');
+    await page.waitForSelector("#digest-add-schedule-error");
+    expect(await page.textContent("#digest-add-schedule-error")).toStartWith("This schedule");
+    expect(await page.inputValue('#add-digest input[name="streams"]')).toBe("nightly.log");
+    expect(await page.isChecked('#add-digest input[name="scope"][value="list"]')).toBe(true);
+
+    await page.fill('#add-digest input[name="schedule"]', "0 8 * * 1-5");
+    await page.fill('#add-digest input[name="last_lines"]', "3");
+    await press(page, '#add-digest button:has-text("Add digest")');
+    const [digest] = (await (await web.api(user.token, "GET", "/api/v1/digests")).json()) as Record<string, any>[];
+    expect(digest).toMatchObject({ schedule: "0 8 * * 1-5", timezone: "Europe/Berlin", channel_id: channel.id, email: null, streams: ["nightly.log"], last_lines: 3, last_sent_at: null });
+    const row = page.locator(`[data-digest="${digest!.id}"]`);
+    expect(await row.locator("[data-digest-words]").textContent()).toBe("At 08:00, Monday through Friday");
+    expect(await row.locator('td[data-label="To"]').textContent()).toContain("morning");
+
+    const ctx = { deps: web.deps, principal: webPrincipal(user.account.id, user.account.workspaceId, Date.now() + 3_600_000) };
+    await appendByFilename({ ctx, filename: "nightly.log", text: "backup finished in 42 s" });
+    const before = ok.received.length;
+    await press(page, `[data-digest="${digest!.id}"] button:has-text("Send now")`);
+    expect(await page.textContent(".flash.ok")).toContain("Digest sent");
+    await ok.waitFor(before + 1);
+    const sent = ok.received.filter((r) => r.path === "/digest");
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.body).toContain("nightly.log");
+    expect(sent[0]!.body).toContain("backup finished in 42 s");
+    expect(await row.locator('td[data-label="Next"] time').count()).toBe(2);
+
+    page.once("dialog", (d) => d.accept());
+    await press(page, `[data-digest="${digest!.id}"] button:has-text("Delete")`);
+    expect(await (await web.api(user.token, "GET", "/api/v1/digests")).json()).toEqual([]);
+    expect(web.violations).toEqual([]);
+    await user.context.close();
+  }, 30_000);
+
+  test("a digest by mail needs an address: left empty it is refused beside the field; sent now, it reaches the mailbox", async () => {
+    const user = await signedIn();
+    const { page } = user;
+    await page.goto(`${web.base}/channels`);
+    expect(await page.inputValue('#add-digest select[name="to"]')).toBe("email");
+    await page.fill('#add-digest input[name="schedule"]', "0 8 * * *");
+    await page.click('#add-digest button:has-text("Add digest")');
+    await page.waitForSelector("#digest-add-email-error");
+    expect(await page.textContent("#digest-add-email-error")).toBe("Enter the address to mail it to, or choose a channel.");
+    await page.fill('#add-digest input[name="email"]', "team@example.com");
+    await press(page, '#add-digest button:has-text("Add digest")');
+    expect(await page.textContent('[data-digest] td[data-label="To"]')).toContain("team@example.com");
+    const before = web.smtp.mails.length;
+    await press(page, '[data-digest] button:has-text("Send now")');
+    await web.smtp.waitFor(before + 1);
+    expect(web.smtp.mails.filter((m) => m.to.includes("team@example.com")).map((m) => m.subject)).toEqual([expect.stringContaining("[notestream]")]);
+    await user.context.close();
+  }, 30_000);
+});
+
 describe.skipIf(!hasChromium)("a stream's Notify card and the board", () => {
   test("with no channels the card leads to the Channels page; a channel added for lines gets the next append", async () => {
     const user = await signedIn();
@@ -177,8 +245,7 @@ describe.skipIf(!hasChromium)("a stream's Notify card and the board", () => {
 
     await page.check('#notify form[action$="/notify"] input[value="lines"]');
     await press(page, '#notify form[action$="/notify"] button:has-text("Add")', /\/settings$/);
-    const note = (await (await web.api(user.token, "GET", `/api/v1/notes/${id}`)).json()) as Record<string, any>;
-    expect(note.notify).toEqual([{ channel_id: made!.id, events: ["lines"], batch_seconds: null }]);
+    expect((await noteRecord(user, id)).notify).toEqual([{ channel_id: made!.id, events: ["lines"], batch_seconds: null }]);
     expect(await page.textContent(`[data-notify="${made!.id}"] h3`)).toBe("lines");
 
     const before = ok.received.length;
@@ -197,10 +264,10 @@ describe.skipIf(!hasChromium)("a stream's Notify card and the board", () => {
     expect(await page.textContent(`[id="notify:${made!.id}-batch_seconds-error"]`)).toContain("from 1 to 3600");
     await page.fill(`[data-notify="${made!.id}"] input[name="batch_seconds"]`, "60");
     await press(page, `[data-notify="${made!.id}"] button:has-text("Save")`, /\/settings$/);
-    expect(((await (await web.api(user.token, "GET", `/api/v1/notes/${id}`)).json()) as Record<string, any>).notify[0].batch_seconds).toBe(60);
+    expect((await noteRecord(user, id)).notify[0].batch_seconds).toBe(60);
 
     await press(page, `[data-notify="${made!.id}"] button:has-text("Remove")`, /\/settings$/);
-    expect(((await (await web.api(user.token, "GET", `/api/v1/notes/${id}`)).json()) as Record<string, any>).notify).toEqual([]);
+    expect((await noteRecord(user, id)).notify).toEqual([]);
     expect(web.violations).toEqual([]);
     await user.context.close();
   }, 30_000);
@@ -230,7 +297,7 @@ describe.skipIf(!hasChromium)("a stream's Notify card and the board", () => {
     await user.context.close();
   }, 30_000);
 
-  test("at 375 px the Channels page, the Notify card and the board's notice stay inside the screen; axe finds nothing serious", async () => {
+  test("at 375 px the Channels page with its digests, the Notify card and the board's notice stay inside the screen; axe finds nothing serious", async () => {
     const user = await signedIn({ plan: "dev", width: 375, height: 812 });
     const { page } = user;
     await user.context.addInitScript({ path: AXE });
@@ -241,8 +308,11 @@ describe.skipIf(!hasChromium)("a stream's Notify card and the board", () => {
     await disable(matrix!.id);
     expect((await web.api(user.token, "PATCH", `/api/v1/notes/${id}`, { note: { notify: [{ channel_id: matrix!.id, events: ["alerts", "lines"], batch_seconds: 30 }] } })).status).toBe(200);
 
+    const digest = { schedule: "30 6 * * 1-5", timezone: "America/Argentina/Buenos_Aires", channel_id: hook!.id, streams: ["a-stream-with-a-long-filename-for-a-narrow-phone.log"] };
+    expect((await web.api(user.token, "POST", "/api/v1/digests", { digest })).status).toBe(201);
     await page.goto(`${web.base}/channels`);
     await page.click(`[data-channel="${hook!.id}"] summary`);
+    expect(await page.locator("table.digests.cards td[data-label]").count()).toBe(5);
     expect(await overflow(page)).toBeLessThanOrEqual(0);
     expect(await axeProblems(page)).toEqual([]);
 

@@ -11,12 +11,13 @@ import type { ChannelInput } from "../channels/model";
 import { createChannel, deleteChannel, getChannel, testChannel, updateChannel } from "../channels/service";
 import type { WebhookFormat } from "../webhooks/formats";
 import { CHANNELS, channelsPage, editForm, type ChannelsSection } from "./channels-view";
+import { digestsSection } from "./digests-view";
 import { fieldProblems, firstValue, formFields, type FormBody } from "./form";
 import { limit } from "./limits";
 import { FORM_FIELD, formState, refusedStatus, sentence, WHOLE_FORM } from "./settings-forms";
 
 /** The sections drawn below the channels by other files. */
-const SECTIONS: ChannelsSection[] = [];
+const SECTIONS: ChannelsSection[] = [digestsSection];
 
 const FIELDS = new Set(["name", "url", "format"]);
 
@@ -34,12 +35,12 @@ function explain(e: AppError): Record<string, string> {
   return { [WHOLE_FORM]: sentence(e.message) };
 }
 
-/** A refused form: the page again, the form as it was posted, its problems in place. */
-const refusedOn =
-  (deps: Deps, form: (params: Record<string, string>) => string): RefusalPage =>
+/** A refused form of the page (a digest's too, with its own wording): the page again, the form as it was posted, its problems in place. */
+export const refusedOn =
+  (deps: Deps, form: (params: Record<string, string>) => string, say: (e: AppError) => Record<string, string> = explain): RefusalPage =>
   (e, { s, params, body }) => {
     if (!s) return undefined;
-    const state = formState(form(params), body, explain(e));
+    const state = formState(form(params), body, say(e));
     return channelsPage(deps, s, { flash: {}, form: state }, SECTIONS, refusedStatus(state, e), e.headers);
   };
 
@@ -56,7 +57,7 @@ function channelInput(b: FormBody, webhook: boolean): ChannelInput {
   return input;
 }
 
-/** The workspace's channels and their forms; other pages' sections (digests) join through SECTIONS. */
+/** The workspace's channels and their forms; other files' sections (digests) join through SECTIONS. */
 export const channelPages = (deps: Deps) =>
   new Elysia()
     .use(pageMacros(deps))

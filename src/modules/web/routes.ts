@@ -6,6 +6,7 @@ import { accountPages } from "./account-pages";
 import { ackPages } from "./ack-pages";
 import { authPages } from "./auth-pages";
 import { channelPages } from "./channel-pages";
+import { digestPages } from "./digest-pages";
 import { connectedAppsPages } from "./connected-apps-pages";
 import { exportPages } from "./export-pages";
 import { noteListPages } from "./note-list-pages";
@@ -42,6 +43,7 @@ export const webRoutes = (deps: Deps) =>
     .use(accountPages(deps))
     .use(onboardingPages(deps))
     .use(channelPages(deps))
+    .use(digestPages(deps))
     .use(tokenPages(deps))
     .use(connectedAppsPages(deps))
     .use(exportPages(deps))

@@ -14,5 +14,6 @@ table.deliveries td{overflow-wrap:anywhere}
 .badge-preview svg{display:block;max-width:100%;height:auto}table.windows td{overflow-wrap:anywhere}
 #schedule code,#quiet code{overflow-wrap:anywhere}
 ul.notify-list{list-style:none;padding:0;margin:0 0 12px}ul.notify-list>li{border:1px solid var(--line);border-radius:8px;padding:8px 12px;margin-bottom:10px}ul.notify-list h3{margin:0 0 8px}
+#add-digest select,#notify select{max-width:100%}
 table.channels tr.attention{border-color:var(--danger);border-width:2px}table.channels code,table.cards code{overflow-wrap:anywhere}
 `;
