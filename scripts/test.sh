@@ -8,10 +8,10 @@
 #   so ran on it already in the first run;
 # - the browser files that test pages and their scripts in Chromium (named below):
 #   layout, accessibility, forms kept on refusal, autosave and drafts, consent, switching
-#   workspaces, onboarding, the stream's watching cards. What they meet of the database comes through routes that the
+#   workspaces, onboarding, the stream's watching cards, channels (with the Notify card and digests). What they meet of the database comes through routes that the
 #   integration tests drive on PostgreSQL too, through the same handler (web, web-editor,
 #   web-settings, web-workspaces, account, onboarding, billing, plans, oauth, snapshots,
-#   follow-commit and the e2e follow), and a page's HTML and scripts are the same on either
+#   follow-commit, channels, channel-lines, digests and the e2e follow), and a page's HTML and scripts are the same on either
 #   database. Those that show what only a database decides stay on both: browser-board (the board's
 #   rows and health come from each database's queries and the dead-man sweep) and browser-search
 #   (each database has its own search engine and snippets).
@@ -30,6 +30,7 @@ if [ $# -eq 0 ] && [ -n "$NOTESTREAM_TEST_DATABASE_URL" ]; then
       # Pages and their scripts in Chromium, the same on either database (above).
       browser.test.ts | browser-a11y.test.ts | browser-apps.test.ts | browser-auth.test.ts | browser-editor.test.ts) ;;
       browser-onboarding.test.ts | browser-plans.test.ts | browser-settings.test.ts | browser-teams.test.ts | browser-watch.test.ts) ;;
+      browser-channels.test.ts) ;;
       *) e2e+=("$f") ;;
     esac
   done
