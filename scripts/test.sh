@@ -15,6 +15,8 @@
 #   database. Those that show what only a database decides stay on both: browser-board (the board's
 #   rows and health come from each database's queries and the dead-man sweep) and browser-search
 #   (each database has its own search engine and snippets).
+# - python-client, the Python package's tests: the client meets only the HTTP API, which the
+#   other e2e files already drive on PostgreSQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-chromium.sh
@@ -31,6 +33,8 @@ if [ $# -eq 0 ] && [ -n "$NOTESTREAM_TEST_DATABASE_URL" ]; then
       browser.test.ts | browser-a11y.test.ts | browser-apps.test.ts | browser-auth.test.ts | browser-editor.test.ts) ;;
       browser-onboarding.test.ts | browser-plans.test.ts | browser-settings.test.ts | browser-teams.test.ts | browser-watch.test.ts) ;;
       browser-channels.test.ts) ;;
+      # The Python client meets only the HTTP API (above).
+      python-client.test.ts) ;;
       *) e2e+=("$f") ;;
     esac
   done
