@@ -8,7 +8,7 @@ BUN := $(shell command -v bun 2>/dev/null || echo $(CURDIR)/.tools/node_modules/
 export PATH := $(dir $(BUN)):$(PATH)
 
 # The commands themselves are package.json's scripts (bun run test, …); the targets add the set-up.
-.PHONY: help run test check build bench migration migration-pg clean install image test-image
+.PHONY: help run test check build bench migration migration-pg clean install image test-image packages
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -31,6 +31,9 @@ test: install ## Run the test suite (installs Debian's chromium and postgresql-1
 
 check: install ## Type-check
 	$(BUN) run check
+
+packages: install ## Write the npm packages and the Python wheel to dist/packages/ (notestream-client, notestream, the wheel)
+	$(BUN) run packages
 
 build: install ## Build the single executable dist/notestream
 	$(BUN) run build

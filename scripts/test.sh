@@ -15,7 +15,7 @@
 #   database. Those that show what only a database decides stay on both: browser-board (the board's
 #   rows and health come from each database's queries and the dead-man sweep) and browser-search
 #   (each database has its own search engine and snippets).
-# - python-client and js-client, the client packages' tests: a client meets only the HTTP API, which the
+# - python-client, js-client and packages, the client packages' tests: a client meets only the HTTP API, which the
 #   other e2e files already drive on PostgreSQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +34,7 @@ if [ $# -eq 0 ] && [ -n "$NOTESTREAM_TEST_DATABASE_URL" ]; then
       browser-onboarding.test.ts | browser-plans.test.ts | browser-settings.test.ts | browser-teams.test.ts | browser-watch.test.ts) ;;
       browser-channels.test.ts) ;;
       # The Python client meets only the HTTP API (above).
-      python-client.test.ts | js-client.test.ts) ;;
+      python-client.test.ts | js-client.test.ts | packages.test.ts) ;;
       *) e2e+=("$f") ;;
     esac
   done

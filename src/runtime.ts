@@ -59,12 +59,12 @@ function common(config: Config, clock: Clock) {
  * Opens the SQLite database under the data dir (creating and migrating it as needed) and wires the
  * dependencies. Synchronous: the embedded default needs no round trip to start.
  */
-export function openSqliteDeps(config: Config = loadConfig(), clock: Clock = systemClock): Deps {
+export function openSqliteDeps(config: Config = loadConfig(), clock: Clock = systemClock, opts: { memory?: boolean } = {}): Deps {
   if (config.postgres) throw new Error("openSqliteDeps opens SQLite; use openDeps for NOTESTREAM_DATABASE_URL");
   assertTablesOf("sqlite");
-  const db = openDatabase(config);
+  const db = openDatabase({ dataDir: config.dataDir, memory: opts.memory });
   migrate(db);
-  const durable = config.synchronous === "FULL" ? new WalSync(`${databasePath(config.dataDir)}-wal`) : null;
+  const durable = config.synchronous === "FULL" && !opts.memory ? new WalSync(`${databasePath(config.dataDir)}-wal`) : null;
   const appends = new AppendBatch(sqliteOverlayWrites(db.$client));
   const otherWriters = sqliteOtherWriters(db.$client);
   const disk = new DiskSpace({ dataDir: config.dataDir, db: db.$client }, logEvent);

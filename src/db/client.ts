@@ -8,15 +8,17 @@ export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
 export interface OpenOptions {
   dataDir: string;
+  /** A database in memory only (notestream/testing): nothing on disk, gone when closed. */
+  memory?: boolean;
 }
 
 export function databasePath(dataDir: string): string {
   return join(dataDir, "notestream.db");
 }
 
-export function openDatabase({ dataDir }: OpenOptions): Db {
-  mkdirSync(dataDir, { recursive: true });
-  const sqlite = new Database(databasePath(dataDir), { create: true, strict: true });
+export function openDatabase({ dataDir, memory = false }: OpenOptions): Db {
+  if (!memory) mkdirSync(dataDir, { recursive: true });
+  const sqlite = new Database(memory ? ":memory:" : databasePath(dataDir), { create: true, strict: true });
   sqlite.run("PRAGMA journal_mode = WAL");
   // Durability comes from WalSync (NOTESTREAM_SYNCHRONOUS=FULL): SQLite commits to the log without
   // waiting for the disk and the writer fsyncs the log off the event loop before answering.
