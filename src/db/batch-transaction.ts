@@ -50,6 +50,11 @@ export class BatchTransaction {
   private open = false;
   /** A write that is not coalesced ran: the sink forgets its rows again before the next coalesced one. */
   private invalidateBeforeCoalesced = false;
+  /**
+   * A nested part met a deadlock: the batch runs again whole even if its write caught the error
+   * (the job runner turns it into a retry, which would repeat work done outside the database).
+   */
+  private nestedRetry: { error: unknown } | null = null;
 
   constructor(
     private readonly tx: Transactions,
@@ -64,6 +69,7 @@ export class BatchTransaction {
     try {
       let safe = false;
       for (let attempt = 1; ; attempt++) {
+        this.nestedRetry = null;
         const outcomes = await this.runOnce(batch, safe);
         if (outcomes !== UNSAFE && !("retry" in outcomes)) return outcomes;
         await this.tx.rollback();
@@ -115,6 +121,7 @@ export class BatchTransaction {
       try {
         let value = tx.within(w.run);
         if (value instanceof Promise) value = await value;
+        if (this.nestedRetry) return { retry: this.nestedRetry.error };
         if (savepoint) {
           const rel = tx.release("write");
           if (rel) await rel;
@@ -122,7 +129,7 @@ export class BatchTransaction {
         outcomes.push({ ok: true, value });
       } catch (error) {
         // A deadlock with another instance: the whole batch lets go of its locks and runs again.
-        if (tx.retryable(error)) return { retry: error };
+        if (tx.retryable(error) || this.nestedRetry) return { retry: this.nestedRetry?.error ?? error };
         // A full disk fails the whole batch: SQLite may have rolled its transaction back already.
         if (isDiskFull(error)) throw error;
         if (savepoint) await tx.rollbackTo("write");
@@ -178,6 +185,7 @@ export class BatchTransaction {
       await this.tx.release("nested");
       return value;
     } catch (error) {
+      if (this.tx.retryable(error)) this.nestedRetry = { error };
       await this.tx.rollbackTo("nested");
       this.sink.rollback(mark);
       this.after.length = afterMark;

@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { sqlRows } from "../../src/db/sql";
 import { notes } from "../../src/db/tables";
+import { sqliteTransactions } from "../../src/db/transactions";
 import { Writer } from "../../src/db/writer";
 import { overlayDb } from "../helpers/overlay-db";
 import { enqueue } from "../../src/jobs/queue";
@@ -285,5 +286,32 @@ describe("the overlay around other writes", () => {
     expect(await used()).toBe(usedBefore);
     expect(await sqlRows(h.deps.store, "SELECT text FROM note_chunks WHERE note_id = ?", [id])).toEqual([{ text: "one\n" }]);
     await h.close();
+  });
+});
+
+describe("deadlocks with another instance", () => {
+  test("a deadlock in a nested part runs the whole batch again, though the write caught the error (a job's send is not repeated)", async () => {
+    const db = new Database(":memory:");
+    db.run("CREATE TABLE t (v TEXT NOT NULL)");
+    // SQLite never deadlocks: PostgreSQL's error (SQLSTATE 40P01) is thrown by hand, and told retryable as pgTransactions tells it.
+    const writer = new Writer({ ...sqliteTransactions(db), retryable: (e) => (e as { errno?: unknown } | null)?.errno === "40P01" });
+    let runs = 0;
+    const outcome = await writer.write(async () => {
+      runs++;
+      db.run("INSERT INTO t VALUES (?)", [`write, run ${runs}`]);
+      try {
+        await writer.nested(() => {
+          if (runs === 1) throw Object.assign(new Error("deadlock detected"), { errno: "40P01" });
+          db.run("INSERT INTO t VALUES ('nested part')");
+        });
+        return "settled";
+      } catch {
+        // What the job runner does with its in-write work's error: the job is retried later.
+        return "retried later";
+      }
+    });
+    expect(outcome).toBe("settled");
+    expect(runs).toBe(2);
+    expect(db.query("SELECT v FROM t").all()).toEqual([{ v: "write, run 2" }, { v: "nested part" }]);
   });
 });
