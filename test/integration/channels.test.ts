@@ -72,6 +72,24 @@ describe("each provider's own API", () => {
     expect(body.text).toStartWith("Test from notestream: tg\nThis is a test message");
   });
 
+  test("Telegram's 429 that says when only in its body (parameters.retry_after) is retried then, not at the default backoff", async () => {
+    let n = 0;
+    const { token } = await setup(() => (++n === 1 ? Response.json({ ok: false, error_code: 429, description: "Too Many Requests: retry after 2", parameters: { retry_after: 2 } }, { status: 429 }) : Response.json({ ok: true, result: {} })));
+    const c = await made(token, { name: "tg", url: `tgram://${BOT}/-1001234567890` });
+    const note = await (await h.request("POST", "/api/v1/notes/by-filename/jobs.log/append", { token, body: { text: "ran" } })).json();
+    await h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: { expected_interval_seconds: 60, notify: [{ channel_id: c.id }] } } });
+    h.clock.advance(61_000);
+    await runTask(h.deps, "deadman");
+    await h.jobs.drain();
+    expect(r.received).toHaveLength(1);
+    h.clock.advance(1_900);
+    await h.jobs.drain();
+    expect(r.received).toHaveLength(1);
+    h.clock.advance(100);
+    await h.jobs.drain();
+    expect(r.received).toHaveLength(2);
+  });
+
   test("Pushover: messages.json with the application token and the user key", async () => {
     const { token } = await setup();
     const c = await made(token, { name: "po", url: `pover://${PO_USER}@${PO_APP}` });

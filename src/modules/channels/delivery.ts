@@ -102,7 +102,7 @@ export async function recordAttempt(deps: Deps, channel: ChannelRow, p: Pick<Cha
     await mailOwner(deps, channel, `${failures} deliveries in a row failed (last: ${error})`);
     return { fail: error! };
   }
-  return { retry: error!, delayMs: retryAfterMs(r) };
+  return { retry: error!, delayMs: retryAfterMs(r) ?? telegramRetryAfterMs(r) };
 }
 
 async function mailOwner(deps: Deps, channel: ChannelRow, reason: string): Promise<void> {
@@ -137,4 +137,15 @@ function attemptError(r: PostResult): string {
     // Not JSON: the status says enough.
   }
   return r.status !== null && r.status >= 300 && r.status < 400 ? `redirect ${r.status} not followed` : `HTTP ${r.status}${why}`;
+}
+
+/** Telegram may say when to try again only in its body: {"parameters": {"retry_after": seconds}}. */
+function telegramRetryAfterMs(r: PostResult): number | undefined {
+  if (r.status !== 429) return undefined;
+  try {
+    const seconds = (JSON.parse(r.body) as { parameters?: { retry_after?: unknown } }).parameters?.retry_after;
+    return typeof seconds === "number" && seconds >= 0 ? Math.min(seconds, 3600) * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
 }
