@@ -26,8 +26,8 @@ export function preflight(policy: CorsPolicy, request: Request): Response {
     status: 204,
     headers: {
       "access-control-allow-origin": origin,
-      // GET for the metadata documents; /mcp takes POST only (GET and DELETE answer 405: stateless).
-      "access-control-allow-methods": "GET, POST, OPTIONS",
+      // GET for the metadata documents; /mcp takes POST, and GET and DELETE within a session.
+      "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
       "access-control-allow-headers": ALLOW_HEADERS,
       "access-control-max-age": "600",
       vary: "Origin",

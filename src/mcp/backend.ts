@@ -1,4 +1,5 @@
 import type { Scope } from "../principal";
+import type { NoteRef } from "./uris";
 
 /** A tool failure: the code of API.md first, so a model (and a person) can act on it. */
 export class ToolFailure extends Error {
@@ -38,9 +39,17 @@ export interface Capabilities {
 
 type Json = Record<string, unknown>;
 
+/** A stream's line as the lines API gives it. */
+export interface Line {
+  text: string;
+  at: string;
+}
+
 /** The eleven operations, the same over the hosted endpoint (services) and stdio (REST). */
 export interface NotesBackend {
   capabilities(): Promise<Capabilities>;
+  /** The time lines are stamped with (the service's clock), for "the last 24 hours". */
+  now(): number;
   /** With `query`: the full-text search, best match first, each note with its snippet. */
   listNotes(a: { limit?: number; offset?: number; folder_id?: string; query?: string }): Promise<{ notes: Json[]; total: number }>;
   readNote(a: { id: string }): Promise<Json>;
@@ -53,4 +62,8 @@ export interface NotesBackend {
   createFolder(a: { name: string }): Promise<Json>;
   renameFolder(a: { id: string; name: string }): Promise<Json>;
   deleteFolder(a: { id: string }): Promise<Json>;
+  /** A stream's newest lines (at most 1,000), oldest first: what resources and prompts show of it. */
+  streamLines(by: NoteRef, last: number): Promise<Line[]>;
+  /** Calls `changed` after each append to the stream, within 2 s, until the returned function is called. */
+  follow(by: NoteRef, changed: () => void): Promise<() => void>;
 }

@@ -30,20 +30,24 @@ async function principalOf(deps: Deps, authorization: string | null): Promise<Pr
   return secret.startsWith(OAUTH_ACCESS_PREFIX) ? await oauthPrincipal(deps, secret) : await authenticate(deps, authorization);
 }
 
+/** Whether a JSON-RPC body (one message or a batch) starts a session. */
+const initializes = (body: unknown): boolean => (Array.isArray(body) ? body : [body]).some((m) => (m as { method?: unknown } | null)?.method === "initialize");
+
 /**
- * POST /mcp: MCP over Streamable HTTP, stateless (a fresh server per request, JSON answers), with
- * the SDK's web-standard transport.
+ * /mcp: MCP over Streamable HTTP with the SDK's web-standard transport, each POST answered by a
+ * fresh server (JSON answers), so any instance can answer any request. `initialize` also starts a
+ * session on this instance (Mcp-Session-Id) for what needs one: the event stream (GET) that
+ * carries `notifications/resources/updated` of the streams subscribed to, and its end (DELETE).
  */
 export const mcpRoutes = (deps: Deps) =>
   new Elysia().all(
     "/mcp",
     async ({ request }) => {
-      // Stateless: no stream for a GET to open and no session for a DELETE to end. The specification
-      // allows 405 for both, and the SDK's client then stops asking; a GET answered with an empty
-      // event stream had it reconnect every second for as long as it stayed connected.
-      if (request.method !== "POST") {
-        return Response.json({ error: "method_not_allowed", error_description: "this MCP endpoint is stateless: send JSON-RPC with POST" }, { status: 405, headers: { allow: "POST" } });
-      }
+      const sessionId = request.headers.get("mcp-session-id");
+      // Outside a session there is no stream for a GET to open nor anything for a DELETE to end.
+      // The specification allows 405 for both, and the SDK's client then stops asking; a GET
+      // answered with an empty event stream had it reconnect every second.
+      if (request.method !== "POST" && !(sessionId && (request.method === "GET" || request.method === "DELETE"))) return notAllowed();
       // Browser-based clients call from their own origin with a Bearer token (CORS: http/cors.ts); no
       // cookie is ever read here, so another origin gains nothing a token does not already give.
       // Operators who want only some origins list them (NOTESTREAM_MCP_ALLOWED_ORIGINS).
@@ -52,29 +56,66 @@ export const mcpRoutes = (deps: Deps) =>
       if (origin && allowed && !allowed.has(origin) && origin !== new URL(publicOrigin(deps, request)).origin) {
         return Response.json({ error: "forbidden", error_description: "requests from this origin are refused (NOTESTREAM_MCP_ALLOWED_ORIGINS)" }, { status: 403 });
       }
+      const authorization = request.headers.get("authorization");
       let ctx: Ctx;
       try {
-        ctx = { deps, principal: await principalOf(deps, request.headers.get("authorization")) };
+        ctx = { deps, principal: await principalOf(deps, authorization) };
       } catch (e) {
-        if (e instanceof AppError && e.code === "unauthorized") return unauthorized(deps, request, e.message, bearerOf(request.headers.get("authorization")) !== undefined);
+        if (e instanceof AppError && e.code === "unauthorized") return unauthorized(deps, request, e.message, bearerOf(authorization) !== undefined);
         if (e instanceof AppError) return Response.json({ error: e.code, error_description: e.message }, { status: e.status });
         throw e;
       }
       // The SDK and the tools load on the first MCP request, not at start-up: most servers never get one.
-      const [{ WebStandardStreamableHTTPServerTransport }, { LocalBackend }, { buildMcpServer }] = await Promise.all([
+      const [{ WebStandardStreamableHTTPServerTransport }, { LocalBackend }, { buildMcpServer }, { hostedSessions }] = await Promise.all([
         import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
         import("./local"),
         import("./server"),
+        import("./sessions"),
       ]);
+      const sessions = hostedSessions(deps);
+      if (request.method !== "POST") {
+        // A session another instance holds, or one forgotten: as outside a session.
+        const held = sessions.find(sessionId, ctx.principal);
+        if (!held) return notAllowed();
+        if (request.method === "DELETE") {
+          sessions.end(held.id);
+          return new Response(null, { status: 200 });
+        }
+        try {
+          return sessions.openStream(held, ctx.principal, request.signal, () => principalOf(deps, authorization));
+        } catch (e) {
+          if (e instanceof AppError) return Response.json({ error: e.code, error_description: e.message }, { status: e.status, headers: e.headers });
+          throw e;
+        }
+      }
+      const text = await request.text();
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined; // the transport answers the parse error
+      }
+      const started = body !== undefined && initializes(body) ? sessions.start(ctx.principal) : null;
+      const session = started ?? sessions.find(sessionId, ctx.principal);
       const backend = new LocalBackend(ctx);
-      const server = buildMcpServer(backend, await backend.capabilities());
+      const server = buildMcpServer(backend, await backend.capabilities(), session?.subscriptions ?? null);
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
       try {
-        return await transport.handleRequest(request);
+        const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body: text });
+        const res = await transport.handleRequest(forwarded, body === undefined ? undefined : { parsedBody: body });
+        if (started) res.headers.set("mcp-session-id", started.id);
+        return res;
       } finally {
         void server.close();
       }
     },
     { parse: "none", detail: { hide: true } },
   );
+
+function notAllowed(): Response {
+  return Response.json(
+    { error: "method_not_allowed", error_description: "outside a session this MCP endpoint takes JSON-RPC with POST; initialize starts a session" },
+    { status: 405, headers: { allow: "POST" } },
+  );
+}

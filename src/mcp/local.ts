@@ -6,8 +6,11 @@ import * as folders from "../modules/folders/service";
 import * as notes from "../modules/notes/service";
 import { searchNotes } from "../modules/search/service";
 import { appendByFilename } from "../modules/streams/append/service";
+import { followers, type Follow } from "../modules/streams/follow";
+import { endOf, readableStream, readLines } from "../modules/streams/lines";
 import { getWorkspace } from "../modules/workspaces/repo";
 import { ToolFailure, validationFailure, type Capabilities, type NotesBackend } from "./backend";
+import type { NoteRef } from "./uris";
 
 type Bucket = "reads" | "writes" | "appends";
 
@@ -21,6 +24,10 @@ export class LocalBackend implements NotesBackend {
 
   async capabilities(): Promise<Capabilities> {
     return { scopes: this.ctx.principal.scopes, noteId: this.ctx.principal.noteId };
+  }
+
+  now(): number {
+    return this.ctx.deps.clock.now();
   }
 
   private async run<T>(bucket: Bucket, fn: () => T | Promise<T>): Promise<T> {
@@ -77,5 +84,41 @@ export class LocalBackend implements NotesBackend {
   }
   deleteFolder(a: { id: string }) {
     return this.run("writes", async () => (await folders.deleteFolder({ ctx: this.ctx, id: a.id })).body);
+  }
+  streamLines(by: NoteRef, last: number) {
+    return this.run("reads", async () => {
+      const page = await readLines(this.ctx.deps, await readableStream(this.ctx, by), { last });
+      return page.lines.map(({ text, at }) => ({ text, at }));
+    });
+  }
+
+  /**
+   * A subscription is a follow of this process (follow.ts): it takes one of the token's follow
+   * slots and wakes on the commits of this process and, within 2 s, of other instances. A wake
+   * that brought no new line (another process wrote elsewhere) is not passed on.
+   */
+  follow(by: NoteRef, changed: () => void) {
+    return this.run("reads", async () => {
+      const { deps, principal } = this.ctx;
+      const note = await readableStream(this.ctx, by);
+      const registry = followers(deps);
+      const key = `token:${principal.tokenId}`;
+      registry.admit(key, note.workspaceId);
+      let end = await endOf(deps, note.id);
+      const recheck = async () => {
+        const now = await endOf(deps, note.id);
+        if (now.seq === end.seq && now.line === end.line) return;
+        end = now;
+        changed();
+      };
+      const unwatch = registry.lines.watch(note.id, () => void recheck().catch(() => {}));
+      const follow: Follow = { key, workspaceId: note.workspaceId, close: () => stop() };
+      const stop = () => {
+        unwatch();
+        registry.remove(follow);
+      };
+      registry.add(follow);
+      return stop;
+    });
   }
 }

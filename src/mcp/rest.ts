@@ -1,5 +1,7 @@
 import type { Scope } from "../principal";
-import { ToolFailure, validationFailure, type Capabilities, type NotesBackend } from "./backend";
+import { ToolFailure, validationFailure, type Capabilities, type Line, type NotesBackend } from "./backend";
+import { followEvents } from "./rest-follow";
+import type { NoteRef } from "./uris";
 
 type Json = Record<string, unknown>;
 
@@ -15,10 +17,14 @@ export class RestBackend implements NotesBackend {
     private readonly token: string,
   ) {}
 
+  private url(path: string): string {
+    return `${this.baseUrl.replace(/\/+$/, "")}/api/v1${path}`;
+  }
+
   private async call<T = Json>(method: string, path: string, body?: unknown): Promise<{ data: T; headers: Headers }> {
     let res: Response;
     try {
-      res = await fetch(`${this.baseUrl.replace(/\/+$/, "")}/api/v1${path}`, {
+      res = await fetch(this.url(path), {
         method,
         headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }), "user-agent": "notestream-mcp/1" },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -39,6 +45,10 @@ export class RestBackend implements NotesBackend {
   async capabilities(): Promise<Capabilities> {
     const { data } = await this.call<{ scopes: Scope[]; note_id: string | null }>("GET", "/token");
     return { scopes: new Set(data.scopes), noteId: data.note_id };
+  }
+
+  now(): number {
+    return Date.now();
   }
 
   /** Agent writes need a paid plan: asked once, from GET /account. */
@@ -101,4 +111,16 @@ export class RestBackend implements NotesBackend {
     await this.writable();
     return (await this.call("DELETE", `/folders/${encodeURIComponent(a.id)}`)).data;
   }
+  async streamLines(by: NoteRef, last: number) {
+    return (await this.call<{ lines: Line[] }>("GET", `${linesPath(by)}?last=${last}`)).data.lines.map(({ text, at }) => ({ text, at }));
+  }
+  async follow(by: NoteRef, changed: () => void) {
+    // Asked first so a missing stream or a missing scope is the subscriber's error, not a silent retry loop.
+    await this.call("GET", `${linesPath(by)}?last=1`);
+    const stop = new AbortController();
+    followEvents(this.url(linesPath(by)), this.token, changed, stop.signal);
+    return () => stop.abort();
+  }
 }
+
+const linesPath = (by: NoteRef) => ("id" in by ? `/notes/${encodeURIComponent(by.id)}/lines` : `/notes/by-filename/${encodeURIComponent(by.filename)}/lines`);

@@ -3,16 +3,33 @@ import { CallToolRequestSchema, ErrorCode, McpError } from "@modelcontextprotoco
 import { z } from "zod";
 import pkg from "../../package.json";
 import { ToolFailure, problemText, type Capabilities, type NotesBackend } from "./backend";
+import { registerPrompts } from "./prompts";
+import { registerResources } from "./resources";
+import type { StreamSubscriptions } from "./subscriptions";
 import { TOOLS, type Tool } from "./tools";
+import { resourceLink, uriOf, type NoteFields } from "./uris";
 
 const INSTRUCTIONS = `notestream stores plain-text notes. Streams are append-only notes addressed by an exact filename:
 append_note adds a line (creating the stream on the first write) and is the way to record events, digests and
 summaries. Editable notes are created and changed with create_note and update_note. Notes live in folders.
 Ids look like note_… and fold_…. Errors start with a code such as not_found, cap_exceeded or plan_required.`;
 
-/** Both forms: structured for clients that read outputSchema, the same JSON as text for older ones. */
-function ok(result: unknown) {
-  return { content: [{ type: "text" as const, text: JSON.stringify(result, null, 2) }], structuredContent: result as Record<string, unknown> };
+/**
+ * Both forms: structured for clients that read outputSchema, the same JSON as text for older ones
+ * (Claude Desktop reads only the text, Claude Code may read only the structure). A note named by
+ * the result gets its resource address in both, and a resource_link a client can open or attach.
+ */
+function ok(result: unknown, links?: Tool["links"]) {
+  let data = result as Record<string, unknown>;
+  let named: NoteFields[] = [];
+  if (links === "note") {
+    data = { ...data, uri: uriOf(data as unknown as NoteFields) };
+    named = [data as unknown as NoteFields];
+  } else if (links === "notes") {
+    named = (data.notes as NoteFields[]).map((n) => ({ ...n, uri: uriOf(n) }));
+    data = { ...data, notes: named };
+  }
+  return { content: [{ type: "text" as const, text: JSON.stringify(data, null, 2) }, ...named.map(resourceLink)], structuredContent: data };
 }
 
 function failed(e: unknown) {
@@ -20,9 +37,9 @@ function failed(e: unknown) {
   return { isError: true, content: [{ type: "text" as const, text: `internal_error: ${(e as Error)?.message ?? String(e)}` }] };
 }
 
-async function call(fn: () => Promise<unknown>) {
+async function call(fn: () => Promise<unknown>, links?: Tool["links"]) {
   try {
-    return ok(await fn());
+    return ok(await fn(), links);
   } catch (e) {
     return failed(e);
   }
@@ -80,23 +97,28 @@ function parseArguments(t: Tool, raw: Record<string, unknown> | undefined): Reco
  * with "MCP error -32602: Input validation error: …" and a hidden tool with "not found": API.md
  * wants every tool error to start with its code, and a refused call to say why.
  */
-export function buildMcpServer(backend: NotesBackend, caps: Capabilities): McpServer {
+export function buildMcpServer(backend: NotesBackend, caps: Capabilities, subscriptions: StreamSubscriptions | null = null): McpServer {
   const server = new McpServer({ name: "notestream", version: pkg.version }, { instructions: INSTRUCTIONS });
   const run = async (t: Tool, raw: Record<string, unknown> | undefined) => {
     const refused = refusal(t, caps);
     if (refused) return failed(refused);
     const args = parseArguments(t, raw);
     if (args instanceof ToolFailure) return failed(args);
-    return call(() => t.run(backend, args));
+    return call(() => t.run(backend, args), t.links);
   };
   for (const t of TOOLS) {
     if (refusal(t, caps)) continue;
     const { title, description, input: inputSchema, output: outputSchema, annotations } = t;
     server.registerTool(t.name, { title, description, inputSchema, outputSchema, annotations }, (a: Record<string, unknown>) => run(t, a));
   }
-  // registerTool advertises tools.listChanged, a notification no connection here ever sends (the
-  // hosted endpoint is stateless, stdio's tools are fixed at start): say what is true.
+  // registerTool advertises tools.listChanged, a notification no connection here ever sends (a
+  // token's tools are fixed): say what is true.
   server.server.registerCapabilities({ tools: { listChanged: false } });
+  // Resources and prompts are notes read: a token that may not read is offered neither.
+  if (caps.scopes.has("read")) {
+    registerResources(server, backend, caps, subscriptions);
+    registerPrompts(server, backend, caps);
+  }
   server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const t = TOOLS.find((x) => x.name === request.params.name);
     // No token could call it: a protocol error, as the MCP specification has it for unknown tools.

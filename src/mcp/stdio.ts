@@ -12,6 +12,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { RestBackend } from "./rest";
 import { buildMcpServer } from "./server";
+import { StreamSubscriptions } from "./subscriptions";
 
 /**
  * The SDK's stdio transport, keeping count of the requests read and not yet answered, so that the
@@ -122,7 +123,9 @@ export async function runStdio({ url, token }: { url: string; token: string }): 
   const caps = await backend.capabilities().catch((e: Error) => {
     throw new Error(`cannot use the token at ${url}: ${e.message}`);
   });
-  const server = buildMcpServer(backend, caps);
+  // Appends to a subscribed stream reach the server's REST API from anywhere: it is followed there.
+  const subscriptions = new StreamSubscriptions((uri) => void server.server.sendResourceUpdated({ uri }).catch(() => {}));
+  const server = buildMcpServer(backend, caps, subscriptions);
   const input = linesOf(process.stdin, (line) => process.stdout.write(notUtf8Answer(line)));
   const transport = new DrainingStdioTransport(input, process.stdout);
   // A reader that went away (EPIPE) would leave answers pending forever: that is the process failing.
@@ -140,5 +143,6 @@ export async function runStdio({ url, token }: { url: string; token: string }): 
     })(),
     broken,
   ]);
+  subscriptions.close();
   await server.close();
 }

@@ -54,6 +54,8 @@ export interface Tool {
   input: Shape;
   output: z.ZodType;
   annotations: Annotations;
+  /** Its result names a note ("note") or lists notes ("notes"): each gets its resource address and a resource_link. */
+  links?: "note" | "notes";
   run: (backend: NotesBackend, args: any) => Promise<unknown>;
 }
 
@@ -83,6 +85,7 @@ export const TOOLS: Tool[] = [
     },
     output: z.object({ notes: z.array(NoteOut.extend({ snippet: z.string().optional().describe("With query: the matching passage") })), total: z.number().int() }),
     annotations: { readOnlyHint: true, openWorldHint: false },
+    links: "notes",
     run: (b, a) => b.listNotes(a),
   }),
   tool({
@@ -98,6 +101,7 @@ export const TOOLS: Tool[] = [
     },
     output: NoteWithBody,
     annotations: { readOnlyHint: true, openWorldHint: false },
+    links: "note",
     run: async (b, a) => {
       const note = await b.readNote({ id: a.id });
       return a.last_lines === undefined ? note : lastLines(note, a.last_lines);
@@ -127,6 +131,7 @@ export const TOOLS: Tool[] = [
     },
     output: AppendOut,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    links: "note",
     run: (b, a) => b.appendNote(a),
   }),
   tool({
@@ -141,6 +146,7 @@ export const TOOLS: Tool[] = [
     },
     output: NoteOut,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    links: "note",
     run: (b, a) => b.updateNote(a),
   }),
   tool({
@@ -166,6 +172,7 @@ export const TOOLS: Tool[] = [
     },
     output: NoteOut,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    links: "note",
     run: (b, a) => b.createNote(a),
   }),
   tool({
@@ -177,6 +184,7 @@ export const TOOLS: Tool[] = [
     input: { id: id("The note's id, note_…"), folder_id: z.string().nullable().describe("The folder's id (fold_…), or null to unfile") },
     output: NoteOut,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    links: "note",
     run: (b, a) => b.moveNote(a),
   }),
   tool({

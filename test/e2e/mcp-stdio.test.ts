@@ -5,8 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { buildBinary, childEnv, cleanup, cliOk, getNote, provision, readStream, startServer, tempDir, withTimeout, type RunningServer } from "../helpers/binary";
+import { buildBinary, childEnv, cleanup, cliOk, getNote, provision, readStream, request, startServer, tempDir, withTimeout, type RunningServer } from "../helpers/binary";
 import { exerciseAllTools, toolError } from "../helpers/mcp";
+import { exercisePinned, exercisePrompts, exerciseResourceLinks, exerciseResources, exerciseSubscriptions, type Rest } from "../helpers/mcp-resources";
 
 let BIN = "";
 let server: RunningServer;
@@ -61,6 +62,20 @@ async function pipeInto(withToken: string, input: string): Promise<{ code: numbe
   return { code, answers: stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)), stderr };
 }
 
+/** The REST API of the server `notestream mcp` talks to, with the same token. */
+function restFor(withToken: string): Rest {
+  const ok = async (method: string, path: string, json?: unknown) => {
+    const r = await request(server.base, method, `/api/v1${path}`, { token: withToken, json });
+    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  return {
+    append: (filename, text) => ok("POST", `/notes/by-filename/${encodeURIComponent(filename)}/append`, { text }),
+    createNote: (title, plain_body) => ok("POST", "/notes", { note: { title, plain_body } }),
+    lines: async (filename) => (await ok("GET", `/notes/by-filename/${encodeURIComponent(filename)}/lines?last=1000`)).lines,
+  };
+}
+
 const rpc = (id: number | null, method: string, params: unknown = {}) => JSON.stringify({ jsonrpc: "2.0", ...(id === null ? {} : { id }), method, params });
 const INIT = rpc(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "printf", version: "1" } });
 const INITIALIZED = rpc(null, "notifications/initialized");
@@ -111,6 +126,31 @@ describe("notestream mcp (stdio)", () => {
     // The same words as over hosted HTTP: the code first, the field or the missing scope named.
     expect(await toolError(client, "read_note", {})).toBe("validation_failed: id is required");
     expect(await toolError(client, "append_note", { filename: "x.log", text: "y" })).toBe("insufficient_scope: this token lacks the append scope");
+  }, 30_000);
+
+  test("resources: templates, the caller's notes page by page, both kinds read, completions", async () => {
+    const own = provision(dataDir, "resources@example.com").token;
+    await exerciseResources(await connect(own), restFor(own));
+  }, 30_000);
+
+  test("a subscribed stream's append through the REST API is notified within 2 s, and no more once unsubscribed", async () => {
+    const own = provision(dataDir, "subscriber@example.com").token;
+    await exerciseSubscriptions(await connect(own), restFor(own));
+  }, 30_000);
+
+  test("the three prompts embed the lines they are about; tool results link their note", async () => {
+    const own = provision(dataDir, "prompts@example.com").token;
+    const client = await connect(own);
+    await exercisePrompts(client, restFor(own));
+    await exerciseResourceLinks(client);
+  }, 30_000);
+
+  test("a token pinned to one stream lists, reads, completes and subscribes to it only", async () => {
+    const { email, token: own } = provision(dataDir, "pinned@example.com");
+    const mine = await restFor(own).append("mine.log", "x");
+    await restFor(own).append("theirs.log", "y");
+    const pinned = cliOk(dataDir, ["token", "create", "--email", email, "--scope", "read,append", "--note", mine.id]).stdout.trim();
+    await exercisePinned(await connect(pinned), "mine.log", "theirs.log");
   }, 30_000);
 
   test("without NOTESTREAM_TOKEN it exits with a clear message", () => {

@@ -177,7 +177,7 @@ describe("hosted MCP over Streamable HTTP", () => {
     expect(cross.headers.get("access-control-allow-origin")).toBeNull();
   });
 
-  test("GET and DELETE /mcp answer 405 with Allow: POST, with or without a token: a stateless server has no stream to open or session to end", async () => {
+  test("outside a session, GET and DELETE /mcp answer 405 with Allow: POST, with or without a token: no stream to open or session to end", async () => {
     h = await harness();
     const base = serve();
     const token = await h.token(await h.account("dev"));
@@ -191,7 +191,7 @@ describe("hosted MCP over Streamable HTTP", () => {
     }
   });
 
-  test("the SDK's client connected for a few seconds opens no polling loop: one GET (answered 405) and no more", async () => {
+  test("the SDK's client connected for a few seconds opens no polling loop: one GET (its session's event stream) and no more", async () => {
     h = await harness();
     const base = serve();
     const client = await connect(base, await h.token(await h.account("dev")));
@@ -204,15 +204,16 @@ describe("hosted MCP over Streamable HTTP", () => {
     expect((await tool(client, "list_notes")).total).toBe(0);
   });
 
-  test("initialize advertises only what a stateless server can do: tools, without listChanged", async () => {
+  test("initialize advertises what the server does: tools, resources with subscribe, prompts and completions, no listChanged", async () => {
     h = await harness();
     const base = serve();
     const client = await connect(base, await h.token(await h.account("dev")));
     const caps = client.getServerCapabilities();
     expect(caps?.tools).toBeDefined();
     expect(caps?.tools?.listChanged).not.toBe(true);
-    expect(caps?.resources).toBeUndefined();
-    expect(caps?.prompts).toBeUndefined();
+    expect(caps?.resources).toEqual({ subscribe: true, listChanged: false });
+    expect(caps?.prompts).toEqual({ listChanged: false });
+    expect(caps?.completions).toEqual({});
   });
 
   test("tools advertise the REST API's own limits: title, folder name and page size", async () => {

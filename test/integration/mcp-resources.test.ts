@@ -1,0 +1,114 @@
+/**
+ * The hosted endpoint's resources, subscriptions, prompts and resource links, through the MCP
+ * SDK's own client over Streamable HTTP; notes are written through the REST API.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { buildHandler } from "../../src/app";
+import { hostedSessions } from "../../src/mcp/sessions";
+import { harness, type Harness } from "../helpers/harness";
+import { exercisePinned, exercisePrompts, exerciseResourceLinks, exerciseResources, exerciseSubscriptions, type Rest } from "../helpers/mcp-resources";
+
+let h: Harness;
+let server: ReturnType<typeof Bun.serve> | undefined;
+const clients: Client[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close().catch(() => {});
+  server?.stop(true);
+  server = undefined;
+  await h.close();
+});
+
+async function setUp(): Promise<{ base: string; token: string; rest: Rest; account: { accountId: string; workspaceId: string } }> {
+  h = await harness();
+  const handle = buildHandler(h.deps);
+  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r, srv) => handle(r, srv.requestIP(r)?.address), idleTimeout: 0 });
+  const base = `http://127.0.0.1:${server.port}`;
+  h.deps.config.baseUrl = base;
+  const account = await h.account("dev");
+  const token = await h.token(account, ["read", "write"]);
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}/api/v1${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    expect(res.ok).toBe(true);
+    return (await res.json()) as any;
+  };
+  const rest: Rest = {
+    append: (filename, text) => call("POST", `/notes/by-filename/${encodeURIComponent(filename)}/append`, { text }),
+    createNote: (title, plain_body) => call("POST", "/notes", { note: { title, plain_body } }),
+    lines: async (filename) => (await call("GET", `/notes/by-filename/${encodeURIComponent(filename)}/lines?last=1000`)).lines,
+  };
+  return { base, token, rest, account };
+}
+
+async function connect(base: string, token: string): Promise<Client> {
+  const client = new Client({ name: "resources-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  clients.push(client);
+  return client;
+}
+
+describe("hosted MCP resources, subscriptions and prompts", () => {
+  test("templates, the caller's notes listed page by page, both kinds read, completions by prefix", async () => {
+    const { base, token, rest } = await setUp();
+    await exerciseResources(await connect(base, token), rest);
+  });
+
+  test("a subscribed stream's append through the REST API is notified within 2 s, and no more once unsubscribed", async () => {
+    const { base, token, rest } = await setUp();
+    await exerciseSubscriptions(await connect(base, token), rest);
+  });
+
+  test("the three prompts embed the lines they are about as the stream's resource", async () => {
+    const { base, token, rest } = await setUp();
+    await exercisePrompts(await connect(base, token), rest);
+  });
+
+  test("append_note and create_note results carry a resource_link to their note", async () => {
+    const { base, token } = await setUp();
+    await exerciseResourceLinks(await connect(base, token));
+  });
+
+  test("a token pinned to one stream lists, reads, completes and subscribes to it only", async () => {
+    const { base, rest, account } = await setUp();
+    const own = await rest.append("mine.log", "x");
+    await rest.append("theirs.log", "y");
+    const pinnedToken = await h.token(account, ["read", "append"], { noteId: own.id });
+    await exercisePinned(await connect(base, pinnedToken), "mine.log", "theirs.log");
+  });
+
+  test("a token without read scope is offered no resources and no prompts", async () => {
+    const { base } = await setUp();
+    const client = await connect(base, await h.token(await h.account("dev", "append@example.com"), ["append"]));
+    expect(client.getServerCapabilities()?.resources).toBeUndefined();
+    expect(client.getServerCapabilities()?.prompts).toBeUndefined();
+    await expect(client.listResources()).rejects.toThrow();
+  });
+
+  test("a session's event stream ends with DELETE, and a subscribe outside a session this instance holds is refused", async () => {
+    const { base, token, rest } = await setUp();
+    await rest.append("s.log", "x");
+    const client = await connect(base, token);
+    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+    expect(sessionId).toBeString();
+    expect(hostedSessions(h.deps).size).toBe(1);
+    // Another token cannot use the session: it is as if there were none.
+    const other = await h.token(await h.account("dev", "other@example.com"));
+    const stolen = await fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${other}`, accept: "text/event-stream", "mcp-session-id": sessionId } });
+    expect(stolen.status).toBe(405);
+    const outside = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": "unknown" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/subscribe", params: { uri: "notestream://streams/s.log" } }),
+    });
+    expect(((await outside.json()) as { error: { message: string } }).error.message).toContain("unavailable: this request is not in a session");
+    await (client.transport as StreamableHTTPClientTransport).terminateSession();
+    expect(hostedSessions(h.deps).size).toBe(0);
+    const updates: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updates.push(n.params.uri));
+    await rest.append("s.log", "after the end");
+    await Bun.sleep(300);
+    expect(updates).toEqual([]);
+  });
+});
