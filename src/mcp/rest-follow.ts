@@ -5,14 +5,15 @@
 const RECONNECT_MS = 2_000;
 
 /**
- * Follows `url` until `signal` aborts: `changed` once per read that brought new lines. A follow
- * that drops reconnects with Last-Event-ID, so lines appended meanwhile still count.
+ * Follows `url` after the cursor `after` until `signal` aborts: `changed` once per read that
+ * brought new lines. A follow that drops reconnects with Last-Event-ID, so lines appended
+ * meanwhile still count.
  */
-export function followEvents(url: string, token: string, changed: () => void, signal: AbortSignal): void {
-  let lastEventId: string | null = null;
+export function followEvents(url: string, token: string, after: string, changed: () => void, signal: AbortSignal): void {
+  let lastEventId = after;
   const once = async () => {
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: "text/event-stream", "user-agent": "notestream-mcp/1" };
-    if (lastEventId) headers["last-event-id"] = lastEventId;
+    headers["last-event-id"] = lastEventId;
     const res = await fetch(url, { headers, signal });
     if (!res.ok || !res.body) {
       await res.body?.cancel();

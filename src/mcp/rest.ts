@@ -115,10 +115,12 @@ export class RestBackend implements NotesBackend {
     return (await this.call<{ lines: Line[] }>("GET", `${linesPath(by)}?last=${last}`)).data.lines.map(({ text, at }) => ({ text, at }));
   }
   async follow(by: NoteRef, changed: () => void) {
-    // Asked first so a missing stream or a missing scope is the subscriber's error, not a silent retry loop.
-    await this.call("GET", `${linesPath(by)}?last=1`);
+    // Asked first so a missing stream or a missing scope is the subscriber's error, not a silent
+    // retry loop; and the follow starts at the end it reports, so a line appended before the
+    // follow is open still counts.
+    const { data } = await this.call<{ cursor: string }>("GET", `${linesPath(by)}?last=1`);
     const stop = new AbortController();
-    followEvents(this.url(linesPath(by)), this.token, changed, stop.signal);
+    followEvents(this.url(linesPath(by)), this.token, data.cursor, changed, stop.signal);
     return () => stop.abort();
   }
 }
