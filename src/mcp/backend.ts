@@ -12,6 +12,22 @@ export class ToolFailure extends Error {
 }
 
 /**
+ * A JSON-RPC error of resources and prompts whose message goes out as written, starting with its
+ * code as a tool error's text does (the SDK's McpError prefixes "MCP error -32602: ").
+ */
+export class ProtocolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** JSON-RPC codes: the specification's and MCP's (-32002: resource not found). */
+export const RPC = { invalidRequest: -32600, invalidParams: -32602, internal: -32603, resourceNotFound: -32002 } as const;
+
+/**
  * One validation problem as tool-error text: "<argument> <problem>" ("id is required"). The
  * services' own messages are mostly whole sentences that name the field already ("title must be
  * at most 200 characters") and are kept as they are; their fields drop the REST body's wrapper

@@ -6,7 +6,7 @@ import * as folders from "../modules/folders/service";
 import * as notes from "../modules/notes/service";
 import { searchNotes } from "../modules/search/service";
 import { appendByFilename } from "../modules/streams/append/service";
-import { followers, type Follow } from "../modules/streams/follow";
+import { followers } from "../modules/streams/follow";
 import { endOf, readableStream, readLines } from "../modules/streams/lines";
 import { getWorkspace } from "../modules/workspaces/repo";
 import { ToolFailure, validationFailure, type Capabilities, type NotesBackend } from "./backend";
@@ -93,17 +93,14 @@ export class LocalBackend implements NotesBackend {
   }
 
   /**
-   * A subscription is a follow of this process (follow.ts): it takes one of the token's follow
-   * slots and wakes on the commits of this process and, within 2 s, of other instances. A wake
-   * that brought no new line (another process wrote elsewhere) is not passed on.
+   * A subscription wakes with the process's followers (follow.ts): on this process's commits at
+   * once and, while the session's event stream is open (a follow of its own), on other instances'
+   * within 2 s. A wake that brought no new line (another process wrote elsewhere) is not passed on.
    */
   follow(by: NoteRef, changed: () => void) {
     return this.run("reads", async () => {
-      const { deps, principal } = this.ctx;
+      const { deps } = this.ctx;
       const note = await readableStream(this.ctx, by);
-      const registry = followers(deps);
-      const key = `token:${principal.tokenId}`;
-      registry.admit(key, note.workspaceId);
       let end = await endOf(deps, note.id);
       const recheck = async () => {
         const now = await endOf(deps, note.id);
@@ -111,14 +108,7 @@ export class LocalBackend implements NotesBackend {
         end = now;
         changed();
       };
-      const unwatch = registry.lines.watch(note.id, () => void recheck().catch(() => {}));
-      const follow: Follow = { key, workspaceId: note.workspaceId, close: () => stop() };
-      const stop = () => {
-        unwatch();
-        registry.remove(follow);
-      };
-      registry.add(follow);
-      return stop;
+      return followers(deps).lines.watch(note.id, () => void recheck().catch(() => {}));
     });
   }
 }

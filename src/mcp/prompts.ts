@@ -2,10 +2,10 @@
 // timeline. Each embeds the lines it is about as a resource at the stream's address, each line
 // after the time it was appended, cut to a bound with a note of what was left out.
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { GetPromptRequestSchema, ListPromptsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { DAY_MS, iso } from "../lib/clock";
 import { MAX_LINES } from "../modules/streams/lines";
-import type { Capabilities, Line, NotesBackend } from "./backend";
+import { ProtocolError, RPC, type Capabilities, type Line, type NotesBackend } from "./backend";
 import { callerNotes, protocolError } from "./resources";
 import { streamUri } from "./uris";
 
@@ -38,7 +38,7 @@ const PROMPTS = [
   },
 ];
 
-const invalid = (message: string) => new McpError(ErrorCode.InvalidParams, `validation_failed: ${message}`);
+const invalid = (message: string) => new ProtocolError(RPC.invalidParams, `validation_failed: ${message}`);
 
 /** A time given as an instant or as a span back from `now` (90m, 2h, 1d). */
 function timeOf(raw: string, field: string, now: number): number {
@@ -134,7 +134,7 @@ export function registerPrompts(server: McpServer, backend: NotesBackend, caps: 
     const { name } = request.params;
     const args = request.params.arguments ?? {};
     const prompt = PROMPTS.find((p) => p.name === name);
-    if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Prompt ${name} not found`);
+    if (!prompt) throw new ProtocolError(RPC.invalidParams, `not_found: no prompt is called ${name}`);
     try {
       const messages = name === "summarise_stream" ? await summariseStream(backend, args) : name === "daily_digest" ? await dailyDigest(backend, caps) : await incidentTimeline(backend, args);
       return { description: prompt.description, messages };

@@ -4,17 +4,15 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
   CompleteRequestSchema,
-  ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_LIMIT } from "../lib/pagination";
 import { MAX_LINES } from "../modules/streams/lines";
-import { ToolFailure, type Capabilities, type Line, type NotesBackend } from "./backend";
+import { ProtocolError, RPC, ToolFailure, type Capabilities, type Line, type NotesBackend } from "./backend";
 import type { StreamSubscriptions } from "./subscriptions";
 import { NOTE_TEMPLATE, refOf, STREAM_TEMPLATE, uriOf, type NoteFields } from "./uris";
 
@@ -22,15 +20,13 @@ import { NOTE_TEMPLATE, refOf, STREAM_TEMPLATE, uriOf, type NoteFields } from ".
 export const RESOURCES_PAGE = 50;
 /** The most completions one answer offers (the specification's own bound). */
 const MAX_COMPLETIONS = 100;
-/** JSON-RPC code the MCP specification gives an unknown resource. */
-const RESOURCE_NOT_FOUND = -32002;
 
 /** A backend failure as a protocol error whose message starts with its code, as the tools' errors do. */
-export function protocolError(e: unknown): McpError {
-  if (e instanceof McpError) return e;
-  if (!(e instanceof ToolFailure)) return new McpError(ErrorCode.InternalError, `internal_error: ${(e as Error)?.message ?? String(e)}`);
-  const code = e.code === "not_found" ? RESOURCE_NOT_FOUND : e.code === "validation_failed" || e.code === "insufficient_scope" ? ErrorCode.InvalidParams : ErrorCode.InternalError;
-  return new McpError(code, `${e.code}: ${e.message}`);
+export function protocolError(e: unknown): ProtocolError {
+  if (e instanceof ProtocolError) return e;
+  if (!(e instanceof ToolFailure)) return new ProtocolError(RPC.internal, `internal_error: ${(e as Error)?.message ?? String(e)}`);
+  const code = e.code === "not_found" ? RPC.resourceNotFound : e.code === "validation_failed" || e.code === "insufficient_scope" ? RPC.invalidParams : RPC.internal;
+  return new ProtocolError(code, `${e.code}: ${e.message}`);
 }
 
 async function guarded<T>(fn: () => Promise<T>): Promise<T> {
@@ -57,14 +53,14 @@ export async function callerNotes(backend: NotesBackend, caps: Capabilities, pag
 function offsetOf(cursor: string | undefined): number {
   if (cursor === undefined) return 0;
   const n = /^[0-9]{1,9}$/.test(cursor) ? Number(cursor) : NaN;
-  if (!Number.isSafeInteger(n)) throw new McpError(ErrorCode.InvalidParams, "validation_failed: cursor is not one this server gave out");
+  if (!Number.isSafeInteger(n)) throw new ProtocolError(RPC.invalidParams, "validation_failed: cursor is not one this server gave out");
   return n;
 }
 
 /** A note's text as a resource: a stream's newest 1,000 lines, an editable note's plain text. */
 async function readResource(backend: NotesBackend, uri: string) {
   const ref = refOf(uri);
-  if (!ref) throw new McpError(RESOURCE_NOT_FOUND, `not_found: ${uri} is not a notestream resource (${STREAM_TEMPLATE} or ${NOTE_TEMPLATE})`);
+  if (!ref) throw new ProtocolError(RPC.resourceNotFound, `not_found: ${uri} is not a notestream resource (${STREAM_TEMPLATE} or ${NOTE_TEMPLATE})`);
   let text: string;
   if ("filename" in ref) text = textOfLines(await backend.streamLines(ref, MAX_LINES));
   else {
@@ -124,7 +120,7 @@ export function registerResources(server: McpServer, backend: NotesBackend, caps
   );
   s.setRequestHandler(SubscribeRequestSchema, (request) =>
     guarded(async () => {
-      if (!subscriptions) throw new McpError(ErrorCode.InvalidRequest, "unavailable: this request is not in a session this server holds; subscribe within the session that opened the event stream (GET /mcp)");
+      if (!subscriptions) throw new ProtocolError(RPC.invalidRequest, "unavailable: this request is not in a session this server holds; subscribe within the session that opened the event stream (GET /mcp)");
       await subscriptions.subscribe(backend, request.params.uri);
       return {};
     }),

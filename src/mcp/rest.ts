@@ -120,7 +120,10 @@ export class RestBackend implements NotesBackend {
     // follow is open still counts.
     const { data } = await this.call<{ cursor: string }>("GET", `${linesPath(by)}?last=1`);
     const stop = new AbortController();
-    followEvents(this.url(linesPath(by)), this.token, data.cursor, changed, stop.signal);
+    await followEvents(this.url(linesPath(by)), this.token, data.cursor, changed, stop.signal).catch((e) => {
+      if (e instanceof ToolFailure) throw e;
+      throw new ToolFailure("unavailable", `cannot follow the stream at ${this.baseUrl}: ${(e as Error).message}`);
+    });
     return () => stop.abort();
   }
 }

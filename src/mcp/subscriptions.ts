@@ -1,6 +1,8 @@
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import type { NotesBackend } from "./backend";
+import { ProtocolError, RPC, type NotesBackend } from "./backend";
 import { refOf } from "./uris";
+
+/** Streams one connection may subscribe to: each costs a wake-up per append, nothing more. */
+export const MAX_SUBSCRIPTIONS = 100;
 
 /**
  * The streams one connection (a stdio server, a hosted session) is subscribed to: each a follow
@@ -18,8 +20,9 @@ export class StreamSubscriptions {
   /** Subscribing twice to one address is one subscription, as unsubscribing once ends it. */
   async subscribe(backend: NotesBackend, uri: string): Promise<void> {
     if (this.open.has(uri)) return;
+    if (this.open.size >= MAX_SUBSCRIPTIONS) throw new ProtocolError(RPC.invalidRequest, `rate_limited: a connection subscribes to at most ${MAX_SUBSCRIPTIONS} streams; unsubscribe from one first`);
     const ref = refOf(uri);
-    if (!ref) throw new McpError(ErrorCode.InvalidParams, `validation_failed: ${uri} is not a notestream resource (notestream://streams/{filename} or notestream://notes/{id})`);
+    if (!ref) throw new ProtocolError(RPC.invalidParams, `validation_failed: ${uri} is not a notestream resource (notestream://streams/{filename} or notestream://notes/{id})`);
     const stop = await backend.follow(ref, () => this.notify(uri));
     // Two subscribes of one address at once: the first to finish is kept.
     if (this.open.has(uri)) stop();

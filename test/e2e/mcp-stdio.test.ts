@@ -153,6 +153,24 @@ describe("notestream mcp (stdio)", () => {
     await exercisePinned(await connect(pinned), "mine.log", "theirs.log");
   }, 30_000);
 
+  test("a subscribe the server cannot follow (the token's follows all taken) is refused, not left silent", async () => {
+    const own = provision(dataDir, "busy@example.com").token;
+    await restFor(own).append("busy.log", "x");
+    const held = new AbortController();
+    const follows = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        fetch(`${server.base}/api/v1/notes/by-filename/busy.log/lines`, { headers: { authorization: `Bearer ${own}`, accept: "text/event-stream" }, signal: held.signal }),
+      ),
+    );
+    try {
+      expect(follows.map((r) => r.status)).toEqual(Array(10).fill(200));
+      const client = await connect(own);
+      await expect(client.subscribeResource({ uri: "notestream://streams/busy.log" })).rejects.toThrow("rate_limited");
+    } finally {
+      held.abort();
+    }
+  }, 30_000);
+
   test("without NOTESTREAM_TOKEN it exits with a clear message", () => {
     const r = Bun.spawnSync([BIN, "mcp"], { env: childEnv({ NOTESTREAM_URL: server.base }), stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 10_000 });
     expect(r.exitCode).not.toBe(0);

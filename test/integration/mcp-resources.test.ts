@@ -86,6 +86,16 @@ describe("hosted MCP resources, subscriptions and prompts", () => {
     await expect(client.listResources()).rejects.toThrow();
   });
 
+  test("a session's subscriptions take none of the token's follows: only its event stream does", async () => {
+    const { base, token, rest } = await setUp();
+    for (let i = 0; i < 12; i++) await rest.append(`s${i}.log`, "x");
+    const client = await connect(base, token);
+    for (let i = 0; i < 12; i++) await client.subscribeResource({ uri: `notestream://streams/s${i}.log` });
+    const follow = await fetch(`${base}/api/v1/notes/by-filename/s0.log/lines`, { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
+    expect(follow.status).toBe(200);
+    await follow.body?.cancel();
+  });
+
   test("a session's event stream ends with DELETE, and a subscribe outside a session this instance holds is refused", async () => {
     const { base, token, rest } = await setUp();
     await rest.append("s.log", "x");
@@ -102,7 +112,7 @@ describe("hosted MCP resources, subscriptions and prompts", () => {
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": "unknown" },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "resources/subscribe", params: { uri: "notestream://streams/s.log" } }),
     });
-    expect(((await outside.json()) as { error: { message: string } }).error.message).toContain("unavailable: this request is not in a session");
+    expect(((await outside.json()) as { error: { message: string } }).error.message).toStartWith("unavailable: this request is not in a session");
     await (client.transport as StreamableHTTPClientTransport).terminateSession();
     expect(hostedSessions(h.deps).size).toBe(0);
     const updates: string[] = [];
