@@ -3,10 +3,14 @@
 // through both arrive once each with exact sizes; a token's rate limit and Idempotency-Key hold
 // across both, and a token revoked (by the CLI, another process) is refused by both within a second; kill -9 of one under append load with a webhook loses no
 // acknowledged append nor its delivery; two schedulers send one dead-man alert; an SSE follower
-// on one sees appends made on the other; an export built on one downloads from the other.
+// on one sees appends made on the other, and so does an MCP session subscribed to the stream; an
+// export built on one downloads from the other.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { unzipSync } from "fflate";
 import { MIGRATIONS_TABLE } from "../../src/db/pg/migrate";
 import { migrationJournal } from "../../src/db/pg/migrations.generated";
@@ -272,6 +276,25 @@ describe.skipIf(!hasPostgres)("two instances on one PostgreSQL (compiled binarie
       for (const e of got) expect(e.id).toBeTruthy();
     } finally {
       await events.close();
+    }
+  }, 20_000);
+
+  test("7b. an MCP session on A subscribed to a stream is notified of an append made on B within 2 s", async () => {
+    const { token } = provision("mcp-follow@example.com");
+    expect((await append(B.base, token, "watched.log", "before")).status).toBe(201);
+    const client = new Client({ name: "scale-out", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${A.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    try {
+      const updates: string[] = [];
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updates.push(n.params.uri));
+      await client.subscribeResource({ uri: "notestream://streams/watched.log" });
+      const started = Date.now();
+      expect((await append(B.base, token, "watched.log", "from B")).status).toBe(200);
+      await until("the update notification", 2_000, () => updates.length > 0);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(updates).toEqual(["notestream://streams/watched.log"]);
+    } finally {
+      await client.close();
     }
   }, 20_000);
 
