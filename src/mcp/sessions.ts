@@ -66,8 +66,9 @@ export class HostedSessions {
 
   /**
    * GET /mcp in a session: the event stream its notifications go to, one at a time. It takes a
-   * follow slot of the token, is ended at shutdown like any follow, and ends the session once
-   * `stillAllowed` (asked at every heartbeat) throws: a revoked token hears nothing more.
+   * follow slot of the token, is ended at shutdown like any follow, and once `stillAllowed`
+   * (asked at every heartbeat) throws: a revoked token hears nothing more, and a client whose
+   * hour-long OAuth access token ran out reopens it with the refreshed one (same grant, same session).
    */
   openStream(session: HostedSession, principal: Principal, signal: AbortSignal, stillAllowed: () => Promise<unknown>): Response {
     if (session.closeStream) return Response.json({ error: "conflict", error_description: "this session's event stream is already open" }, { status: 409 });
@@ -87,7 +88,7 @@ export class HostedSessions {
         await stillAllowed();
         write(": heartbeat\n\n");
       } catch {
-        this.end(session.id);
+        close();
       }
     }, registry.heartbeatMs);
     const follow: Follow = { key, workspaceId: principal.workspaceId, close: () => close() };

@@ -7,7 +7,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { buildHandler } from "../../src/app";
+import { tokens } from "../../src/db/tables";
 import { hostedSessions } from "../../src/mcp/sessions";
+import { followers } from "../../src/modules/streams/follow";
+import { revokeToken } from "../../src/modules/tokens/service";
 import { harness, type Harness } from "../helpers/harness";
 import { exercisePinned, exercisePrompts, exerciseResourceLinks, exerciseResources, exerciseSubscriptions, type Rest } from "../helpers/mcp-resources";
 
@@ -94,6 +97,29 @@ describe("hosted MCP resources, subscriptions and prompts", () => {
     const follow = await fetch(`${base}/api/v1/notes/by-filename/s0.log/lines`, { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
     expect(follow.status).toBe(200);
     await follow.body?.cancel();
+  });
+
+  test("a session's event stream ends at the first heartbeat after its token is revoked", async () => {
+    const { base, token } = await setUp();
+    followers(h.deps).heartbeatMs = 100;
+    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const init = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }),
+    });
+    const sessionId = init.headers.get("mcp-session-id")!;
+    await init.body?.cancel();
+    const stream = await fetch(`${base}/mcp`, { headers: { ...headers, accept: "text/event-stream", "mcp-session-id": sessionId } });
+    expect(stream.headers.get("content-type")).toContain("text/event-stream");
+    const reader = stream.body!.getReader();
+    await reader.read(); // the opening comment: the stream is open
+    const [row] = await h.deps.db.select({ id: tokens.id }).from(tokens).limit(1);
+    await h.deps.writer.write(() => revokeToken(h.deps, row!.id));
+    const ended = async () => {
+      for (;;) if ((await reader.read()).done) return "ended";
+    };
+    expect(await Promise.race([ended(), Bun.sleep(1_000).then(() => "still open")])).toBe("ended");
   });
 
   test("a session's event stream ends with DELETE, and a subscribe outside a session this instance holds is refused", async () => {
