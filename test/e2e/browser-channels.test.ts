@@ -67,6 +67,8 @@ async function addChannel(page: Page, name: string, url: string) {
 
 /** Reloads the page until the row's last attempt shows, as a person would after pressing the test button. */
 async function lastResult(page: Page, id: string): Promise<string> {
+  // The form's post and its redirect finish first: a reload in the middle of them is refused.
+  await page.waitForLoadState("load");
   for (let i = 0; i < 50; i++) {
     await page.reload();
     const shown = page.locator(`[data-channel="${id}"] [data-last-result]`);
@@ -125,6 +127,7 @@ describe.skipIf(!hasChromium)("the Channels page", () => {
     await addChannel(page, "broken", `${failing.url}/hook`);
     const [made] = await apiChannels(user);
     await press(page, `[data-channel="${made!.id}"] button:has-text("Send test")`);
+    expect(await page.textContent(".flash.ok")).toContain("Test sent");
     expect(await lastResult(page, made!.id)).toContain("503");
     expect((await apiChannels(user))[0]).toMatchObject({ status: "enabled", last_error: expect.stringContaining("HTTP 503") });
     await user.context.close();
