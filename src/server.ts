@@ -21,13 +21,7 @@ export async function serve(deps: Deps): Promise<void> {
   await runner.start();
   await runAllTasks(deps);
   const scheduler = startPeriodicTasks(deps);
-  const handle = buildHandler(deps);
-  const server = listen(deps, (request, srv) => {
-    // A followed stream (SSE) is quiet between lines for longer than Bun's idle timeout (10 s);
-    // its own heartbeat and hang-up detection take over.
-    if (request.method === "GET" && request.headers.get("accept")?.includes("text/event-stream")) srv.timeout(request, 0);
-    return handle(request, () => srv.requestIP(request)?.address);
-  });
+  const server = listen(deps, servedBy(buildHandler(deps)));
   // `notestream restore` refuses to replace the database under a running server.
   const unmark = markServing(deps.config.dataDir);
   log({ msg: "listening", url: `http://${server.hostname}:${server.port}`, port: server.port, data_dir: deps.config.dataDir });
@@ -52,6 +46,16 @@ export async function serve(deps: Deps): Promise<void> {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+/** Bun.serve's fetch for the app's handler: what `serve` and notestream/testing both answer with. */
+export function servedBy(handle: ReturnType<typeof buildHandler>) {
+  return (request: Request, srv: Bun.Server<undefined>) => {
+    // A followed stream (SSE) is quiet between lines for longer than Bun's idle timeout (10 s);
+    // its own heartbeat and hang-up detection take over.
+    if (request.method === "GET" && request.headers.get("accept")?.includes("text/event-stream")) srv.timeout(request, 0);
+    return handle(request, () => srv.requestIP(request)?.address);
+  };
 }
 
 /** The service could not start; the message is the whole story (no stack trace for the operator). */

@@ -20,6 +20,7 @@ import type { Scope } from "./principal";
 import { jobHandlers } from "./queues";
 import { openSqliteDeps } from "./runtime";
 import { runAllTasks } from "./schedule";
+import { servedBy } from "./server";
 
 export interface TestServer {
   /** http://127.0.0.1:<port>, the service's origin. */
@@ -61,15 +62,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const sent: MailMessage[] = [];
   deps.mailer = { send: async (m) => void sent.push(m) };
   const jobs = new JobRunner(deps, jobHandlers);
-  const handle = buildHandler(deps);
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    fetch(request, srv) {
-      if (request.method === "GET" && request.headers.get("accept")?.includes("text/event-stream")) srv.timeout(request, 0);
-      return handle(request, () => srv.requestIP(request)?.address);
-    },
+    fetch: servedBy(buildHandler(deps)),
   });
   await jobs.start();
   const account = await deps.writer.write(() => createAccount(deps, { email: "test@example.com", plan: options.plan ?? "dev" }));

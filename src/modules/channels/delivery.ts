@@ -12,6 +12,7 @@ import { newId } from "../../lib/ids";
 import { enqueueMail } from "../../mail/queue";
 import { channelDisabled } from "../../mail/templates";
 import { CONNECT_TIMEOUT_MS, postTo, retryAfterMs, type PostResult } from "../webhooks/http";
+import { attemptError as webhookAttemptError } from "../webhooks/delivery";
 import { checkedAddress, RefusedTarget } from "../webhooks/target";
 import { providerRequest, type ChannelMessage } from "./providers";
 import { maskedUrl, parseChannelUrl } from "./url";
@@ -124,19 +125,19 @@ function afterAttempt(deps: Deps, p: ChannelDelivery, job: JobRow, s: Settled): 
   else logEvent("warn", "channel delivery given up", fields);
 }
 
-/** What a failed attempt says: the socket's or the guard's words, else the status and the provider's own explanation. */
+/** What a failed attempt says: the webhook queue's words, and the provider's own explanation when it gave one. */
 function attemptError(r: PostResult): string {
-  if (r.error) return r.error;
+  const base = webhookAttemptError(r);
+  if (r.error || r.status === null || r.status < 400) return base;
   // Telegram ({"description"}), Pushover ({"errors": [...]}), Matrix ({"error"}), Gotify ({"errorDescription"}) say why.
-  let why = "";
   try {
     const body = JSON.parse(r.body) as Record<string, unknown>;
     const said = body.description ?? body.error ?? body.errorDescription ?? (Array.isArray(body.errors) ? body.errors.join("; ") : undefined);
-    if (typeof said === "string") why = `: ${said.slice(0, 200)}`;
+    if (typeof said === "string") return `${base}: ${said.slice(0, 200)}`;
   } catch {
     // Not JSON: the status says enough.
   }
-  return r.status !== null && r.status >= 300 && r.status < 400 ? `redirect ${r.status} not followed` : `HTTP ${r.status}${why}`;
+  return base;
 }
 
 /** Telegram may say when to try again only in its body: {"parameters": {"retry_after": seconds}}. */

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt } from "drizzle-orm";
+import { and, asc, eq, gt, sql } from "drizzle-orm";
 import { t } from "elysia";
 import type { Deps } from "../../deps";
 import { channels, noteChunks, notes, notifyCursors } from "../../db/tables";
@@ -6,7 +6,6 @@ import { defineQueue } from "../../jobs/define-queue";
 import type { InWriteOutcome, JobOutcome } from "../../jobs/runner";
 import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
-import { sql } from "drizzle-orm";
 import type { AppendHook } from "../streams/append/hooks";
 import { recordAttempt, sendToChannel } from "./delivery";
 import { notifyOf, type NotifyEntry } from "./notify";

@@ -187,6 +187,6 @@ function withoutUrl(error: string, url: string | undefined, host: string | null)
 }
 
 /** What a failed attempt's `error` says: the socket's or guard's words, else the answer's status. */
-function attemptError(r: PostResult): string {
+export function attemptError(r: PostResult): string {
   return r.error ?? (r.status !== null && r.status >= 300 && r.status < 400 ? `redirect ${r.status} not followed` : `HTTP ${r.status}`);
 }
