@@ -18,7 +18,6 @@ import { backup, restore } from "./cli/backup";
 import { openSqliteDeps, openDeps } from "./runtime";
 import type { Deps } from "./deps";
 import { PostgresUnavailableError } from "./db/pg/client";
-import { runStdio } from "./mcp/stdio";
 import { appendCommand, catCommand, ClientError, lsCommand, tailCommand } from "./cli/client";
 import { runCommand } from "./cli/run";
 import { ackCommand, pauseCommand, quietCommand } from "./cli/watch";
@@ -105,8 +104,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === "mcp") {
-    // Talks to a server over HTTP: no database here, and stdout belongs to the protocol.
+    // Talks to a server over HTTP: no database here, and stdout belongs to the protocol. The MCP
+    // SDK loads here, not when any other command starts.
     try {
+      const { runStdio } = await import("./mcp/stdio");
       await runStdio(serverAccess());
     } catch (e) {
       console.error(`notestream mcp: ${(e as Error).message}`);

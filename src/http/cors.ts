@@ -11,7 +11,7 @@ export interface CorsPolicy {
   origins: ReadonlySet<string> | null;
 }
 
-const ALLOW_HEADERS = "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID";
+const ALLOW_HEADERS = "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID";
 const EXPOSE_HEADERS = "WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version";
 
 export function corsAllows(policy: CorsPolicy, origin: string): boolean {

@@ -1,3 +1,4 @@
+import { ProtocolError as SdkProtocolError } from "@modelcontextprotocol/server";
 import type { Scope } from "../principal";
 import type { NoteRef } from "./uris";
 
@@ -13,19 +14,22 @@ export class ToolFailure extends Error {
 
 /**
  * A JSON-RPC error of resources and prompts whose message goes out as written, starting with its
- * code as a tool error's text does (the SDK's McpError prefixes "MCP error -32602: ").
+ * code as a tool error's text does. The SDK's own error class, so both protocol eras encode it.
  */
-export class ProtocolError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
+export class ProtocolError extends SdkProtocolError {
+  constructor(code: number, message: string, data?: unknown) {
+    super(code, message, data);
   }
 }
 
-/** JSON-RPC codes: the specification's and MCP's (-32002: resource not found). */
-export const RPC = { invalidRequest: -32600, invalidParams: -32602, internal: -32603, resourceNotFound: -32002 } as const;
+/**
+ * JSON-RPC codes. A resource that is not there is -32602 with the uri as its data: what revision
+ * 2026-07-28 requires and the SDK answers on every revision (-32002 of older servers is gone).
+ */
+export const RPC = { invalidRequest: -32600, invalidParams: -32602, internal: -32603 } as const;
+
+/** "Resource not found" in the form both revisions use: invalid params, the uri as data. */
+export const resourceNotFound = (uri: string, message: string) => new ProtocolError(RPC.invalidParams, message, { uri });
 
 /**
  * One validation problem as tool-error text: "<argument> <problem>" ("id is required"). The

@@ -1,3 +1,4 @@
+import type { JSONRPCRequest } from "@modelcontextprotocol/server";
 import { Elysia } from "elysia";
 import { publicOrigin } from "../http/origin";
 import type { Ctx, Deps } from "../deps";
@@ -34,10 +35,13 @@ async function principalOf(deps: Deps, authorization: string | null): Promise<Pr
 const initializes = (body: unknown): boolean => (Array.isArray(body) ? body : [body]).some((m) => (m as { method?: unknown } | null)?.method === "initialize");
 
 /**
- * /mcp: MCP over Streamable HTTP with the SDK's web-standard transport, each POST answered by a
- * fresh server (JSON answers), so any instance can answer any request. `initialize` also starts a
- * session on this instance (Mcp-Session-Id) for what needs one: the event stream (GET) that
- * carries `notifications/resources/updated` of the streams subscribed to, and its end (DELETE).
+ * /mcp: MCP over Streamable HTTP, both revisions on one endpoint. A 2026-07-28 request carries its
+ * revision and the client's capabilities itself: any instance answers it with a fresh server (the
+ * SDK's createMcpHandler), and `subscriptions/listen` is one long answer of its own (listen.ts).
+ * A 2025-11-25 request is answered the same way, by the SDK's transport of that revision; its
+ * `initialize` also starts a session on this instance (Mcp-Session-Id) for what that revision
+ * keeps in one: the event stream (GET) that carries `notifications/resources/updated` of the
+ * streams subscribed to, and its end (DELETE).
  */
 export const mcpRoutes = (deps: Deps) =>
   new Elysia().all(
@@ -65,12 +69,14 @@ export const mcpRoutes = (deps: Deps) =>
         if (e instanceof AppError) return Response.json({ error: e.code, error_description: e.message }, { status: e.status });
         throw e;
       }
+      const stillAllowed = () => principalOf(deps, authorization);
       // The SDK and the tools load on the first MCP request, not at start-up: most servers never get one.
-      const [{ WebStandardStreamableHTTPServerTransport }, { LocalBackend }, { buildMcpServer }, { hostedSessions }] = await Promise.all([
-        import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+      const [sdk, { LocalBackend }, { buildMcpServer }, { hostedSessions }, { serveListen }] = await Promise.all([
+        import("@modelcontextprotocol/server"),
         import("./local"),
         import("./server"),
         import("./sessions"),
+        import("./hosted-listen"),
       ]);
       const sessions = hostedSessions(deps);
       if (request.method !== "POST") {
@@ -81,12 +87,7 @@ export const mcpRoutes = (deps: Deps) =>
           sessions.end(held.id);
           return new Response(null, { status: 200 });
         }
-        try {
-          return sessions.openStream(held, ctx.principal, request.signal, () => principalOf(deps, authorization));
-        } catch (e) {
-          if (e instanceof AppError) return Response.json({ error: e.code, error_description: e.message }, { status: e.status, headers: e.headers });
-          throw e;
-        }
+        return answerAppError(() => sessions.openStream(held, ctx.principal, request.signal, stillAllowed));
       }
       const text = await request.text();
       let body: unknown;
@@ -95,11 +96,18 @@ export const mcpRoutes = (deps: Deps) =>
       } catch {
         body = undefined; // the transport answers the parse error
       }
+      const backend = new LocalBackend(ctx);
+      const caps = await backend.capabilities();
+      if (body !== undefined && !(await sdk.isLegacyRequest(request, body))) {
+        const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body: text, signal: request.signal });
+        const factory = () => buildMcpServer(backend, caps, null);
+        if (isListen(body)) return answerAppError(() => serveListen(ctx, backend, factory, forwarded, body, stillAllowed));
+        return sdk.createMcpHandler(factory, { legacy: "reject" }).fetch(forwarded, { parsedBody: body });
+      }
       const started = body !== undefined && initializes(body) ? sessions.start(ctx.principal) : null;
       const session = started ?? sessions.find(sessionId, ctx.principal);
-      const backend = new LocalBackend(ctx);
-      const server = buildMcpServer(backend, await backend.capabilities(), session?.subscriptions ?? null);
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const server = buildMcpServer(backend, caps, session?.subscriptions ?? null);
+      const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
       try {
         const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body: text });
@@ -112,6 +120,18 @@ export const mcpRoutes = (deps: Deps) =>
     },
     { parse: "none", detail: { hide: true } },
   );
+
+const isListen = (body: unknown): body is JSONRPCRequest => (body as { method?: unknown } | null)?.method === "subscriptions/listen" && (body as { id?: unknown }).id !== undefined;
+
+/** A refusal of ours (a token's follows all in use) in the REST error envelope. */
+async function answerAppError(fn: () => Response | Promise<Response>): Promise<Response> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof AppError) return Response.json({ error: e.code, error_description: e.message }, { status: e.status, headers: e.headers });
+    throw e;
+  }
+}
 
 function notAllowed(): Response {
   return Response.json(

@@ -1,8 +1,7 @@
 // The prompts a client offers as slash commands: a stream summarised, a day's digest, an incident's
 // timeline. Each embeds the lines it is about as a resource at the stream's address, each line
 // after the time it was appended, cut to a bound with a note of what was left out.
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { GetPromptRequestSchema, ListPromptsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServer } from "@modelcontextprotocol/server";
 import { DAY_MS, iso } from "../lib/clock";
 import { MAX_LINES } from "../modules/streams/lines";
 import { ProtocolError, RPC, type Capabilities, type Line, type NotesBackend } from "./backend";
@@ -129,8 +128,8 @@ function required(args: Record<string, string>, name: string): string {
 /** Registers the three prompts on a server whose token may read. */
 export function registerPrompts(server: McpServer, backend: NotesBackend, caps: Capabilities): void {
   server.server.registerCapabilities({ prompts: { listChanged: false } });
-  server.server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
-  server.server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  server.server.setRequestHandler("prompts/list", async () => ({ prompts: PROMPTS }));
+  server.server.setRequestHandler("prompts/get", async (request) => {
     const { name } = request.params;
     const args = request.params.arguments ?? {};
     const prompt = PROMPTS.find((p) => p.name === name);

@@ -1,18 +1,10 @@
 // Notes as MCP resources: the templates, the caller's notes listed page by page, a note read as
 // text/plain, completions of filenames and ids, and subscriptions to streams. The same backend as
 // the tools, so the same owner scoping, pin and read scope.
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import {
-  CompleteRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { McpServer } from "@modelcontextprotocol/server";
 import { MAX_LIMIT } from "../lib/pagination";
 import { MAX_LINES } from "../modules/streams/lines";
-import { ProtocolError, RPC, ToolFailure, type Capabilities, type Line, type NotesBackend } from "./backend";
+import { ProtocolError, resourceNotFound, RPC, ToolFailure, type Capabilities, type Line, type NotesBackend } from "./backend";
 import type { StreamSubscriptions } from "./subscriptions";
 import { NOTE_TEMPLATE, refOf, STREAM_TEMPLATE, uriOf, type NoteFields } from "./uris";
 
@@ -21,19 +13,23 @@ export const RESOURCES_PAGE = 50;
 /** The most completions one answer offers (the specification's own bound). */
 const MAX_COMPLETIONS = 100;
 
-/** A backend failure as a protocol error whose message starts with its code, as the tools' errors do. */
-export function protocolError(e: unknown): ProtocolError {
+/**
+ * A backend failure as a protocol error whose message starts with its code, as the tools' errors
+ * do; a note that is not there, when a resource was asked for by `uri`, as resource not found.
+ */
+export function protocolError(e: unknown, uri?: string): ProtocolError {
   if (e instanceof ProtocolError) return e;
   if (!(e instanceof ToolFailure)) return new ProtocolError(RPC.internal, `internal_error: ${(e as Error)?.message ?? String(e)}`);
-  const code = e.code === "not_found" ? RPC.resourceNotFound : e.code === "validation_failed" || e.code === "insufficient_scope" ? RPC.invalidParams : RPC.internal;
-  return new ProtocolError(code, `${e.code}: ${e.message}`);
+  const message = `${e.code}: ${e.message}`;
+  if (e.code === "not_found" && uri !== undefined) return resourceNotFound(uri, message);
+  return new ProtocolError(e.code === "not_found" || e.code === "validation_failed" || e.code === "insufficient_scope" ? RPC.invalidParams : RPC.internal, message);
 }
 
-async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+async function guarded<T>(fn: () => Promise<T>, uri?: string): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    throw protocolError(e);
+    throw protocolError(e, uri);
   }
 }
 
@@ -60,7 +56,7 @@ function offsetOf(cursor: string | undefined): number {
 /** A note's text as a resource: a stream's newest 1,000 lines, an editable note's plain text. */
 async function readResource(backend: NotesBackend, uri: string) {
   const ref = refOf(uri);
-  if (!ref) throw new ProtocolError(RPC.resourceNotFound, `not_found: ${uri} is not a notestream resource (${STREAM_TEMPLATE} or ${NOTE_TEMPLATE})`);
+  if (!ref) throw resourceNotFound(uri, `not_found: ${uri} is not a notestream resource (${STREAM_TEMPLATE} or ${NOTE_TEMPLATE})`);
   let text: string;
   if ("filename" in ref) text = textOfLines(await backend.streamLines(ref, MAX_LINES));
   else {
@@ -87,13 +83,13 @@ export async function complete(backend: NotesBackend, caps: Capabilities, what: 
 export function registerResources(server: McpServer, backend: NotesBackend, caps: Capabilities, subscriptions: StreamSubscriptions | null): void {
   server.server.registerCapabilities({ resources: { subscribe: true, listChanged: false }, completions: {} });
   const s = server.server;
-  s.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+  s.setRequestHandler("resources/templates/list", async () => ({
     resourceTemplates: [
       { uriTemplate: STREAM_TEMPLATE, name: "stream", title: "A stream, by filename", description: `The stream's newest ${MAX_LINES} lines`, mimeType: "text/plain" },
       { uriTemplate: NOTE_TEMPLATE, name: "note", title: "An editable note, by id", description: "The note's plain text", mimeType: "text/plain" },
     ],
   }));
-  s.setRequestHandler(ListResourcesRequestSchema, (request) =>
+  s.setRequestHandler("resources/list", (request) =>
     guarded(async () => {
       const offset = offsetOf(request.params?.cursor);
       const { notes, total } = await callerNotes(backend, caps, { limit: RESOURCES_PAGE, offset });
@@ -101,8 +97,8 @@ export function registerResources(server: McpServer, backend: NotesBackend, caps
       return { resources, ...(offset + notes.length < total && notes.length > 0 ? { nextCursor: String(offset + notes.length) } : {}) };
     }),
   );
-  s.setRequestHandler(ReadResourceRequestSchema, (request) => guarded(() => readResource(backend, request.params.uri)));
-  s.setRequestHandler(CompleteRequestSchema, (request) =>
+  s.setRequestHandler("resources/read", (request) => guarded(() => readResource(backend, request.params.uri), request.params.uri));
+  s.setRequestHandler("completion/complete", (request) =>
     guarded(async () => {
       const { ref, argument } = request.params;
       const what =
@@ -118,14 +114,14 @@ export function registerResources(server: McpServer, backend: NotesBackend, caps
       return what ? complete(backend, caps, what, argument.value) : { completion: { values: [], total: 0, hasMore: false } };
     }),
   );
-  s.setRequestHandler(SubscribeRequestSchema, (request) =>
+  s.setRequestHandler("resources/subscribe", (request) =>
     guarded(async () => {
       if (!subscriptions) throw new ProtocolError(RPC.invalidRequest, "unavailable: this request is not in a session this server holds; subscribe within the session that opened the event stream (GET /mcp)");
       await subscriptions.subscribe(backend, request.params.uri);
       return {};
     }),
   );
-  s.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  s.setRequestHandler("resources/unsubscribe", async (request) => {
     subscriptions?.unsubscribe(request.params.uri);
     return {};
   });

@@ -1,5 +1,4 @@
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { CallToolRequestSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { McpServer, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import pkg from "../../package.json";
 import { ToolFailure, problemText, type Capabilities, type NotesBackend } from "./backend";
@@ -109,7 +108,7 @@ export function buildMcpServer(backend: NotesBackend, caps: Capabilities, subscr
   for (const t of TOOLS) {
     if (refusal(t, caps)) continue;
     const { title, description, input: inputSchema, output: outputSchema, annotations } = t;
-    server.registerTool(t.name, { title, description, inputSchema, outputSchema, annotations }, (a: Record<string, unknown>) => run(t, a));
+    server.registerTool(t.name, { title, description, inputSchema: z.object(inputSchema), outputSchema, annotations }, (a: Record<string, unknown>) => run(t, a));
   }
   // registerTool advertises tools.listChanged, a notification no connection here ever sends (a
   // token's tools are fixed): say what is true.
@@ -119,10 +118,10 @@ export function buildMcpServer(backend: NotesBackend, caps: Capabilities, subscr
     registerResources(server, backend, caps, subscriptions);
     registerPrompts(server, backend, caps);
   }
-  server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.server.setRequestHandler("tools/call", async (request) => {
     const t = TOOLS.find((x) => x.name === request.params.name);
     // No token could call it: a protocol error, as the MCP specification has it for unknown tools.
-    if (!t) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    if (!t) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
     return run(t, request.params.arguments);
   });
   return server;

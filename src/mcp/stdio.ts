@@ -1,23 +1,30 @@
 import { isUtf8 } from "node:buffer";
 import { PassThrough, type Readable, type Writable } from "node:stream";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
+  type McpServer,
   type RequestId,
-} from "@modelcontextprotocol/sdk/types.js";
+  type Transport,
+} from "@modelcontextprotocol/server";
+import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import { ListenFollows } from "./listen";
 import { RestBackend } from "./rest";
 import { buildMcpServer } from "./server";
 import { StreamSubscriptions } from "./subscriptions";
 
+/** How many `subscriptions/listen` streams one stdio connection holds open at once. */
+const LISTENS_PER_CONNECTION = 10;
+
 /**
  * The SDK's stdio transport, keeping count of the requests read and not yet answered, so that the
  * end of input can wait for them: `printf … | notestream mcp` closes stdin right after its last
- * request, long before a call that goes over HTTP is answered.
+ * request, long before a call that goes over HTTP is answered. A `subscriptions/listen` is
+ * answered only when it ends, so it is not waited for; it first goes through `listens`, which
+ * follows the streams it names and keeps in its filter only those it could follow.
  */
 class DrainingStdioTransport implements Transport {
   private readonly inner: StdioServerTransport;
@@ -27,17 +34,28 @@ class DrainingStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
 
-  constructor(input: Readable, output: Writable) {
+  constructor(
+    input: Readable,
+    output: Writable,
+    private readonly listens: ListenFollows,
+  ) {
     this.inner = new StdioServerTransport(input, output);
   }
 
   async start(): Promise<void> {
     this.inner.onmessage = (message: JSONRPCMessage) => {
+      if (isJSONRPCRequest(message) && message.method === "subscriptions/listen") {
+        void this.listens.start(message).then((kept) => kept && this.onmessage?.(kept));
+        return;
+      }
       if (isJSONRPCRequest(message)) this.unanswered.add(message.id);
       // A cancelled request gets no answer at all (the SDK drops it), so it is no longer awaited.
       if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
         const requestId = (message.params as { requestId?: RequestId } | undefined)?.requestId;
-        if (requestId !== undefined) this.answered(requestId);
+        if (requestId !== undefined) {
+          this.answered(requestId);
+          this.listens.cancel(requestId);
+        }
       }
       this.onmessage?.(message);
     };
@@ -75,8 +93,10 @@ class DrainingStdioTransport implements Transport {
  * dropped unanswered). A line that is not UTF-8 never reaches the SDK, which would decode it with
  * U+FFFD in place of the bytes and store that changed: `refuse` answers it instead.
  */
-function linesOf(stdin: Readable, refuse: (line: Buffer) => void): PassThrough {
+function linesOf(stdin: Readable, refuse: (line: Buffer) => void): { lines: PassThrough; ended: Promise<void> } {
   const lines = new PassThrough();
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => (end = resolve));
   let pending: Buffer = Buffer.alloc(0);
   const pass = (line: Buffer) => (isUtf8(line) ? lines.write(line) : refuse(line));
   stdin.on("data", (chunk: Buffer) => {
@@ -90,10 +110,15 @@ function linesOf(stdin: Readable, refuse: (line: Buffer) => void): PassThrough {
   });
   stdin.on("end", () => {
     if (pending.length > 0) pass(Buffer.concat([pending, Buffer.from("\n")]));
-    lines.end();
+    end();
   });
-  stdin.on("error", (e) => lines.destroy(e));
-  return lines;
+  stdin.on("error", (e) => {
+    lines.destroy(e);
+    end();
+  });
+  // The transport is not told: the SDK's closes itself at the end of its input, and then writes no
+  // answer to the requests still running.
+  return { lines, ended };
 }
 
 /** JSON-RPC's answer to a line that is not UTF-8: a parse error, to the request's id when one can be read. */
@@ -124,25 +149,29 @@ export async function runStdio({ url, token }: { url: string; token: string }): 
     throw new Error(`cannot use the token at ${url}: ${e.message}`);
   });
   // Appends to a subscribed stream reach the server's REST API from anywhere: it is followed there.
-  const subscriptions = new StreamSubscriptions((uri) => void server.server.sendResourceUpdated({ uri }).catch(() => {}));
-  const server = buildMcpServer(backend, caps, subscriptions);
+  // The instance serving the connection says so: unsolicited on 2025-11-25 (resources/subscribe),
+  // on the listen streams that asked for it on 2026-07-28 (the SDK routes it there).
+  let serving: McpServer | null = null;
+  const updated = (uri: string) => void serving?.server.sendResourceUpdated({ uri }).catch(() => {});
+  const subscriptions = new StreamSubscriptions(updated);
+  const listens = new ListenFollows(backend, updated);
   const input = linesOf(process.stdin, (line) => process.stdout.write(notUtf8Answer(line)));
-  const transport = new DrainingStdioTransport(input, process.stdout);
+  const transport = new DrainingStdioTransport(input.lines, process.stdout, listens);
   // A reader that went away (EPIPE) would leave answers pending forever: that is the process failing.
   const broken = new Promise<never>((_, reject) => process.stdout.once("error", reject));
   broken.catch(() => {}); // once the answers are out, a later EPIPE has nothing left to fail
-  await server.connect(transport);
+  // One factory for both revisions: the SDK builds an instance per connection (and one for a
+  // server/discover probe it drops when the client falls back to initialize).
+  const handle = serveStdio(() => (serving = buildMcpServer(backend, caps, subscriptions)), { transport, maxSubscriptions: LISTENS_PER_CONNECTION });
   await Promise.race([
     (async () => {
-      await new Promise<void>((resolve) => {
-        input.once("end", resolve);
-        input.once("close", resolve);
-      });
+      await input.ended;
       await transport.drained();
       await flushed(process.stdout);
     })(),
     broken,
   ]);
   subscriptions.close();
-  await server.close();
+  listens.close();
+  await handle.close();
 }
