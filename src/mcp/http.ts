@@ -98,7 +98,9 @@ export const mcpRoutes = (deps: Deps) =>
       }
       const backend = new LocalBackend(ctx);
       const caps = await backend.capabilities();
-      if (body !== undefined && !(await sdk.isLegacyRequest(request, body))) {
+      const legacy = body === undefined || (await sdk.isLegacyRequest(request, body));
+      deps.metrics.mcpRequests.inc({ revision: revisionOf(request, body, legacy) });
+      if (!legacy) {
         const forwarded = new Request(request.url, { method: "POST", headers: request.headers, body: text, signal: request.signal });
         const factory = () => buildMcpServer(backend, caps, null);
         if (isListen(body)) return answerAppError(() => serveListen(ctx, backend, factory, forwarded, body, stillAllowed));
@@ -120,6 +122,24 @@ export const mcpRoutes = (deps: Deps) =>
     },
     { parse: "none", detail: { hide: true } },
   );
+
+/** The revisions counted by name; an earlier one still answers, as the SDK negotiates it. */
+const KNOWN_REVISIONS = new Set(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"]);
+
+/**
+ * The revision a request speaks: 2026-07-28 names it in every request's _meta; 2025-11-25 and
+ * earlier in initialize, then in the MCP-Protocol-Version header (2025-03-26 when absent, as the
+ * specification has servers assume).
+ */
+function revisionOf(request: Request, body: unknown, legacy: boolean): string {
+  const first = (Array.isArray(body) ? body[0] : body) as { method?: unknown; params?: Record<string, unknown> } | undefined;
+  const named = legacy
+    ? first?.method === "initialize"
+      ? first.params?.protocolVersion
+      : (request.headers.get("mcp-protocol-version") ?? "2025-03-26")
+    : (first?.params?._meta as Record<string, unknown> | undefined)?.["io.modelcontextprotocol/protocolVersion"];
+  return typeof named === "string" && KNOWN_REVISIONS.has(named) ? named : "other";
+}
 
 const isListen = (body: unknown): body is JSONRPCRequest => (body as { method?: unknown } | null)?.method === "subscriptions/listen" && (body as { id?: unknown }).id !== undefined;
 

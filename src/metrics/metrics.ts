@@ -65,6 +65,17 @@ export class Metrics {
     "Mail send attempts by outcome: sent, failed (each failed attempt; retried until its attempts run out).",
     ["sent", "failed"],
   );
+  /**
+   * MCP requests on the hosted endpoint by the protocol revision they speak, which tells an
+   * operator what their clients use (README: AI clients). Revisions this server knows; "other"
+   * for the rest, so a client cannot add series at will.
+   */
+  readonly mcpRequests = new Counter({
+    name: "notestream_mcp_requests_total",
+    help: "Hosted MCP requests (POST /mcp) by the protocol revision they speak: 2026-07-28, 2025-11-25, an earlier one, or other.",
+    labelNames: ["revision"],
+    registers: [this.registry],
+  });
   /** Set by the composition root once the service runs; null, the scrape-time gauges have no series. */
   sources: ScrapeSources | null = null;
   private defaults = false;
