@@ -1,24 +1,27 @@
 /**
- * `notestream mcp` over stdio, driven by the MCP SDK's own Client: the compiled binary is the MCP
- * server, talking to another instance of the binary serving the REST API.
+ * `notestream mcp` over stdio, driven by the MCP SDK's own clients (v1 `@modelcontextprotocol/sdk`
+ * on 2025-11-25; v2 `@modelcontextprotocol/client` pinned to 2026-07-28, in "auto" mode and on its
+ * default 2025-11-25): the compiled binary is the MCP server, talking to another instance of the
+ * binary serving the REST API.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client as ClientV2, type VersionNegotiationMode } from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioClientTransportV2 } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { buildBinary, childEnv, cleanup, cliOk, getNote, provision, readStream, request, startServer, tempDir, withTimeout, type RunningServer } from "../helpers/binary";
 import { exerciseAllTools, toolError } from "../helpers/mcp";
-import { exercisePinned, exercisePrompts, exerciseResourceLinks, exerciseResources, exerciseSubscriptions, type Rest } from "../helpers/mcp-resources";
+import { exerciseListen, exercisePinned, exercisePrompts, exerciseResourceLinks, exerciseResources, exerciseSubscriptions, type Rest } from "../helpers/mcp-resources";
 
 let BIN = "";
 let server: RunningServer;
 let dataDir = "";
-let token = "";
-const clients: Client[] = [];
+const clients: (Client | ClientV2)[] = [];
 
 beforeAll(async () => {
   BIN = buildBinary();
   dataDir = tempDir("data");
-  ({ token } = provision(dataDir));
+  provision(dataDir);
   server = await startServer(dataDir, { NOTESTREAM_LOG_REQUESTS: "false" });
 }, 90_000);
 
@@ -28,15 +31,21 @@ afterAll(async () => {
   await cleanup();
 });
 
+/** `notestream mcp` as a client spawns it, with `withToken`; both SDKs' stdio transports take this. */
+const spawned = (withToken: string) => ({ command: BIN, args: ["mcp"], env: childEnv({ NOTESTREAM_URL: server.base, NOTESTREAM_TOKEN: withToken }), stderr: "pipe" as const });
+
+/** The v1 SDK's client on `notestream mcp`: revision 2025-11-25. */
 async function connect(withToken: string): Promise<Client> {
   const client = new Client({ name: "stdio-test", version: "1.0.0" });
-  const transport = new StdioClientTransport({
-    command: BIN,
-    args: ["mcp"],
-    env: childEnv({ NOTESTREAM_URL: server.base, NOTESTREAM_TOKEN: withToken }),
-    stderr: "pipe",
-  });
-  await client.connect(transport);
+  await client.connect(new StdioClientTransport(spawned(withToken)));
+  clients.push(client);
+  return client;
+}
+
+/** The v2 SDK's client on `notestream mcp`; "auto" probes the revision with a sibling process first. */
+async function connectV2(withToken: string, mode: VersionNegotiationMode = { pin: "2026-07-28" }): Promise<ClientV2> {
+  const client = new ClientV2({ name: "stdio-v2-test", version: "1.0.0" }, { versionNegotiation: { mode } });
+  await client.connect(new StdioClientTransportV2(spawned(withToken)));
   clients.push(client);
   return client;
 }
@@ -113,11 +122,6 @@ describe("notestream mcp (stdio)", () => {
     expect(r.code).toBe(0);
   }, 30_000);
 
-  test("every tool, against the REST API of a running server", async () => {
-    const client = await connect(token);
-    await exerciseAllTools(client, async (filename) => (await getNote(server.base, token, filename)).plain_body);
-  }, 30_000);
-
   test("a read-only token lists no write tools", async () => {
     const readOnly = cliOk(dataDir, ["token", "create", "--email", "ops@example.com", "--scope", "read"]).stdout.trim();
     const client = await connect(readOnly);
@@ -128,29 +132,9 @@ describe("notestream mcp (stdio)", () => {
     expect(await toolError(client, "append_note", { filename: "x.log", text: "y" })).toBe("insufficient_scope: this token lacks the append scope");
   }, 30_000);
 
-  test("resources: templates, the caller's notes page by page, both kinds read, completions", async () => {
-    const own = provision(dataDir, "resources@example.com").token;
-    await exerciseResources(await connect(own), restFor(own));
-  }, 30_000);
-
   test("a subscribed stream's append through the REST API is notified within 2 s, and no more once unsubscribed", async () => {
     const own = provision(dataDir, "subscriber@example.com").token;
     await exerciseSubscriptions(await connect(own), restFor(own));
-  }, 30_000);
-
-  test("the three prompts embed the lines they are about; tool results link their note", async () => {
-    const own = provision(dataDir, "prompts@example.com").token;
-    const client = await connect(own);
-    await exercisePrompts(client, restFor(own));
-    await exerciseResourceLinks(client);
-  }, 30_000);
-
-  test("a token pinned to one stream lists, reads, completes and subscribes to it only", async () => {
-    const { email, token: own } = provision(dataDir, "pinned@example.com");
-    const mine = await restFor(own).append("mine.log", "x");
-    await restFor(own).append("theirs.log", "y");
-    const pinned = cliOk(dataDir, ["token", "create", "--email", email, "--scope", "read,append", "--note", mine.id]).stdout.trim();
-    await exercisePinned(await connect(pinned), "mine.log", "theirs.log");
   }, 30_000);
 
   test("a subscribe the server cannot follow (the token's follows all taken) is refused, not left silent", async () => {
@@ -177,4 +161,77 @@ describe("notestream mcp (stdio)", () => {
     expect(r.stderr.toString()).toContain("NOTESTREAM_TOKEN is not set");
     expect(r.stdout.toString()).toBe("");
   });
+});
+
+// What every client must find, whichever SDK and revision it speaks; subscriptions differ by revision (below).
+const CLIENTS = [
+  { label: "v1 client (2025-11-25)", tag: "v1", connect: (withToken: string) => connect(withToken) },
+  { label: "v2 client pinned to 2026-07-28", tag: "v2", connect: (withToken: string) => connectV2(withToken) },
+];
+
+for (const c of CLIENTS) {
+  describe(`notestream mcp (stdio), ${c.label}`, () => {
+    test("every tool, against the REST API of a running server", async () => {
+      const own = provision(dataDir, `${c.tag}-tools@example.com`).token;
+      await exerciseAllTools(await c.connect(own), async (filename) => (await getNote(server.base, own, filename)).plain_body);
+    }, 30_000);
+
+    test("resources: templates, the caller's notes page by page, both kinds read, completions", async () => {
+      const own = provision(dataDir, `${c.tag}-resources@example.com`).token;
+      await exerciseResources(await c.connect(own), restFor(own));
+    }, 30_000);
+
+    test("the three prompts embed the lines they are about; tool results link their note", async () => {
+      const own = provision(dataDir, `${c.tag}-prompts@example.com`).token;
+      const client = await c.connect(own);
+      await exercisePrompts(client, restFor(own));
+      await exerciseResourceLinks(client);
+    }, 30_000);
+
+    test("a token pinned to one stream lists, reads, completes and subscribes (or listens) to it only", async () => {
+      const { email, token: own } = provision(dataDir, `${c.tag}-pinned@example.com`);
+      await exercisePinned(restFor(own), async (noteId) => c.connect(cliOk(dataDir, ["token", "create", "--email", email, "--scope", "read,append", "--note", noteId]).stdout.trim()));
+    }, 30_000);
+  });
+}
+
+describe("notestream mcp (stdio), v2 client", () => {
+  test("pinned to 2026-07-28: the era is modern and server/discover says what it offers", async () => {
+    const client = await connectV2(provision(dataDir, "v2-discover@example.com").token);
+    expect(client.getProtocolEra()).toBe("modern");
+    expect(client.getDiscoverResult()?.capabilities).toMatchObject({ resources: { subscribe: true }, prompts: {}, completions: {}, tools: {} });
+  }, 30_000);
+
+  test("pinned to 2026-07-28: listen follows the caller's streams only, each listen notified of its own after a REST append", async () => {
+    const own = provision(dataDir, "v2-listen@example.com").token;
+    const stranger = provision(dataDir, "v2-stranger@example.com").token;
+    const foreign = await restFor(stranger).append("watched.log", "theirs");
+    await exerciseListen(await connectV2(own), restFor(own), `notestream://notes/${foreign.id}`);
+  }, 30_000);
+
+  test('"auto" probes and lands on 2026-07-28: tools, resources, prompts, and a listen notified of a REST append', async () => {
+    const own = provision(dataDir, "v2-auto@example.com").token;
+    const client = await connectV2(own, "auto");
+    expect(client.getProtocolEra()).toBe("modern");
+    expect((await client.listTools()).tools.length).toBe(11);
+    await restFor(own).append("auto.log", "first");
+    expect((await client.readResource({ uri: "notestream://streams/auto.log" })).contents).toMatchObject([{ text: "first\n" }]);
+    expect((await client.listPrompts()).prompts.length).toBe(3);
+    const updates: string[] = [];
+    client.setNotificationHandler("notifications/resources/updated", (n) => void updates.push(n.params.uri));
+    const listen = await client.listen({ resourceSubscriptions: ["notestream://streams/auto.log"] });
+    expect(listen.honoredFilter.resourceSubscriptions).toEqual(["notestream://streams/auto.log"]);
+    await restFor(own).append("auto.log", "second");
+    const t0 = Date.now();
+    while (updates.length === 0 && Date.now() - t0 < 2_000) await Bun.sleep(20);
+    expect(updates).toEqual(["notestream://streams/auto.log"]);
+    await listen.close();
+  }, 30_000);
+
+  test("by default it speaks 2025-11-25, and subscribeResource works", async () => {
+    const own = provision(dataDir, "v2-legacy@example.com").token;
+    const client = await connectV2(own, "legacy");
+    expect(client.getProtocolEra()).toBe("legacy");
+    await exerciseSubscriptions(client, restFor(own));
+  }, 30_000);
 });

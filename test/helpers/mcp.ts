@@ -1,5 +1,23 @@
 import { expect } from "bun:test";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+
+/**
+ * The client methods the shared checks call. The v1 SDK's Client (`@modelcontextprotocol/sdk`) and
+ * the v2 SDK's (`@modelcontextprotocol/client`) both have them, on either revision, so one check
+ * covers every client a user may hold; what differs by revision (subscriptions) is kept apart.
+ */
+export interface McpClient {
+  listTools(): Promise<{ tools: { name: string; description?: string; annotations?: object; outputSchema?: { [key: string]: unknown } }[] }>;
+  callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
+  listResources(params?: { cursor?: string }): Promise<{ resources: { uri: string; name: string; title?: string; mimeType?: string; size?: number }[]; nextCursor?: string }>;
+  listResourceTemplates(): Promise<{ resourceTemplates: { uriTemplate: string }[] }>;
+  readResource(params: { uri: string }): Promise<{ contents: unknown[] }>;
+  complete(params: {
+    ref: { type: "ref/resource"; uri: string } | { type: "ref/prompt"; name: string };
+    argument: { name: string; value: string };
+  }): Promise<{ completion: { values: string[] } }>;
+  listPrompts(): Promise<{ prompts: { name: string }[] }>;
+  getPrompt(params: { name: string; arguments?: Record<string, string> }): Promise<{ messages: { role: string; content: unknown }[] }>;
+}
 
 export const ALL_TOOLS = [
   "append_note",
@@ -22,7 +40,7 @@ export function textOf(r: unknown): string {
 }
 
 /** Calls a tool and parses its JSON result; fails the test on a tool error. */
-export async function tool<T = any>(client: Client, name: string, args: Record<string, unknown> = {}): Promise<T> {
+export async function tool<T = any>(client: McpClient, name: string, args: Record<string, unknown> = {}): Promise<T> {
   const r = (await client.callTool({ name, arguments: args })) as ToolResult;
   if (r.isError) throw new Error(`${name} failed: ${textOf(r)}`);
   // The SDK's client has already checked structuredContent against the tool's outputSchema; the
@@ -33,7 +51,7 @@ export async function tool<T = any>(client: Client, name: string, args: Record<s
 }
 
 /** Calls a tool that must fail, and returns its error text ("code: message"). */
-export async function toolError(client: Client, name: string, args: Record<string, unknown> = {}): Promise<string> {
+export async function toolError(client: McpClient, name: string, args: Record<string, unknown> = {}): Promise<string> {
   const r = (await client.callTool({ name, arguments: args })) as ToolResult;
   expect(r.isError).toBe(true);
   return textOf(r);
@@ -43,7 +61,7 @@ export async function toolError(client: Client, name: string, args: Record<strin
  * Every tool once, checking each change through another tool (and `readBack` for what a REST
  * client would see). Shared by the hosted (HTTP) and local (stdio) tests.
  */
-export async function exerciseAllTools(client: Client, readBack: (filename: string) => Promise<string>) {
+export async function exerciseAllTools(client: McpClient, readBack: (filename: string) => Promise<string>) {
   const tools = (await client.listTools()).tools;
   expect(tools.map((t) => t.name).sort()).toEqual(ALL_TOOLS);
   const annotations = Object.fromEntries(tools.map((t) => [t.name, t.annotations ?? {}]));

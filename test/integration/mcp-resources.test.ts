@@ -6,12 +6,12 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { buildHandler } from "../../src/app";
 import { tokens } from "../../src/db/tables";
 import { hostedSessions } from "../../src/mcp/sessions";
 import { followers } from "../../src/modules/streams/follow";
 import { revokeToken } from "../../src/modules/tokens/service";
 import { harness, type Harness } from "../helpers/harness";
+import { restOf, serveOnLoopback } from "../helpers/mcp-hosted";
 import { exercisePinned, exercisePrompts, exerciseResourceLinks, exerciseResources, exerciseSubscriptions, type Rest } from "../helpers/mcp-resources";
 
 let h: Harness;
@@ -26,23 +26,11 @@ afterEach(async () => {
 
 async function setUp(): Promise<{ base: string; token: string; rest: Rest; account: { accountId: string; workspaceId: string } }> {
   h = await harness();
-  const handle = buildHandler(h.deps);
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r, srv) => handle(r, srv.requestIP(r)?.address), idleTimeout: 0 });
-  const base = `http://127.0.0.1:${server.port}`;
-  h.deps.config.baseUrl = base;
+  let base: string;
+  ({ server, base } = serveOnLoopback(h));
   const account = await h.account("dev");
   const token = await h.token(account, ["read", "write"]);
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}/api/v1${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-    expect(res.ok).toBe(true);
-    return (await res.json()) as any;
-  };
-  const rest: Rest = {
-    append: (filename, text) => call("POST", `/notes/by-filename/${encodeURIComponent(filename)}/append`, { text }),
-    createNote: (title, plain_body) => call("POST", "/notes", { note: { title, plain_body } }),
-    lines: async (filename) => (await call("GET", `/notes/by-filename/${encodeURIComponent(filename)}/lines?last=1000`)).lines,
-  };
-  return { base, token, rest, account };
+  return { base, token, rest: restOf(base, token), account };
 }
 
 async function connect(base: string, token: string): Promise<Client> {
@@ -75,10 +63,7 @@ describe("hosted MCP resources, subscriptions and prompts", () => {
 
   test("a token pinned to one stream lists, reads, completes and subscribes to it only", async () => {
     const { base, rest, account } = await setUp();
-    const own = await rest.append("mine.log", "x");
-    await rest.append("theirs.log", "y");
-    const pinnedToken = await h.token(account, ["read", "append"], { noteId: own.id });
-    await exercisePinned(await connect(base, pinnedToken), "mine.log", "theirs.log");
+    await exercisePinned(rest, async (noteId) => connect(base, await h.token(account, ["read", "append"], { noteId })));
   });
 
   test("a token without read scope is offered no resources and no prompts", async () => {
