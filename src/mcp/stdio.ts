@@ -67,7 +67,11 @@ class DrainingStdioTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     await this.inner.send(message);
     if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
-      if (message.id !== undefined) this.answered(message.id);
+      if (message.id === undefined) return;
+      this.answered(message.id);
+      // A listen is answered when it ends: refused (too many on this connection) or ended by the
+      // server. Its follows would otherwise hold the token's follow slots until the connection ends.
+      this.listens.cancel(message.id);
     }
   }
 

@@ -85,6 +85,18 @@ function restFor(withToken: string): Rest {
   };
 }
 
+/** Whether the token gets all ten of its follows of `filename` through the REST API, tried for up to 2 s (a follow ends when the server sees its connection go). */
+async function allFollowsFree(withToken: string, filename: string): Promise<boolean> {
+  for (const t0 = Date.now(); Date.now() - t0 < 2_000; await Bun.sleep(50)) {
+    const held = new AbortController();
+    const url = `${server.base}/api/v1/notes/by-filename/${encodeURIComponent(filename)}/lines`;
+    const follows = await Promise.all(Array.from({ length: 10 }, () => fetch(url, { headers: { authorization: `Bearer ${withToken}`, accept: "text/event-stream" }, signal: held.signal })));
+    held.abort();
+    if (follows.every((r) => r.status === 200)) return true;
+  }
+  return false;
+}
+
 const rpc = (id: number | null, method: string, params: unknown = {}) => JSON.stringify({ jsonrpc: "2.0", ...(id === null ? {} : { id }), method, params });
 const INIT = rpc(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "printf", version: "1" } });
 const INITIALIZED = rpc(null, "notifications/initialized");
@@ -226,6 +238,17 @@ describe("notestream mcp (stdio), v2 client", () => {
     while (updates.length === 0 && Date.now() - t0 < 2_000) await Bun.sleep(20);
     expect(updates).toEqual(["notestream://streams/auto.log"]);
     await listen.close();
+  }, 30_000);
+
+  test("a listen refused for too many on one connection gives back the follow it took", async () => {
+    const own = provision(dataDir, "v2-refused@example.com").token;
+    await restFor(own).append("busy.log", "x");
+    const client = await connectV2(own);
+    // Ten listens of nothing followable hold the connection's ten listens and none of the token's follows.
+    for (let i = 0; i < 10; i++) expect((await client.listen({ resourceSubscriptions: ["notestream://streams/missing.log"] })).honoredFilter).toEqual({});
+    await expect(client.listen({ resourceSubscriptions: ["notestream://streams/busy.log"] })).rejects.toThrow("Subscription limit reached");
+    // Its follow of busy.log ends once the refusal is out: all ten of the token's follows are free again.
+    expect(await allFollowsFree(own, "busy.log")).toBe(true);
   }, 30_000);
 
   test("by default it speaks 2025-11-25, and subscribeResource works", async () => {
