@@ -54,10 +54,13 @@ export const mcpRoutes = (deps: Deps) =>
       if (request.method !== "POST" && !(sessionId && (request.method === "GET" || request.method === "DELETE"))) return notAllowed();
       // Browser-based clients call from their own origin with a Bearer token (CORS: http/cors.ts); no
       // cookie is ever read here, so another origin gains nothing a token does not already give.
-      // Operators who want only some origins list them (NOTESTREAM_MCP_ALLOWED_ORIGINS).
+      // Operators who want only some origins list them (NOTESTREAM_MCP_ALLOWED_ORIGINS). This
+      // server's own origin is the configured one only: taken from the request it would be the Host
+      // header, which a DNS-rebinding page sends with its own name, matching its Origin.
       const origin = request.headers.get("origin");
       const allowed = deps.config.mcpAllowedOrigins;
-      if (origin && allowed && !allowed.has(origin) && origin !== new URL(publicOrigin(deps, request)).origin) {
+      const own = deps.config.baseUrl ? new URL(deps.config.baseUrl).origin : null;
+      if (origin && allowed && !allowed.has(origin) && origin !== own) {
         return Response.json({ error: "forbidden", error_description: "requests from this origin are refused (NOTESTREAM_MCP_ALLOWED_ORIGINS)" }, { status: 403 });
       }
       const authorization = request.headers.get("authorization");

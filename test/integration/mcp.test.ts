@@ -177,6 +177,35 @@ describe("hosted MCP over Streamable HTTP", () => {
     expect(cross.headers.get("access-control-allow-origin")).toBeNull();
   });
 
+  test("the allowlist holds against DNS rebinding: a Host naming the calling site does not make its origin this server's own", async () => {
+    h = await harness();
+    const base = serve();
+    const token = await h.token(await h.account("dev"));
+    h.deps.config.mcpAllowedOrigins = new Set(["https://ide.example"]);
+    const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    // A page on evil.example whose name was rebound to this server: the browser sends its own name as Host and Origin.
+    const post = (origin: string, host?: string) =>
+      fetch(`${base}/mcp`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, origin, ...(host ? { host } : {}), "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: initialize,
+      });
+    const port = new URL(base).port;
+    for (const baseUrl of [base, null]) {
+      h.deps.config.baseUrl = baseUrl;
+      const rebound = await post(`http://evil.example:${port}`, `evil.example:${port}`);
+      expect([baseUrl, rebound.status]).toEqual([baseUrl, 403]);
+      await rebound.body?.cancel();
+    }
+    // The configured origin of this server stays allowed, and so does a listed one.
+    h.deps.config.baseUrl = base;
+    for (const origin of [base, "https://ide.example"]) {
+      const res = await post(origin);
+      expect([origin, res.status]).toEqual([origin, 200]);
+      await res.body?.cancel();
+    }
+  });
+
   test("outside a session, GET and DELETE /mcp answer 405 with Allow: POST, with or without a token: no stream to open or session to end", async () => {
     h = await harness();
     const base = serve();
