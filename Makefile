@@ -8,7 +8,7 @@ BUN := $(shell command -v bun 2>/dev/null || echo $(CURDIR)/.tools/node_modules/
 export PATH := $(dir $(BUN)):$(PATH)
 
 # The commands themselves are package.json's scripts (bun run test, …); the targets add the set-up.
-.PHONY: help run test check build bench migration migration-pg clean install image test-image packages
+.PHONY: help run test check build bench migration migration-pg clean install image test-image packages mcp-conformance
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -42,6 +42,9 @@ bench: build ## Measure appends, webhooks, memory and start-up against this mach
 	@command -v wrk >/dev/null || { echo "wrk not found: installing it from Debian's packages"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; else sudo apt-get install -y wrk; fi; }
 	$(BUN) run bench
+
+mcp-conformance: install ## Run the MCP conformance suite and the MCP Inspector's CLI against the service (npm; about a minute; not in make test)
+	bash scripts/mcp-conformance.sh
 
 migration: install ## Generate a migration from the schema: make migration name=add_x
 	@test -n "$(name)" || { echo "usage: make migration name=<what_changed>"; exit 2; }
