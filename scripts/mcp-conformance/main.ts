@@ -14,6 +14,9 @@ import { CONFORMANCE, CONFORMANCE_NEXT, ensureTool, INSPECTOR, INSPECTOR_CLI, ru
 /** An origin browser clients may call from (the Inspector's web UI), so the service runs with an allowlist. */
 const ALLOWED_ORIGIN = "http://localhost:6274";
 
+/** How much of an outcome's detail the table prints. */
+const DETAIL_CHARS = 600;
+
 interface Section {
   title: string;
   outcomes: Outcome[];
@@ -24,7 +27,7 @@ async function serves2026(base: string, token: string): Promise<boolean> {
   const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
   const r = await fetch(`${base}/mcp`, {
     method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28" },
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover" },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: meta } }),
   });
   const text = await r.text();
@@ -44,7 +47,9 @@ function print(sections: Section[]): { passed: number; failed: number; skipped: 
     const order = { fail: 0, pass: 1, "n/a": 2 } as const;
     for (const o of [...s.outcomes].sort((a, b) => order[a.verdict] - order[b.verdict] || (a.verdict === "n/a" ? a.name.localeCompare(b.name) : 0))) {
       const mark = o.verdict === "pass" ? "PASS" : o.verdict === "fail" ? "FAIL" : "n/a ";
-      console.log(`  ${mark}  ${o.name}${o.detail ? `  (${o.detail})` : ""}`);
+      // Failures can quote whole answers: the start says what failed, the rest is in a verbose run of the suite.
+      const detail = o.detail.length > DETAIL_CHARS ? `${o.detail.slice(0, DETAIL_CHARS)}…` : o.detail;
+      console.log(`  ${mark}  ${o.name}${detail ? `  (${detail})` : ""}`);
       if (o.verdict === "pass") passed++;
       else if (o.verdict === "fail") failed++;
       else skipped++;

@@ -11,6 +11,8 @@ export interface Scenario {
   /** The transports it applies to; empty: it does not apply. */
   applies: Transport[];
   why: string;
+  /** Checks of an applicable scenario that need a fixture tool: their "Not testable" failures do not count. */
+  fixtureChecks?: string[];
 }
 
 const both: Transport[] = ["http", "stdio"];
@@ -67,7 +69,18 @@ const sameAs = (name: string): Scenario => ({ ...SCENARIOS_2025_11_25.find((s) =
 
 /** @modelcontextprotocol/conformance 0.2.0-alpha.12 with --requirements 2026-07-28. */
 export const SCENARIOS_2026_07_28: Scenario[] = [
-  { name: "server-stateless", applies: http, why: "server/discover, _meta on every request, version and header errors, removed methods answering 404, subscriptions/listen (SEP-2575)" },
+  {
+    name: "server-stateless",
+    applies: http,
+    why: "server/discover, _meta on every request, version and header errors, removed methods answering 404, subscriptions/listen (SEP-2575)",
+    // Each needs a diagnostic tool of the reference server (test_missing_capability, test_streaming_elicitation, test_logging_tool).
+    fixtureChecks: [
+      "sep-2575-server-rejects-undeclared-capability",
+      "sep-2575-missing-capability-http-400",
+      "sep-2575-http-server-no-independent-requests-on-stream",
+      "sep-2575-server-no-log-without-loglevel",
+    ],
+  },
   ...["completion-complete", "tools-list", "resources-list", "prompts-list", "server-sse-multiple-streams", "dns-rebinding-protection"].map(sameAs),
   ...["tools-call-simple-text", "tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-error", "tools-call-with-progress", "json-schema-2020-12"].map(sameAs),
   ...["resources-read-text", "resources-read-binary", "resources-templates-read"].map(sameAs),

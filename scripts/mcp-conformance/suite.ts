@@ -22,12 +22,16 @@ export interface Outcome {
 const SUITE_TIMEOUT_MS = 600_000;
 const SCENARIO_DIR = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/;
 
-function summarise(checks: Check[]): { passed: number; failed: number; warnings: number; errors: string[] } {
-  const failed = checks.filter((c) => c.status === "FAILURE");
+/** A check that failed only for want of a reference-server fixture the table names. */
+const untestable = (c: Check, fixtureChecks: string[]) => c.status === "FAILURE" && fixtureChecks.includes(c.id) && /^Not testable/.test(c.errorMessage ?? "");
+
+function summarise(checks: Check[], fixtureChecks: string[] = []): { passed: number; failed: number; warnings: number; untestable: number; errors: string[] } {
+  const failed = checks.filter((c) => c.status === "FAILURE" && !untestable(c, fixtureChecks));
   return {
     passed: checks.filter((c) => c.status === "SUCCESS").length,
     failed: failed.length,
     warnings: checks.filter((c) => c.status === "WARNING").length,
+    untestable: checks.filter((c) => untestable(c, fixtureChecks)).length,
     errors: failed.map((c) => `${c.id}: ${c.errorMessage ?? "failed"}`),
   };
 }
@@ -55,9 +59,9 @@ export async function runSuite(opts: { runtime: string; entry: string; url: stri
     if (seen.size === 0) return [{ name: "(suite)", verdict: "fail", detail: `the suite ran no scenario (exit ${code}): ${stderr.slice(-2000)}` }];
     const outcomes: Outcome[] = [];
     for (const [name, checks] of seen) {
-      const s = summarise(checks);
-      const counts = `${s.passed} passed, ${s.failed} failed${s.warnings ? `, ${s.warnings} warnings` : ""}`;
       const entry = opts.table.find((t) => t.name === name);
+      const s = summarise(checks, entry?.fixtureChecks);
+      const counts = `${s.passed} passed, ${s.failed} failed${s.warnings ? `, ${s.warnings} warnings` : ""}${s.untestable ? `, ${s.untestable} need a fixture tool` : ""}`;
       if (!entry) {
         outcomes.push({ name, verdict: "fail", detail: `not in the table of scenarios (scripts/mcp-conformance/scenarios.ts): classify it (${counts})` });
       } else if (!entry.applies.includes(opts.transport)) {
