@@ -9,6 +9,7 @@ import {
   registerClient,
   startAuthorization,
 } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client as ModernClient, SdkHttpError, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InvalidClientMetadataError, InvalidGrantError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
@@ -470,6 +471,29 @@ describe("the MCP client with an OAuth access token", () => {
     const read = await client.callTool({ name: "read_note", arguments: { id: note.id } });
     expect(read.isError).toBeFalsy();
     expect(JSON.parse(textOf(read)).plain_body).toBe("deployed v1.2 from the agent\n");
+  });
+
+  test("a 2026-07-28 client (the SDK's v2 client) works with the access token; without one its server/discover gets the challenge", async () => {
+    const g = await grant("dev", "modern-agent@example.com");
+    const connect = async (headers: Record<string, string>) => {
+      const client = new ModernClient({ name: "oauth-modern", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+      await client.connect(new ModernTransport(new URL(`${BASE}/mcp`), { requestInit: { headers } }));
+      return client;
+    };
+    const client = await connect({ authorization: `Bearer ${g.tokens.access_token}` });
+    expect(client.getProtocolEra()).toBe("modern");
+    const appended = await client.callTool({ name: "append_note", arguments: { filename: "modern.log", text: "from a stateless client" } });
+    expect(appended.isError).toBeFalsy();
+    expect(JSON.parse(textOf(appended))).toMatchObject({ filename: "modern.log", created: true });
+    await client.close();
+
+    // The challenge a client signs in from is the one 2025-11-25 clients get: the same 401 before any MCP.
+    const refused = await connect({}).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(SdkHttpError);
+    expect((refused as SdkHttpError).status).toBe(401);
+    const probe = await fetch(`${BASE}/mcp`, { method: "POST", headers: { "content-type": "application/json", "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover" }, body: "{}" });
+    expect(probe.status).toBe(401);
+    expect(probe.headers.get("www-authenticate")).toContain(`resource_metadata="${BASE}/.well-known/oauth-protected-resource/mcp"`);
   });
 
   test("a free account: reads work, append_note is a tool error plan_required", async () => {
