@@ -247,6 +247,23 @@ describe("rich-text notes", () => {
   });
 });
 
+describe("rich-text notes hold no NUL", () => {
+  test("a save whose HTML holds U+0000 (a crafted post; editors never send it) is stored without it, as HTML parsers drop it, on either database", async () => {
+    const b = new Browser();
+    await signUpAndIn(b, "nul@example.com");
+    const path = (await b.post("/notes/new", { _csrf: b.csrfOf((await b.get("/notes")).text), format: "rich" })).location;
+    const csrf = b.csrfOf((await b.get(path)).text);
+    const save = await h.request("POST", `${path}/save`, {
+      headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join("; "), "x-csrf-token": csrf, origin: ORIGIN },
+      body: { title: "Log", html: "<p>a\u0000b</p><p title=\"x\u0000y\">c</p>" },
+    });
+    expect(save.status).toBe(200);
+    const [stored] = await h.deps.db.select({ rich_html: notes.richHtml, body: notes.body }).from(notes).where(eq(notes.id, path.split("/")[2]!));
+    expect(stored!.rich_html).not.toContain("\u0000");
+    expect(stored!.body).toBe("ab\nc\n");
+  });
+});
+
 const cookieOf = (b: Browser) => [...b.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
 
 async function idsOf(email: string): Promise<{ accountId: string; workspaceId: string }> {

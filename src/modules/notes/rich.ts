@@ -25,8 +25,13 @@ const SANITIZE: sanitizeHtml.IOptions = {
   disallowedTagsMode: "discard",
 };
 
+/**
+ * The HTML a rich note keeps. U+0000 goes first, as HTML parsers drop it from a page (a browser's
+ * editor never sends it; a crafted post may): PostgreSQL's text cannot hold it, and a 500 there for
+ * what SQLite stored is the one answer a save must never get.
+ */
 export function sanitizeRich(html: string): string {
-  return sanitizeHtml(html, SANITIZE);
+  return sanitizeHtml(html.replaceAll("\u0000", ""), SANITIZE);
 }
 
 const BLOCKS = new Set(["p", "div", "h1", "h2", "h3", "ul", "ol", "li", "blockquote", "pre", "hr"]);
