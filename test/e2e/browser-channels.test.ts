@@ -300,6 +300,33 @@ describe.skipIf(!hasChromium)("a stream's Notify card and the board", () => {
     await user.context.close();
   }, 30_000);
 
+  test("the board's notice follows a channel turning off and back on while the page stays open", async () => {
+    const user = await signedIn();
+    const { page } = user;
+    await addChannel(page, "siren", `${ok.url}/siren`);
+    const [made] = await apiChannels(user);
+    // The page's timers on a clock the test moves: each poll comes when the test says, not ten seconds later.
+    await page.clock.install();
+    await page.goto(`${web.base}/notes`);
+    await page.evaluate(() => {
+      (window as unknown as { boardMarker: string }).boardMarker = "same page";
+    });
+    expect(await page.locator("[data-disabled-channels]").count()).toBe(0);
+
+    await disable(made!.id);
+    await page.clock.fastForward(10_000);
+    await page.waitForSelector("[data-disabled-channels]", { timeout: 10_000 });
+    expect(await page.textContent("[data-disabled-channels]")).toContain("The channel siren is turned off");
+
+    // Any change to a channel re-enables it (API.md); the next poll takes the notice away.
+    expect((await web.api(user.token, "PATCH", `/api/v1/channels/${made!.id}`, { channel: { name: "siren" } })).status).toBe(200);
+    await page.clock.fastForward(10_000);
+    await page.waitForSelector("[data-disabled-channels]", { state: "detached", timeout: 10_000 });
+    expect(await page.evaluate(() => (window as unknown as { boardMarker: string }).boardMarker)).toBe("same page");
+    expect(web.violations).toEqual([]);
+    await user.context.close();
+  }, 30_000);
+
   test("at 375 px the Channels page with its digests, the Notify card and the board's notice stay inside the screen; axe finds nothing serious", async () => {
     const user = await signedIn({ plan: "dev", width: 375, height: 812 });
     const { page } = user;

@@ -203,6 +203,9 @@ interface BoardData {
   total: number;
 }
 
+/** The notice's place above the board, drawn with the page and redrawn by each poll (a channel can turn off or back on while the page is open). */
+const noticeSlot = (notice: Html | "") => html`<div data-board-notice>${notice}</div>`;
+
 async function boardData(deps: Deps, s: WebSession, v: BoardView): Promise<BoardData> {
   const cap = await streamCap(deps, s);
   const scope = { folderId: v.folder ?? undefined, titleContains: v.q };
@@ -213,7 +216,8 @@ async function boardData(deps: Deps, s: WebSession, v: BoardView): Promise<Board
 /** GET /notes/board.json: the rows the list's view shows now, with the filters' counts, for the page's script. */
 export async function boardJson(deps: Deps, s: WebSession, url: URL): Promise<Response> {
   const { rows, counts } = await boardData(deps, s, boardView(url));
-  return Response.json({ rows, counts }, { headers: { "cache-control": "no-store" } });
+  const notice = await disabledChannelsNotice(s);
+  return Response.json({ rows, counts, notice: notice === "" ? "" : notice.value }, { headers: { "cache-control": "no-store" } });
 }
 
 /** The h1, the filters and the rows, for the notes list page (which keeps the search and new-note forms). */
@@ -231,7 +235,7 @@ export async function board(deps: Deps, s: WebSession, v: BoardView): Promise<{ 
       ? html`<p class="muted">${emptyText(v)}</p>`
       : html`<ul class="notes board">${rows.map((r) => raw(r.html))}</ul>`;
   return {
-    heading: html`<h1>${folderName ?? "Notes"}</h1>${await disabledChannelsNotice(s)}`,
+    heading: html`<h1>${folderName ?? "Notes"}</h1>${noticeSlot(await disabledChannelsNotice(s))}`,
     filters,
     list: html`<div class="card" data-board="${boardLink("/notes/board.json", v)}">${list}<p class="small muted mt8" data-board-changed hidden role="status">Notes were added to or left this view. <a href="${boardLink("/notes", v)}">Refresh the list</a></p></div>`,
     pager:

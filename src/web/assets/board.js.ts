@@ -1,7 +1,7 @@
 /**
  * The notes list's status board (src/modules/web/board.ts): while the page is visible, the rows
- * of the view are fetched every ten seconds as JSON (and at once when the page comes back into
- * view); a row is replaced only when its signature changed, the filters' counts are updated, and
+ * of the view and the notice of channels turned off are fetched every ten seconds as JSON (and at
+ * once when the page comes back into view); a row is replaced only when its signature changed, the filters' counts are updated, and
  * notes that joined or left the view are announced with a link to refresh rather than shuffled
  * under the reader's pointer. Hidden pages ask nothing. Relative times tick through times.js's
  * showTimes().
@@ -16,6 +16,7 @@ export const BOARD_JS = `  // Status board: poll the view's rows while the page 
       if(seen!==Object.keys(have).length)moved=true;
       if(changed&&moved)changed.hidden=false;
       Object.keys(d.counts).forEach(function(k){var c=document.querySelector('[data-board-count="'+k+'"]');if(c){c.textContent=String(d.counts[k]);if(k==="attention")c.classList.toggle("alert",d.counts[k]>0);}});
+      var n=document.querySelector("[data-board-notice]");if(n&&typeof d.notice==="string"&&n.innerHTML!==d.notice)n.innerHTML=d.notice;
       if(typeof showTimes==="function")showTimes();}
     function poll(){timer=null;if(stopped||busy||document.visibilityState!=="visible")return;busy=true;
       fetch(src,{credentials:"same-origin",headers:{accept:"application/json"}}).then(function(r){
