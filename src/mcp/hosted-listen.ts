@@ -5,7 +5,7 @@
 // the listen is one): no session, nothing shared but the database.
 import { createMcpHandler, InMemoryServerEventBus, type JSONRPCRequest, type McpServer, type ServerEventBus } from "@modelcontextprotocol/server";
 import type { Ctx } from "../deps";
-import { followers, type Follow } from "../modules/streams/follow";
+import { followers } from "../modules/streams/follow";
 import type { NotesBackend } from "./backend";
 import { followListen } from "./listen";
 
@@ -26,19 +26,14 @@ export async function serveListen(
 ): Promise<Response> {
   const { deps, principal } = ctx;
   const registry = followers(deps);
-  const key = `token:${principal.tokenId}`;
-  registry.admit(key, principal.workspaceId);
   const dropped = new AbortController();
-  const follow: Follow = { key, workspaceId: principal.workspaceId, close: () => dropped.abort() };
-  registry.add(follow);
+  const release = registry.hold({ key: `token:${principal.tokenId}`, workspaceId: principal.workspaceId, signal: request.signal, stillAllowed }, () => dropped.abort());
   const events = new InMemoryServerEventBus();
   const { message, subscriptions } = await followListen(backend, body, (uri) => events.publish({ kind: "resource_updated", uri }));
   let streaming = false;
-  const heartbeat = setInterval(() => void stillAllowed().catch(() => dropped.abort()), registry.heartbeatMs);
   const end = () => {
-    clearInterval(heartbeat);
+    release();
     subscriptions.close();
-    registry.remove(follow);
   };
   // The stream's end is when the SDK lets go of the bus: the client went, or the listen was dropped.
   const bus: ServerEventBus = {
@@ -52,7 +47,6 @@ export async function serveListen(
       };
     },
   };
-  request.signal.addEventListener("abort", () => dropped.abort(), { once: true });
   if (registry.closing || request.signal.aborted) dropped.abort();
   const forwarded = new Request(request.url, { method: "POST", headers: request.headers, signal: dropped.signal });
   const res = await createMcpHandler(factory, { legacy: "reject", bus, maxSubscriptions: 1, keepAliveMs: registry.heartbeatMs }).fetch(forwarded, { parsedBody: message });

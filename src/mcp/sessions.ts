@@ -2,7 +2,7 @@
 // /mcp) and the streams subscribed to, held by the instance that started the session. Every
 // request is still answered by a fresh server, so a session's other requests may land anywhere.
 import type { Deps } from "../deps";
-import { followers, type Follow } from "../modules/streams/follow";
+import { followers } from "../modules/streams/follow";
 import type { Principal } from "../principal";
 import { StreamSubscriptions } from "./subscriptions";
 
@@ -73,8 +73,6 @@ export class HostedSessions {
   openStream(session: HostedSession, principal: Principal, signal: AbortSignal, stillAllowed: () => Promise<unknown>): Response {
     if (session.closeStream) return Response.json({ error: "conflict", error_description: "this session's event stream is already open" }, { status: 409 });
     const registry = followers(this.deps);
-    const key = `token:${principal.tokenId}`;
-    registry.admit(key, principal.workspaceId);
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     const write = (text: string) => {
       try {
@@ -83,30 +81,18 @@ export class HostedSessions {
         close();
       }
     };
-    const heartbeat = setInterval(async () => {
-      try {
-        await stillAllowed();
-        write(": heartbeat\n\n");
-      } catch {
-        close();
-      }
-    }, registry.heartbeatMs);
-    const follow: Follow = { key, workspaceId: principal.workspaceId, close: () => close() };
+    const release = registry.hold({ key: `token:${principal.tokenId}`, workspaceId: principal.workspaceId, signal, stillAllowed, beat: () => write(": heartbeat\n\n") }, () => close());
     const close = () => {
       if (session.closeStream !== close) return;
       session.closeStream = session.send = null;
       session.usedAt = Date.now();
-      clearInterval(heartbeat);
-      registry.remove(follow);
-      signal.removeEventListener("abort", close);
+      release();
       try {
         controller.close();
       } catch {}
     };
     session.closeStream = close;
     session.send = (message) => write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-    registry.add(follow);
-    signal.addEventListener("abort", close);
     const body = new ReadableStream<Uint8Array>({ start: (c) => void ((controller = c), write(": session events\n\n")), cancel: close });
     if (registry.closing) close();
     return new Response(body, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" } });

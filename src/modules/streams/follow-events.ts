@@ -2,7 +2,7 @@
 // batch commits, heartbeats that re-check the caller; its slot is taken in the registry (follow.ts).
 import type { Ctx, Deps } from "../../deps";
 import { authenticate } from "../tokens/service";
-import { followers, type Follow } from "./follow";
+import { followers } from "./follow";
 import { endOf, lastLines, linesAfter, linesRead, MAX_LINES, positionOf, readableStream, readLines, type Position } from "./lines";
 import type { LinesPage, LinesQuery, StreamLine } from "./model";
 
@@ -91,7 +91,7 @@ interface FollowOptions {
  */
 function followResponse(deps: Deps, o: FollowOptions): Response {
   const registry = followers(deps);
-  registry.admit(o.key, o.workspaceId);
+  const release = registry.hold({ ...o, beat: () => void (closed || send(": heartbeat\n\n")) }, () => close());
   let cursor = o.from;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
@@ -150,31 +150,18 @@ function followResponse(deps: Deps, o: FollowOptions): Response {
       pumpNow();
     });
   };
-  const heartbeat = setInterval(async () => {
-    try {
-      await o.stillAllowed();
-    } catch {
-      return close();
-    }
-    if (!closed) send(": heartbeat\n\n");
-  }, registry.heartbeatMs);
   const unwatch = registry.lines.watch(o.noteId, wake);
-  const follow: Follow = { key: o.key, workspaceId: o.workspaceId, close: () => close() };
 
   function close(): void {
     if (closed) return;
     closed = true;
-    clearInterval(heartbeat);
+    release();
     unwatch();
-    registry.remove(follow);
-    o.signal.removeEventListener("abort", close);
     try {
       controller.close();
     } catch {}
   }
 
-  registry.add(follow);
-  o.signal.addEventListener("abort", close);
   const body = new ReadableStream<Uint8Array>(
     {
       start(c) {

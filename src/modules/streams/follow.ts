@@ -93,6 +93,32 @@ export class Followers {
     }
   }
 
+  /**
+   * Holds a follow slot for one long answer (an SSE follow, an MCP event stream or listen): 429
+   * when none is left, else counted until the returned release. `end` is called at shutdown, when
+   * `signal` aborts, and once `stillAllowed` fails at a heartbeat (a revoked token, a note gone);
+   * `beat` runs at each heartbeat that passed. `end` must call the release.
+   */
+  hold(o: { key: string; workspaceId: string; signal: AbortSignal; stillAllowed: () => unknown; beat?: () => void }, end: () => void): () => void {
+    this.admit(o.key, o.workspaceId);
+    const follow: Follow = { key: o.key, workspaceId: o.workspaceId, close: end };
+    const heartbeat = setInterval(async () => {
+      try {
+        await o.stillAllowed();
+      } catch {
+        return end();
+      }
+      o.beat?.();
+    }, this.heartbeatMs);
+    this.add(follow);
+    o.signal.addEventListener("abort", end);
+    return () => {
+      clearInterval(heartbeat);
+      this.remove(follow);
+      o.signal.removeEventListener("abort", end);
+    };
+  }
+
   /** Ends every open follow (shutdown), so the server's in-flight requests can finish. */
   closeAll(): void {
     this.closing = true;
