@@ -229,6 +229,10 @@ describe("alerts to channels", () => {
     const patched = await h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: { expected_interval_seconds: 60, escalate_after_seconds: 60, escalate_to: c.id } } });
     expect((await patched.json()).escalate_to).toBe(c.id);
     await expectFieldError(await h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: { escalate_to: "chn_unknown" } } }), "note.escalate_to", "unknown_channel");
+    // Spelled otherwise, a channel id is neither checked as one nor an address: refused, not stored.
+    for (const spelled of ["CHN_unknown", ` ${c.id}`]) {
+      await expectFieldError(await h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: { escalate_to: spelled } } }), "note.escalate_to", "invalid");
+    }
     h.clock.advance(61_000);
     await runTask(h.deps, "deadman");
     h.clock.advance(60_000);

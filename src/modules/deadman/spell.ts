@@ -79,9 +79,12 @@ export function followUpChanges(deps: Deps, note: NoteRow, input: FollowUpInput)
     changes[field === "repeat_alert_seconds" ? "repeatAlertSeconds" : "escalateAfterSeconds"] = v;
   }
   if (input.escalate_to !== undefined) {
-    // A channel id (chn_…) is checked against the workspace's channels by channels/notify.ts.
-    const to = input.escalate_to === null ? null : input.escalate_to.startsWith("chn_") ? input.escalate_to : normaliseEmail(input.escalate_to);
-    if (to !== null && !to.startsWith("chn_") && !isPlausibleEmail(to)) throw ValidationFailed.field("note.escalate_to", "invalid", "escalate_to must be an e-mail address or a channel id (chn_…), or null");
+    // A channel id (chn_…, as written: channels/notify.ts checks it against the workspace's
+    // channels on the same test) or an address; an address never becomes a channel id by folding.
+    const raw = input.escalate_to;
+    const channel = raw !== null && raw.startsWith("chn_");
+    const to = raw === null || channel ? raw : normaliseEmail(raw);
+    if (to !== null && !channel && !isPlausibleEmail(to)) throw ValidationFailed.field("note.escalate_to", "invalid", "escalate_to must be an e-mail address or a channel id (chn_…), or null");
     changes.escalateTo = to;
   }
   const after = { ...note, ...changes };
