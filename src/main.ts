@@ -86,8 +86,11 @@ const COMMANDS: Record<string, (deps: Deps, argv: string[], io: Output) => Promi
   "token create": tokenCreate,
 };
 
-/** Clients of a running server that hold back or acknowledge a watched stream's alerts. */
-const WATCH_COMMANDS = new Map([
+/** Clients of a running server (NOTESTREAM_URL, NOTESTREAM_TOKEN): no database opened. A Map, so no inherited name matches. */
+const CLIENT_COMMANDS = new Map<string, (argv: string[], out: (l: string) => void, info: (l: string) => void) => Promise<void>>([
+  ["append", appendCommand],
+  ["tail", tailCommand],
+  ["ls", lsCommand],
   ["pause", pauseCommand],
   ["quiet", quietCommand],
   ["ack", ackCommand],
@@ -115,9 +118,9 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   }
-  // Clients of a running server (NOTESTREAM_URL, NOTESTREAM_TOKEN): no database opened.
-  if (command === "append" || command === "tail" || command === "ls") {
-    await (command === "append" ? appendCommand : command === "tail" ? tailCommand : lsCommand)(argv.slice(1), io.out);
+  const client = CLIENT_COMMANDS.get(command);
+  if (client) {
+    await client(argv.slice(1), io.out, io.info);
     return 0;
   }
   if (command === "cat") {
@@ -126,11 +129,6 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === "run") return runCommand(argv.slice(1), io.info);
-  const watch = WATCH_COMMANDS.get(command);
-  if (watch) {
-    await watch(argv.slice(1), io.out, io.info);
-    return 0;
-  }
   const config = loadConfig();
   if (config.postgres && command === "migrate") {
     const { migratePostgresCommand } = await import("./cli/pg-migrate");

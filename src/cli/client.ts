@@ -86,13 +86,18 @@ export async function lsCommand(argv: string[], out: (l: string) => void): Promi
 /** `cat FILENAME|ID`: a note's text as it is (a stream's lines, an editable note's body). */
 export async function catCommand(argv: string[], write: (text: string) => Promise<unknown>): Promise<void> {
   const { client, rest } = clientFrom(argv);
-  if (rest.length !== 1) throw new UsageError("cat needs one FILENAME or note id");
-  const note = (await findNote(client, rest[0]!)) as { plain_body: string };
+  const note = (await oneNote(client, rest, "cat")) as { plain_body: string };
   await write(note.plain_body);
 }
 
+/** The one note a command names (an id or a filename), as the API answers it. */
+export async function oneNote(c: Client, positionals: string[], command: string): Promise<unknown> {
+  if (positionals.length !== 1) throw new UsageError(`${command} needs one FILENAME or note id`);
+  return findNote(c, positionals[0]!);
+}
+
 /** The note record named by an id or a filename, as the API answers it. */
-export async function findNote(c: Client, name: string): Promise<unknown> {
+async function findNote(c: Client, name: string): Promise<unknown> {
   // An id is tried as an id first; a stream may well be called note_something.log, so a miss falls back to the filename.
   let note: unknown;
   if (/^note_\w+$/.test(name)) note = await call(c, "GET", `/api/v1/notes/${name}`).catch((e) => (e instanceof ClientError && e.message.startsWith("not_found") ? undefined : Promise.reject(e)));

@@ -1,7 +1,7 @@
 // `pause`, `quiet` and `ack`: a watched stream's alerts held back or acknowledged from the command
 // line, through the same client as the other client commands (client.ts).
 import { UsageError, words } from "./args";
-import { call, clientFrom, findNote, type Client } from "./client";
+import { call, clientFrom, oneNote, type Client } from "./client";
 
 interface Watched {
   id: string;
@@ -46,8 +46,7 @@ export async function ackCommand(argv: string[], out: (l: string) => void, info:
 }
 
 async function oneStream(client: Client, positionals: string[], command: string): Promise<Watched> {
-  if (positionals.length !== 1) throw new UsageError(`${command} needs one FILENAME or note id`);
-  return (await findNote(client, positionals[0]!)) as Watched;
+  return (await oneNote(client, positionals, command)) as Watched;
 }
 
 const nameOf = (n: Watched) => n.filename ?? n.id;

@@ -86,13 +86,13 @@ export function signalFailed(a: SpellAlert & { at: string; line: string }): Mail
 }
 
 /** A line matched one of the stream's rules with `then: alert` (at most one such mail a minute per stream). */
-export function ruleMatched(a: { to: string; noteTitle: string; filename: string | null; noteId: string; at: string; line: string; match: string; regex: boolean; baseUrl: string }): MailMessage {
+export function ruleMatched(a: { to: string; noteTitle: string; filename: string | null; noteId: string; at: string; line: string; rule: string; baseUrl: string }): MailMessage {
   const name = a.filename ?? a.noteTitle;
   return {
     to: a.to,
     subject: `[notestream] ${name}: a line matched a rule`,
     text: [
-      `A line written to "${name}" at ${a.at} matched the rule ${a.regex ? "/" + a.match + "/" : JSON.stringify(a.match)}:`,
+      `A line written to "${name}" at ${a.at} matched the rule ${a.rule}:`,
       "",
       `  ${a.line}`,
       "",

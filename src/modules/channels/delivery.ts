@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { t } from "elysia";
 import type { Deps } from "../../deps";
 import { accounts, channels, workspaces } from "../../db/tables";
@@ -11,9 +11,9 @@ import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { enqueueMail } from "../../mail/queue";
 import { channelDisabled } from "../../mail/templates";
-import { CONNECT_TIMEOUT_MS, postTo, retryAfterMs, type PostResult } from "../webhooks/http";
+import { retryAfterMs, type PostResult } from "../webhooks/http";
 import { attemptError as webhookAttemptError } from "../webhooks/delivery";
-import { checkedAddress, RefusedTarget } from "../webhooks/target";
+import { guardedPost, succeeded } from "../webhooks/target";
 import { providerRequest, type ChannelMessage } from "./providers";
 import { maskedUrl, parseChannelUrl } from "./url";
 
@@ -67,14 +67,7 @@ export async function sendToChannel(deps: Deps, channel: ChannelRow, m: ChannelM
     return { result: { status: 250, headers: {}, body: "", error: null, durationMs: 0 }, inWrite: () => enqueueMail(deps, { to: target.address, subject: `[notestream] ${m.title}`, text: m.text }) };
   }
   const req = providerRequest(target, m, { telegram: deps.config.telegramApiUrl, pushover: deps.config.pushoverApiUrl }, channel.secret, Math.floor(deps.clock.now() / 1000));
-  try {
-    const url = new URL(req.url);
-    const total = deps.config.webhookTimeoutMs;
-    return { result: await postTo(url, await checkedAddress(deps, url), req.body, req.headers, { connect: Math.min(CONNECT_TIMEOUT_MS, total), total }, req.method) };
-  } catch (e) {
-    if (!(e instanceof RefusedTarget) && !(e instanceof Error)) throw e;
-    return { result: { status: null, headers: {}, body: "", error: `target refused: ${e.message}`, durationMs: 0 } };
-  }
+  return { result: await guardedPost(deps, req.url, req.body, req.headers, req.method) };
 }
 
 /**
@@ -83,7 +76,7 @@ export async function sendToChannel(deps: Deps, channel: ChannelRow, m: ChannelM
  * dropped and the owner mailed, once. A test delivery changes neither the count nor the status.
  */
 export async function recordAttempt(deps: Deps, channel: ChannelRow, p: Pick<ChannelDelivery, "event">, r: PostResult): Promise<JobOutcome> {
-  const ok = r.status !== null && r.status >= 200 && r.status < 300;
+  const ok = succeeded(r);
   const error = ok ? null : attemptError(r);
   const now = deps.clock.now();
   if (p.event === "test") {
@@ -96,7 +89,7 @@ export async function recordAttempt(deps: Deps, channel: ChannelRow, p: Pick<Cha
   await deps.db
     .update(channels)
     .set({ failures, lastError: disable ? `${error}; disabled after ${failures} failures in a row` : error, lastAttemptAt: now, ...(disable ? { status: "disabled" as const } : {}) })
-    .where(and(eq(channels.id, channel.id)));
+    .where(eq(channels.id, channel.id));
   if (ok) return { ok: true };
   if (disable) {
     await channelDelivery.cancelSerial(deps, channel.id, "channel disabled");

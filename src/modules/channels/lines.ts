@@ -57,6 +57,12 @@ export const notifyOnAppend: AppendHook = {
   },
 };
 
+/** The cursor row of one (stream, channel) pair. */
+const cursorOf = (p: NotifyLines) => and(eq(notifyCursors.noteId, p.noteId), eq(notifyCursors.channelId, p.channelId));
+
+/** The pair's sending job, one at a time per pair (its serial key). */
+const enqueueSend = (deps: Deps, p: NotifyLines, runAt: number) => notifyLines.enqueue(deps, p, { runAt, serialKey: `lines:${p.noteId}:${p.channelId}` });
+
 /**
  * Claims the cursor's empty schedule (so one job per pair) and queues the job for its time. The
  * update always writes the row, so on PostgreSQL it waits for a job settling meanwhile, which then
@@ -67,9 +73,9 @@ async function schedule(deps: Deps, noteId: string, e: NotifyEntry, now: number)
   const [row] = await deps.db
     .update(notifyCursors)
     .set({ scheduledAt: sql`COALESCE(${notifyCursors.scheduledAt}, ${runAt})` })
-    .where(and(eq(notifyCursors.noteId, noteId), eq(notifyCursors.channelId, e.channel_id)))
+    .where(cursorOf({ noteId, channelId: e.channel_id }))
     .returning({ scheduledAt: notifyCursors.scheduledAt });
-  if (row && Number(row.scheduledAt) === runAt) await notifyLines.enqueue(deps, { noteId, channelId: e.channel_id }, { runAt, serialKey: `lines:${noteId}:${e.channel_id}` });
+  if (row && Number(row.scheduledAt) === runAt) await enqueueSend(deps, { noteId, channelId: e.channel_id }, runAt);
 }
 
 async function sendLines(deps: Deps, p: NotifyLines): Promise<JobOutcome | InWriteOutcome> {
@@ -78,7 +84,7 @@ async function sendLines(deps: Deps, p: NotifyLines): Promise<JobOutcome | InWri
     .from(notifyCursors)
     .innerJoin(channels, eq(channels.id, notifyCursors.channelId))
     .innerJoin(notes, eq(notes.id, notifyCursors.noteId))
-    .where(and(eq(notifyCursors.noteId, p.noteId), eq(notifyCursors.channelId, p.channelId)));
+    .where(cursorOf(p));
   if (!row || row.trashedAt !== null) return { fail: "the stream no longer sends lines to this channel" };
   if (row.channel.status !== "enabled") return { fail: "the channel is disabled" };
   const entry = notifyOf(row).find((e) => e.channel_id === p.channelId && e.events.includes("lines"));
@@ -122,7 +128,7 @@ async function settle(deps: Deps, p: NotifyLines, entry: NotifyEntry, through: n
   await deps.db
     .update(notifyCursors)
     .set({ throughSeq: through, recentSends: JSON.stringify(sends.slice(-FLOOD_LIMIT)), scheduledAt: null })
-    .where(and(eq(notifyCursors.noteId, p.noteId), eq(notifyCursors.channelId, p.channelId)));
+    .where(cursorOf(p));
   const [more] = await deps.db
     .select({ seq: noteChunks.seq })
     .from(noteChunks)
@@ -155,12 +161,12 @@ export function fitted(lines: string[], room: { limit: number; size: (s: string)
 }
 
 async function requeue(deps: Deps, p: NotifyLines, runAt: number): Promise<JobOutcome> {
-  await deps.db.update(notifyCursors).set({ scheduledAt: runAt }).where(and(eq(notifyCursors.noteId, p.noteId), eq(notifyCursors.channelId, p.channelId)));
-  await notifyLines.enqueue(deps, p, { runAt, serialKey: `lines:${p.noteId}:${p.channelId}` });
+  await deps.db.update(notifyCursors).set({ scheduledAt: runAt }).where(cursorOf(p));
+  await enqueueSend(deps, p, runAt);
   return { ok: true };
 }
 
 /** No job queued any more (done, or given up): the next append queues one. */
 async function unscheduled(deps: Deps, p: NotifyLines): Promise<void> {
-  await deps.db.update(notifyCursors).set({ scheduledAt: null }).where(and(eq(notifyCursors.noteId, p.noteId), eq(notifyCursors.channelId, p.channelId)));
+  await deps.db.update(notifyCursors).set({ scheduledAt: null }).where(cursorOf(p));
 }

@@ -17,7 +17,7 @@ import { urlProblem } from "../webhooks/target";
 import { enqueueChannelMessage, type ChannelRow } from "./delivery";
 import { CHANNEL_NAME_MAX_CHARS, MAX_CHANNELS, type ChannelInput, type ChannelRecord } from "./model";
 import { withoutChannel } from "./notify";
-import { ChannelUrlProblem, maskedUrl, parseChannelUrl, targetOrigin, type Target } from "./url";
+import { ChannelUrlProblem, maskedUrl, parseChannelUrl, type Target } from "./url";
 
 export function toChannelRecord(row: ChannelRow): ChannelRecord {
   return {
@@ -56,8 +56,9 @@ function checkedTarget(ctx: Ctx, url: string, format: ChannelInput["format"]): T
   if (target.kind !== "webhook" && format !== undefined && format !== "generic") {
     throw ValidationFailed.field("channel.format", "not_applicable", "format applies to https:// channels; the other kinds speak their provider's own API");
   }
-  // Telegram's and Pushover's API origins are the server's settings, not the user's to point anywhere.
-  const own = target.kind === "tgram" || target.kind === "pover" ? null : targetOrigin(target, { telegram: "", pushover: "" });
+  // The user's own server, for the address guard: Telegram's and Pushover's API origins are the
+  // server's settings, not the user's to point anywhere, and mail has none.
+  const own = target.kind === "webhook" ? target.url : "base" in target ? target.base : null;
   const problem = own === null ? null : urlProblem(ctx.deps, own);
   if (problem) throw ValidationFailed.field("channel.url", "refused", `url ${problem}`);
   return target;

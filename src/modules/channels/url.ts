@@ -130,22 +130,6 @@ export function parseChannelUrl(raw: string, format: WebhookFormat = "generic"):
   }
 }
 
-/** The http(s) URL a delivery connects to, for the address guard (null for mail). */
-export function targetOrigin(t: Target, apis: { telegram: string; pushover: string }): string | null {
-  switch (t.kind) {
-    case "mailto":
-      return null;
-    case "tgram":
-      return apis.telegram;
-    case "pover":
-      return apis.pushover;
-    case "webhook":
-      return t.url;
-    default:
-      return t.base;
-  }
-}
-
 const hide = (secret: string) => (secret.length <= 8 ? "****" : `${secret.slice(0, 4)}****`);
 
 /** The URL as the API and the pages show it: each secret cut to its first characters. */

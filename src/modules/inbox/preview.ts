@@ -36,11 +36,10 @@ export async function previewInboxLine({ ctx, noteId, payload, template }: { ctx
 
 /**
  * The line the stream's last received payload makes with `template` (the settings page's
- * preview): null when the inbox has received nothing it still keeps.
+ * preview, for the stream it has already read): null when the inbox has received nothing it still keeps.
  */
-export async function previewLastPayload({ ctx, noteId, template }: { ctx: Ctx; noteId: string; template: string | null }): Promise<{ received_at: string; line: string } | null> {
+export async function previewLastPayload({ ctx, note, template }: { ctx: Ctx; note: { id: string }; template: string | null }): Promise<{ received_at: string; line: string } | null> {
   requireScope(ctx, "read");
-  const note = await previewedStream(ctx, noteId);
   if (template) assertTemplate(template, "template");
   const [d] = await ctx.deps.db
     .select({ receivedAt: inboxDeliveries.receivedAt, contentType: inboxDeliveries.contentType, headers: inboxDeliveries.headers, body: inboxDeliveries.body })

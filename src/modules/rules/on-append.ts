@@ -58,7 +58,7 @@ export async function sendRuleAlert(deps: Deps, note: NoteRow, hit: NonNullable<
   const name = note.filename ?? note.title;
   const to = await recipient(deps, note);
   const rule = hit.rule.regex ? `/${hit.rule.match}/` : JSON.stringify(hit.rule.match);
-  await enqueueMail(deps, ruleMatched({ to, noteTitle: note.title, filename: note.filename, noteId: note.id, at: iso(now), line: hit.line, match: hit.rule.match, regex: hit.rule.regex, baseUrl: mailOrigin(deps) }));
+  await enqueueMail(deps, ruleMatched({ to, noteTitle: note.title, filename: note.filename, noteId: note.id, at: iso(now), line: hit.line, rule, baseUrl: mailOrigin(deps) }));
   await raiseAlert(deps, note, { kind: "rule", title: `${name}: a line matched a rule`, text: `RULE: a line of ${name} matched ${rule}: ${hit.line}` }, now);
   deps.writer.afterCommit(() => logEvent("warn", "rule alert sent", { note_id: note.id, to_domain: domainOf(to) }));
 }

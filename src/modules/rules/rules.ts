@@ -1,5 +1,5 @@
 import { ValidationFailed } from "../../http/errors";
-import { hasLoneSurrogate } from "../../lib/text";
+import { hasLoneSurrogate, charLength } from "../../lib/text";
 import { regexProblem, type Rule, type RuleAction } from "./matcher";
 
 export const MAX_RULES = 20;
@@ -30,7 +30,7 @@ function checkedRules(input: RuleInput[]): string | null {
 // The types are checked here as well as by the body's schema: the settings page calls the service directly.
 function checkedRule(r: RuleInput, at: string): Rule {
   const match = r.match;
-  if (typeof match !== "string" || match.length === 0 || [...match].length > MAX_MATCH_CHARS) {
+  if (typeof match !== "string" || match.length === 0 || charLength(match) > MAX_MATCH_CHARS) {
     throw ValidationFailed.field(`${at}.match`, "out_of_range", `match must be 1 to ${MAX_MATCH_CHARS} characters`);
   }
   // PostgreSQL's text cannot hold U+0000, and a lone surrogate is no character: refused on both databases.

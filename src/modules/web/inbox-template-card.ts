@@ -22,7 +22,7 @@ const FIELD = "inbox_template";
 /** The last payload's line with this template, or null: none kept, or the template does not parse. */
 async function lastPayloadLine(s: WebSession, note: NoteRow, template: string) {
   try {
-    return await previewLastPayload({ ctx: s.ctx, noteId: note.id, template: template.trim() ? template : null });
+    return await previewLastPayload({ ctx: s.ctx, note, template: template.trim() ? template : null });
   } catch (e) {
     if (e instanceof ValidationFailed) return null;
     throw e;

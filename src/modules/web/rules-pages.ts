@@ -2,12 +2,12 @@
 // page again with each refusal beside its row (refusedOn).
 import { Elysia } from "elysia";
 import type { Deps } from "../../deps";
-import { ValidationFailed, type FieldProblem } from "../../http/errors";
+import { ValidationFailed } from "../../http/errors";
 import { redirectWithFlash } from "../../web/flash";
 import { pageMacros } from "../../web/macros";
 import { updateNote } from "../notes/service";
 import { MAX_MATCH_CHARS, MAX_RULES, type RuleInput } from "../rules/rules";
-import { firstValue, formFields } from "./form";
+import { fieldProblems, firstValue, formFields } from "./form";
 import { postedRows, RULES_FORM } from "./rules-view";
 import { refuseFields, WHOLE_FORM } from "./settings-forms";
 import { refusedOn, settingsPath } from "./stream-settings-pages";
@@ -15,7 +15,7 @@ import { refusedOn, settingsPath } from "./stream-settings-pages";
 /** What the service refused, said beside the row's field it is about. */
 function problemsOnRows(e: ValidationFailed, rowOf: number[]): Record<string, string> {
   const errors: Record<string, string> = {};
-  for (const p of e.details as FieldProblem[]) {
+  for (const p of fieldProblems(e)) {
     const m = /^note\.rules\[(\d+)\]\.(match|then)$/.exec(p.field);
     const at = m ? `${m[2]}_${rowOf[Number(m[1])]}` : WHOLE_FORM;
     if (p.code === "invalid_regex") errors[at] = `Not a regular expression RE2 accepts: ${p.message}.`;

@@ -13,9 +13,9 @@ import { webhookDisabled } from "../../mail/templates";
 import type { NoteRow } from "../notes/repo";
 import type { AppendHook } from "../streams/append/hooks";
 import { shapeBody } from "./formats";
-import { CONNECT_TIMEOUT_MS, postTo, retryAfterMs, type PostResult } from "./http";
+import { retryAfterMs, type PostResult } from "./http";
 import { signatureHeaders } from "./sign";
-import { checkedAddress, RefusedTarget } from "./target";
+import { guardedPost, succeeded } from "./target";
 
 /** Consecutive failed attempts after which a webhook is disabled until the note is saved. */
 export const DISABLE_AFTER = 10;
@@ -78,14 +78,7 @@ async function deliver(deps: Deps, p: WebhookDelivery, job: { attempts: number }
     "user-agent": USER_AGENT,
     ...signatureHeaders(note.webhookSecret, p.deliveryId, body, Math.floor(deps.clock.now() / 1000)),
   };
-  let result: PostResult;
-  try {
-    const total = deps.config.webhookTimeoutMs;
-    result = await postTo(url, await checkedAddress(deps, url), body, headers, { connect: Math.min(CONNECT_TIMEOUT_MS, total), total });
-  } catch (e) {
-    if (!(e instanceof RefusedTarget) && !(e instanceof Error)) throw e;
-    result = { status: null, headers: {}, body: "", error: `target refused: ${e.message}`, durationMs: 0 };
-  }
+  const result = await guardedPost(deps, url, body, headers);
   // Recorded in the same write that settles the job.
   return () => recordAttempt(deps, note.id, p.deliveryId, job.attempts, note.webhookUrl!, result, p.event === "webhook.test");
 }
@@ -93,7 +86,7 @@ async function deliver(deps: Deps, p: WebhookDelivery, job: { attempts: number }
 async function recordAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: number, url: string, r: PostResult, test = false): Promise<JobOutcome> {
   if (test) return recordTestAttempt(deps, noteId, deliveryId, attempt, url, r);
   const [current] = await deps.db.select({ failures: notes.webhookFailures, status: notes.webhookStatus }).from(notes).where(eq(notes.id, noteId));
-  const ok = r.status !== null && r.status >= 200 && r.status < 300;
+  const ok = succeeded(r);
   const gone = r.status === 410;
   const failures = ok ? 0 : (current?.failures ?? 0) + 1;
   const disable = !ok && (gone || failures >= DISABLE_AFTER);
@@ -134,7 +127,7 @@ async function recordAttempt(deps: Deps, noteId: string, deliveryId: string, att
  * counts towards disabling the webhook nor re-arms it (only saving the webhook does).
  */
 async function recordTestAttempt(deps: Deps, noteId: string, deliveryId: string, attempt: number, url: string, r: PostResult): Promise<JobOutcome> {
-  const ok = r.status !== null && r.status >= 200 && r.status < 300;
+  const ok = succeeded(r);
   const error = ok ? null : attemptError(r);
   await deps.db
     .insert(webhookAttempts)

@@ -1,5 +1,6 @@
 import type { Deps } from "../../deps";
 import { formatIp, ipFamily, isPublicAddress, parseIp, type Ip } from "../../lib/ip";
+import { CONNECT_TIMEOUT_MS, postTo, type PostResult } from "./http";
 
 export class RefusedTarget extends Error {}
 
@@ -68,3 +69,22 @@ export async function checkedAddress(deps: Deps, url: URL): Promise<{ address: s
   const ip = candidates[0]!;
   return { address: formatIp(ip), family: ipFamily(ip) };
 }
+
+/**
+ * A delivery's request through the address guard, within the configured timeout: what the target
+ * answered, or the refusal (a private address, a name that does not resolve, a bad URL) as a
+ * result like any failed attempt. Webhooks and channels send this way.
+ */
+export async function guardedPost(deps: Deps, url: string | URL, body: string, headers: Record<string, string>, method: "POST" | "PUT" = "POST"): Promise<PostResult> {
+  try {
+    const u = typeof url === "string" ? new URL(url) : url;
+    const total = deps.config.webhookTimeoutMs;
+    return await postTo(u, await checkedAddress(deps, u), body, headers, { connect: Math.min(CONNECT_TIMEOUT_MS, total), total }, method);
+  } catch (e) {
+    if (!(e instanceof Error)) throw e;
+    return { status: null, headers: {}, body: "", error: `target refused: ${e.message}`, durationMs: 0 };
+  }
+}
+
+/** Whether an attempt succeeded: a 2xx answer. */
+export const succeeded = (r: PostResult): boolean => r.status !== null && r.status >= 200 && r.status < 300;
