@@ -1,4 +1,4 @@
-import { ProtocolError as SdkProtocolError } from "@modelcontextprotocol/server";
+import { ProtocolError } from "@modelcontextprotocol/server";
 import type { Scope } from "../principal";
 import type { NoteRef } from "./uris";
 
@@ -13,14 +13,10 @@ export class ToolFailure extends Error {
 }
 
 /**
- * A JSON-RPC error of resources and prompts whose message goes out as written, starting with its
- * code as a tool error's text does. The SDK's own error class, so both protocol eras encode it.
+ * A JSON-RPC error of resources and prompts: the SDK's own class, so both protocol revisions
+ * encode it; its message starts with our code, as a tool error's text does.
  */
-export class ProtocolError extends SdkProtocolError {
-  constructor(code: number, message: string, data?: unknown) {
-    super(code, message, data);
-  }
-}
+export { ProtocolError };
 
 /**
  * JSON-RPC codes. A resource that is not there is -32602 with the uri as its data: what revision

@@ -1,6 +1,8 @@
 // The hosted MCP endpoint as the tests reach it: the app on a real loopback port, so an SDK's HTTP
 // client talks to it as to any server, and the REST API the tests write notes through.
 import { expect } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { buildHandler } from "../../src/app";
 import type { Harness } from "./harness";
 import type { Rest } from "./mcp-resources";
@@ -27,4 +29,12 @@ export function restOf(base: string, token: string): Rest {
     createNote: (title, plain_body) => call("POST", "/notes", { note: { title, plain_body } }),
     lines: async (filename) => (await call("GET", `/notes/by-filename/${encodeURIComponent(filename)}/lines?last=1000`)).lines,
   };
+}
+
+/** The v1 SDK's client on `base`/mcp with `token` as its Bearer, kept in `clients` for the test's clean-up. */
+export async function connectV1(base: string, token: string, name: string, clients: Client[]): Promise<Client> {
+  const client = new Client({ name, version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  clients.push(client);
+  return client;
 }

@@ -11,7 +11,7 @@ import { hostedSessions } from "../../src/mcp/sessions";
 import { followers } from "../../src/modules/streams/follow";
 import { revokeToken } from "../../src/modules/tokens/service";
 import { harness, type Harness } from "../helpers/harness";
-import { restOf, serveOnLoopback } from "../helpers/mcp-hosted";
+import { connectV1, restOf, serveOnLoopback } from "../helpers/mcp-hosted";
 import { exercisePinned, exercisePrompts, exerciseResourceLinks, exerciseResources, exerciseSubscriptions, type Rest } from "../helpers/mcp-resources";
 
 let h: Harness;
@@ -33,12 +33,7 @@ async function setUp(): Promise<{ base: string; token: string; rest: Rest; accou
   return { base, token, rest: restOf(base, token), account };
 }
 
-async function connect(base: string, token: string): Promise<Client> {
-  const client = new Client({ name: "resources-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-  clients.push(client);
-  return client;
-}
+const connect = (base: string, token: string) => connectV1(base, token, "resources-test", clients);
 
 describe("hosted MCP resources, subscriptions and prompts", () => {
   test("templates, the caller's notes listed page by page, both kinds read, completions by prefix", async () => {

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { count, eq } from "drizzle-orm";
 import { buildHandler } from "../../src/app";
 import { folders, notes, workspaces } from "../../src/db/tables";
@@ -8,6 +7,7 @@ import { MAX_LIMIT } from "../../src/lib/pagination";
 import { FOLDER_NAME_MAX_CHARS, TITLE_MAX_CHARS } from "../../src/lib/text";
 import { harness, type Harness } from "../helpers/harness";
 import { exerciseAllTools, tool, toolError } from "../helpers/mcp";
+import { connectV1 } from "../helpers/mcp-hosted";
 
 let h: Harness;
 let server: ReturnType<typeof Bun.serve> | undefined;
@@ -42,12 +42,7 @@ function serve(): string {
   return base;
 }
 
-async function connect(base: string, token: string): Promise<Client> {
-  const client = new Client({ name: "test-agent", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-  clients.push(client);
-  return client;
-}
+const connect = (base: string, token: string) => connectV1(base, token, "test-agent", clients);
 
 describe("hosted MCP over Streamable HTTP", () => {
   test("with an API token: every tool works and the notes really change", async () => {

@@ -11,7 +11,6 @@ import {
 } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client as ModernClient, SdkHttpError, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InvalidClientMetadataError, InvalidGrantError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { AuthorizationServerMetadata, OAuthClientInformationFull, OAuthMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { count, eq } from "drizzle-orm";
@@ -25,6 +24,7 @@ import type { PlanName } from "../../src/limits/plans";
 import { oauthList, oauthRevoke } from "../../src/cli/commands";
 import { UsageError } from "../../src/cli/args";
 import { harness, type Harness } from "../helpers/harness";
+import { connectV1 } from "../helpers/mcp-hosted";
 
 /**
  * OAuth 2.1 for the hosted MCP endpoint, end to end as an MCP client sees it: over a real HTTP
@@ -181,13 +181,7 @@ async function grant(plan: PlanName, email = `${plan}-agent@example.com`): Promi
 }
 
 /** The SDK's MCP client over Streamable HTTP, with the OAuth access token as Bearer. */
-async function mcpClient(access: string): Promise<Client> {
-  const client = new Client({ name: "oauth-test", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), { requestInit: { headers: { authorization: `Bearer ${access}` } } });
-  await client.connect(transport);
-  clients.push(client);
-  return client;
-}
+const mcpClient = (access: string) => connectV1(BASE, access, "oauth-test", clients);
 
 /** A raw initialize at /mcp, to see the HTTP status a token (or none) gets. */
 function rawMcp(authorization?: string, headers: Record<string, string> = {}) {
