@@ -1,4 +1,5 @@
 import { and, asc, count, eq, like, ne } from "drizzle-orm";
+import type { Deps } from "../../deps";
 import type { Ctx } from "../../deps";
 import { mayNameRow } from "../../db/keys";
 import { paged } from "../../db/paged";
@@ -90,6 +91,16 @@ export async function listChannels({ ctx, page }: { ctx: Ctx; page: Page }): Pro
   const rows = db.select().from(channels).where(where).orderBy(asc(channels.createdAt), asc(channels.id));
   const { items, total } = await paged(db, { from: channels, where, rows, page });
   return { items: items.map(toChannelRecord), total };
+}
+
+/** The names of the workspace's channels turned off after failed deliveries, oldest first (the board's notice, on every poll). */
+export async function disabledChannelNames(deps: Deps, workspaceId: string): Promise<string[]> {
+  const rows = await deps.db
+    .select({ name: channels.name })
+    .from(channels)
+    .where(and(eq(channels.workspaceId, workspaceId), eq(channels.status, "disabled")))
+    .orderBy(asc(channels.createdAt), asc(channels.id));
+  return rows.map((r) => r.name);
 }
 
 export async function getChannel({ ctx, id }: { ctx: Ctx; id: string }): Promise<ChannelRecord> {

@@ -20,7 +20,8 @@ import {
   type WebhookHealth,
 } from "../streams/board";
 import { getWorkspace, tierOf } from "../workspaces/repo";
-import { CHANNELS, workspaceChannels } from "./channels-view";
+import { disabledChannelNames } from "../channels/service";
+import { CHANNELS } from "./channels-view";
 
 /**
  * The notes list as a status board: a row per note (a stream's last write, fill against its cap,
@@ -191,7 +192,7 @@ function emptyText(v: BoardView): Html | string {
 
 /** Above the board: channels turned off after failed deliveries, which no stream reaches until someone re-enables them. */
 async function disabledChannelsNotice(s: WebSession): Promise<Html | ""> {
-  const names = (await workspaceChannels(s)).filter((c) => c.status === "disabled").map((c) => c.name);
+  const names = await disabledChannelNames(s.ctx.deps, s.workspaceId);
   if (names.length === 0) return "";
   const which = names.length === 1 ? html`The channel <strong>${names[0]!}</strong> is` : html`The channels ${names.map((n, i) => html`${i ? ", " : ""}<strong>${n}</strong>`)} are`;
   return html`<div class="flash error" role="status" data-disabled-channels>${which} turned off after failed deliveries: alerts and lines do not reach ${names.length === 1 ? "it" : "them"}. <a href="${CHANNELS}">Fix and re-enable on the Channels page</a>.</div>`;
