@@ -161,8 +161,14 @@ describe("notestream mcp (stdio)", () => {
     try {
       expect(follows.map((r) => r.status)).toEqual(Array(10).fill(200));
       const client = await connect(own);
+      // A collection here, as one came in CI: the follows must still be held after it (finally).
+      Bun.gc(true);
+      await Bun.sleep(200);
       await expect(client.subscribeResource({ uri: "notestream://streams/busy.log" })).rejects.toThrow("rate_limited");
     } finally {
+      // Used here so they stay reachable until now: a Response the collector takes closes its
+      // connection, and the server frees that follow's slot.
+      await Promise.all(follows.map((r) => r.body?.cancel()));
       held.abort();
     }
   }, 30_000);
