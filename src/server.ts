@@ -61,9 +61,14 @@ export function servedBy(handle: ReturnType<typeof buildHandler>) {
 /** The service could not start; the message is the whole story (no stack trace for the operator). */
 export class StartupError extends Error {}
 
-function listen(deps: Deps, fetch: (request: Request, srv: Bun.Server<undefined>) => Response | Promise<Response>) {
+/**
+ * Listens on the configured host and port. With port 0 the system picks a free one, which then
+ * becomes the configured port: mail links made without a base URL name it (http/origin.ts).
+ */
+export function listen(deps: Deps, fetch: (request: Request, srv: Bun.Server<undefined>) => Response | Promise<Response>): Bun.Server<undefined> {
+  let server: Bun.Server<undefined>;
   try {
-    return Bun.serve({
+    server = Bun.serve({
       port: deps.config.port,
       hostname: deps.config.host,
       // No limit of the runtime's: it would answer a larger body with an empty 413 outside the error
@@ -77,4 +82,6 @@ function listen(deps: Deps, fetch: (request: Request, srv: Bun.Server<undefined>
     }
     throw e;
   }
+  deps.config.port = server.port!;
+  return server;
 }

@@ -20,7 +20,7 @@ import type { Scope } from "./principal";
 import { jobHandlers } from "./queues";
 import { openSqliteDeps } from "./runtime";
 import { runAllTasks } from "./schedule";
-import { servedBy } from "./server";
+import { listen, servedBy } from "./server";
 
 export interface TestServer {
   /** http://127.0.0.1:<port>, the service's origin. */
@@ -52,6 +52,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const clock = { now: () => t };
   const config = loadConfig({
     NOTESTREAM_DATA_DIR: "/nonexistent/notestream-testing",
+    NOTESTREAM_HOST: "127.0.0.1",
+    NOTESTREAM_PORT: "0",
     NOTESTREAM_LOG_REQUESTS: "false",
     NOTESTREAM_SYNCHRONOUS: "NORMAL",
     NOTESTREAM_MIN_INTERVAL_SECONDS: "1",
@@ -62,12 +64,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const sent: MailMessage[] = [];
   deps.mailer = { send: async (m) => void sent.push(m) };
   const jobs = new JobRunner(deps, jobHandlers);
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    fetch: servedBy(buildHandler(deps)),
-  });
+  const server = listen(deps, servedBy(buildHandler(deps)));
   await jobs.start();
   const account = await deps.writer.write(() => createAccount(deps, { email: "test@example.com", plan: options.plan ?? "dev" }));
   const owner = { accountId: account.account.id, workspaceId: account.workspaceId };

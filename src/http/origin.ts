@@ -11,7 +11,8 @@ export function publicOrigin(deps: Deps, request: Request): string {
 
 /**
  * The origin of every link in a mail (and of anything else kept to be sent later): the configured
- * base URL, else this server on localhost, never a request's. A request's Host (or a header a proxy
+ * base URL, else this server on localhost at the port it listens on (the one it got, when told 0),
+ * never a request's. A request's Host (or a header a proxy
  * passed through) is the client's to choose; taken into a mail, it would send the recipient, with
  * a genuine message, to a server the client names.
  */

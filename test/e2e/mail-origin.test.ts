@@ -1,12 +1,13 @@
 /**
- * Links in mail name the configured origin (NOTESTREAM_BASE_URL, unset: http://localhost:<port>),
+ * Links in mail name the configured origin (NOTESTREAM_BASE_URL, unset: http://localhost:<port>,
+ * the port the server got when told 0),
  * never one a request chose, on the compiled binary: an export asked for through a proxy that
  * writes X-Forwarded-* while the client sends its own `Forwarded`, and an export and a test alert
  * asked for with a forged `Host`, written byte for byte on a socket.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { BUILD_TIMEOUT_MS, appendPath, buildBinary, cleanup, cliOk, request, startServer, tempDir, withTimeout, type RunningServer } from "../helpers/binary";
 import { parseMail, type ReceivedMail } from "../helpers/mail";
@@ -15,15 +16,6 @@ beforeAll(() => void buildBinary(), BUILD_TIMEOUT_MS);
 afterAll(() => cleanup());
 
 const PASSWORD = "Mail-origin-9";
-
-/** A port free a moment ago: the server is told it, so that its mail origin names it. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 /** A dev account with a password, for the pages, and an API token. */
 function account(dataDir: string, email: string): { email: string; token: string } {
@@ -82,14 +74,17 @@ async function signIn(base: string, email: string): Promise<string> {
   return session!.split(";")[0]!;
 }
 
-/** A server on a data dir of its own with one account, started before a describe's tests and stopped after. */
-function served(label: string, email: string, env: (port: number) => Record<string, string>) {
+/**
+ * A server on a data dir of its own with one account, started before a describe's tests and
+ * stopped after. It is given port 0 (startServer's), so the links must name the port it got.
+ */
+function served(label: string, email: string, env: Record<string, string>) {
   const it = {} as { server: RunningServer; dataDir: string; port: number; owner: { email: string; token: string } };
   beforeAll(async () => {
     it.dataDir = tempDir(label);
     it.owner = account(it.dataDir, email);
-    it.port = await freePort();
-    it.server = await startServer(it.dataDir, env(it.port));
+    it.server = await startServer(it.dataDir, env);
+    it.port = Number(new URL(it.server.base).port);
   }, 30_000);
   afterAll(async () => {
     await it.server?.stop("SIGKILL").catch(() => {});
@@ -108,7 +103,7 @@ async function exportMailLinks(dataDir: string, port: number): Promise<string[]>
 }
 
 describe("behind a proxy that writes X-Forwarded-*, without a base URL", () => {
-  const it = served("mail-proxy", "owner@example.com", (port) => ({ NOTESTREAM_PORT: String(port), NOTESTREAM_TRUST_PROXY: "1" }));
+  const it = served("mail-proxy", "owner@example.com", { NOTESTREAM_TRUST_PROXY: "1" });
 
   test("a client's own Forwarded header, passed through beside the proxy's, reaches neither the export mail nor the answer", async () => {
     const { server, dataDir, port, owner } = it;
@@ -126,7 +121,7 @@ describe("behind a proxy that writes X-Forwarded-*, without a base URL", () => {
 });
 
 describe("without a proxy and without a base URL", () => {
-  const it = served("mail-host", "host@example.com", (port) => ({ NOTESTREAM_PORT: String(port) }));
+  const it = served("mail-host", "host@example.com", {});
 
   test("an export asked for with a forged Host mails links to the configured origin", async () => {
     const { server, dataDir, port, owner } = it;

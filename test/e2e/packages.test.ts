@@ -47,6 +47,10 @@ test("bun add of the service's package, then a user's bun test against notestrea
        expect(ns.mails()).toHaveLength(0);
        await ns.advance(1_000);
        expect(ns.mails().map((m) => m.subject)).toEqual(["[notestream] job.log has gone quiet"]);
+       // The mail's links name the port the test server got.
+       const ack = ns.mails()[0].text.split(/\\s+/).find((w) => w.includes("/ack/"));
+       expect(new URL(ack).port).toBe(new URL(ns.url).port);
+       expect((await fetch(ack)).status).toBe(200);
        await ns.stop();
      });`,
   );
