@@ -25,34 +25,35 @@ export function withoutChannel(notify: string | null, channelId: string): string
   return kept.length === 0 ? null : JSON.stringify(kept);
 }
 
-export type NotifyInput = { notify?: { channel_id: string; events?: string[]; batch_seconds?: number | null }[] | null; escalate_to?: string | null };
-
-/** The parts of a PATCH that name channels: the notify list, and escalate_to when it is a channel id. */
-export async function channelChanges(deps: Deps, note: { id: string; kind: string; workspaceId: string }, input: NotifyInput): Promise<{ notify?: string | null }> {
-  const to = input.escalate_to;
-  if (to != null && to.startsWith("chn_")) {
-    const [known] = await deps.db.select({ id: channels.id }).from(channels).where(and(eq(channels.workspaceId, note.workspaceId), eq(channels.id, to)));
-    if (!known) throw ValidationFailed.field("note.escalate_to", "unknown_channel", "escalate_to is an e-mail address or a channel of this workspace (chn_…)");
-  }
-  const changes = await notifyChanges(deps, note, input);
-  if (changes.notify !== undefined) await syncCursors(deps, note.id, changes.notify);
-  return changes;
-}
+type NotifyInput = { notify?: { channel_id: string; events?: string[]; batch_seconds?: number | null }[] | null; escalate_to?: string | null };
 
 /**
- * The notify part of a PATCH, checked: at most 10 entries, each a channel of the stream's
- * workspace named once, events `alerts` and/or `lines`, batch_seconds 1 to 3600 (lines only).
+ * The parts of a PATCH that name channels, checked: escalate_to when it is a channel id, and the
+ * notify list (at most 10 entries, each a channel of the stream's workspace named once, events
+ * `alerts` and/or `lines`, batch_seconds 1 to 3600). Every channel named is looked up in one query.
  */
-async function notifyChanges(deps: Deps, note: { kind: string; workspaceId: string }, input: NotifyInput): Promise<{ notify?: string | null }> {
-  if (input.notify === undefined) return {};
-  if (note.kind !== "stream") throw ValidationFailed.field("note.notify", "not_a_stream", "notify belongs to streams (append-only notes)");
-  const list = input.notify ?? [];
-  if (list.length > MAX_NOTIFY) throw ValidationFailed.field("note.notify", "too_many", `a stream notifies at most ${MAX_NOTIFY} channels`);
+export async function channelChanges(deps: Deps, note: { id: string; kind: string; workspaceId: string }, input: NotifyInput): Promise<{ notify?: string | null }> {
+  const escalateTo = input.escalate_to?.startsWith("chn_") ? input.escalate_to : null;
+  const list = input.notify === undefined ? undefined : (input.notify ?? []);
+  if (list !== undefined && note.kind !== "stream") throw ValidationFailed.field("note.notify", "not_a_stream", "notify belongs to streams (append-only notes)");
+  if (list !== undefined && list.length > MAX_NOTIFY) throw ValidationFailed.field("note.notify", "too_many", `a stream notifies at most ${MAX_NOTIFY} channels`);
+  const named = [...(escalateTo ? [escalateTo] : []), ...(list ?? []).map((e) => e.channel_id)];
+  const known = new Set(
+    named.length === 0 ? [] : (await deps.db.select({ id: channels.id }).from(channels).where(and(eq(channels.workspaceId, note.workspaceId), inArray(channels.id, named)))).map((k) => k.id),
+  );
+  if (escalateTo && !known.has(escalateTo)) throw ValidationFailed.field("note.escalate_to", "unknown_channel", "escalate_to is an e-mail address or a channel of this workspace (chn_…)");
+  if (list === undefined) return {};
+  const notify = notifyJson(list, known);
+  await syncCursors(deps, note.id, notify);
+  return { notify };
+}
+
+/** A notify list checked against the workspace's `known` channel ids, as the row keeps it (null for none). */
+function notifyJson(list: NonNullable<NotifyInput["notify"]>, known: Set<string>): string | null {
   const ids = list.map((e) => e.channel_id);
-  const known = ids.length === 0 ? [] : await deps.db.select({ id: channels.id }).from(channels).where(and(eq(channels.workspaceId, note.workspaceId), inArray(channels.id, ids)));
   const entries = list.map((e, i): NotifyEntry => {
     const at = `note.notify[${i}]`;
-    if (!known.some((k) => k.id === e.channel_id)) throw ValidationFailed.field(`${at}.channel_id`, "unknown_channel", "channel_id must name a channel of this workspace (GET /api/v1/channels)");
+    if (!known.has(e.channel_id)) throw ValidationFailed.field(`${at}.channel_id`, "unknown_channel", "channel_id must name a channel of this workspace (GET /api/v1/channels)");
     if (ids.indexOf(e.channel_id) !== i) throw ValidationFailed.field(`${at}.channel_id`, "duplicate", "each channel appears once; list both events in one entry");
     const events = [...new Set(e.events ?? ["alerts"])];
     if (events.length === 0 || events.some((x) => x !== "alerts" && x !== "lines")) {
@@ -64,14 +65,14 @@ async function notifyChanges(deps: Deps, note: { kind: string; workspaceId: stri
     }
     return { channel_id: e.channel_id, events: events as NotifyEntry["events"], batch_seconds: batch };
   });
-  return { notify: entries.length === 0 ? null : JSON.stringify(entries) };
+  return entries.length === 0 ? null : JSON.stringify(entries);
 }
 
 /**
  * Inside a PATCH's write: a cursor for each channel newly taking lines, at the stream's last chunk
  * (lines written before are not sent), and none for channels that no longer do.
  */
-export async function syncCursors(deps: Deps, noteId: string, notify: string | null): Promise<void> {
+async function syncCursors(deps: Deps, noteId: string, notify: string | null): Promise<void> {
   const wanted = notifyOf({ notify }).filter((e) => e.events.includes("lines")).map((e) => e.channel_id);
   await deps.db.delete(notifyCursors).where(and(eq(notifyCursors.noteId, noteId), wanted.length ? notInArray(notifyCursors.channelId, wanted) : undefined));
   if (wanted.length === 0) return;
