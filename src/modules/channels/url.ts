@@ -14,9 +14,9 @@ export type Target =
   | { kind: "matrix"; base: string; accessToken: string; roomId: string }
   | { kind: "webhook"; url: string; format: WebhookFormat };
 
-export type ChannelKind = Target["kind"];
+type ChannelKind = Target["kind"];
 export const CHANNEL_KINDS = ["mailto", "ntfy", "tgram", "pover", "gotify", "matrix", "webhook"] as const satisfies readonly ChannelKind[];
-export const MAX_CHANNEL_URL = 2048;
+const MAX_CHANNEL_URL = 2048;
 
 /** Why a URL is not a channel, in words after "url "; thrown by parseChannelUrl. */
 export class ChannelUrlProblem extends Error {}
@@ -52,6 +52,17 @@ function origin(host: string, secure: boolean, what: string): string {
   return new URL(`${secure ? "https" : "http"}://${host}`).origin;
 }
 
+/** The server of an ntfy or Gotify URL: its origin and the path before the last segment (one served under a sub-path). */
+function serverBase(parts: { host: string; path: string[] }, secure: boolean, what: string): string {
+  return origin(parts.host, secure, what) + parts.path.slice(0, -1).map((p) => `/${encodeURIComponent(p)}`).join("");
+}
+
+/** A server's base back in the channel's spelling: the scheme (`s` added for https) and host with any sub-path. */
+function respelled(base: string, scheme: string): { scheme: string; server: string } {
+  const u = new URL(base);
+  return { scheme: u.protocol === "https:" ? `${scheme}s` : scheme, server: `${u.host}${u.pathname.replace(/\/$/, "")}` };
+}
+
 function priority(query: URLSearchParams, min: number, max: number): number | null {
   const raw = query.get("priority");
   if (raw === null) return null;
@@ -79,7 +90,7 @@ export function parseChannelUrl(raw: string, format: WebhookFormat = "generic"):
     case "ntfys": {
       const topic = parts.path.at(-1) ?? "";
       if (!/^[-_A-Za-z0-9]{1,64}$/.test(topic)) throw new ChannelUrlProblem("needs a topic: ntfys://ntfy.sh/TOPIC, the topic 1 to 64 letters, digits, - or _");
-      const base = origin(parts.host, scheme === "ntfys", "the ntfy server") + parts.path.slice(0, -1).map((p) => `/${encodeURIComponent(p)}`).join("");
+      const base = serverBase(parts, scheme === "ntfys", "the ntfy server");
       const token = parts.query.get("token");
       let auth: Extract<Target, { kind: "ntfy" }>["auth"] = token ? { token } : null;
       if (parts.userinfo !== null) {
@@ -108,8 +119,7 @@ export function parseChannelUrl(raw: string, format: WebhookFormat = "generic"):
     case "gotifys": {
       const appToken = parts.path.at(-1) ?? "";
       if (!/^[A-Za-z0-9._-]{8,64}$/.test(appToken)) throw new ChannelUrlProblem("needs an application token after the host: gotifys://gotify.example.com/APP_TOKEN");
-      const base = origin(parts.host, scheme === "gotifys", "the Gotify server") + parts.path.slice(0, -1).map((p) => `/${encodeURIComponent(p)}`).join("");
-      return { kind: "gotify", base, appToken, priority: priority(parts.query, 0, 10) };
+      return { kind: "gotify", base: serverBase(parts, scheme === "gotifys", "the Gotify server"), appToken, priority: priority(parts.query, 0, 10) };
     }
     case "matrix":
     case "matrixs": {
@@ -139,21 +149,21 @@ export function maskedUrl(t: Target): string {
       return `mailto:${t.address}`;
     case "ntfy": {
       const auth = t.auth === null ? "" : "token" in t.auth ? `${hide(t.auth.token)}@` : `${t.auth.user}:****@`;
-      const base = new URL(t.base);
+      const { scheme, server } = respelled(t.base, "ntfy");
       const query = [t.priority === null ? "" : `priority=${t.priority}`, t.tags.length ? `tags=${t.tags.join(",")}` : ""].filter(Boolean).join("&");
-      return `${base.protocol === "https:" ? "ntfys" : "ntfy"}://${auth}${base.host}${base.pathname.replace(/\/$/, "")}/${t.topic}${query ? `?${query}` : ""}`;
+      return `${scheme}://${auth}${server}/${t.topic}${query ? `?${query}` : ""}`;
     }
     case "tgram":
       return `tgram://${t.botToken.split(":")[0]}:****/${t.chatId}`;
     case "pover":
       return `pover://${hide(t.userKey)}@${hide(t.appToken)}${t.priority === null ? "" : `?priority=${t.priority}`}`;
     case "gotify": {
-      const base = new URL(t.base);
-      return `${base.protocol === "https:" ? "gotifys" : "gotify"}://${base.host}${base.pathname.replace(/\/$/, "")}/${hide(t.appToken)}`;
+      const { scheme, server } = respelled(t.base, "gotify");
+      return `${scheme}://${server}/${hide(t.appToken)}`;
     }
     case "matrix": {
-      const base = new URL(t.base);
-      return `${base.protocol === "https:" ? "matrixs" : "matrix"}://${hide(t.accessToken)}@${base.host}/${t.roomId}`;
+      const { scheme, server } = respelled(t.base, "matrix");
+      return `${scheme}://${hide(t.accessToken)}@${server}/${t.roomId}`;
     }
     case "webhook": {
       // Chat webhooks carry their secret in the path (Slack's /services/T…/B…/XXXX) or the query.
