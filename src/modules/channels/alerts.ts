@@ -7,7 +7,7 @@ import { enqueueChannelMessage } from "./delivery";
 import { notifyOf } from "./notify";
 
 /** What raised an alert; the alert log keeps it for digests. */
-export type AlertKind = "late" | "failing" | "full" | "run" | "recovered" | "repeat" | "escalation" | "rule";
+type AlertKind = "late" | "failing" | "full" | "run" | "recovered" | "repeat" | "escalation" | "rule";
 
 type AlertNote = Pick<NoteRow, "id" | "filename" | "title" | "notify" | "webhookUrl" | "webhookStatus" | "alertWebhook" | "byteSize">;
 

@@ -18,11 +18,11 @@ import { providerRequest, type ChannelMessage } from "./providers";
 import { maskedUrl, parseChannelUrl } from "./url";
 
 /** Consecutive failed deliveries after which a channel is disabled until it is saved again. */
-export const CHANNEL_DISABLE_AFTER = 10;
+const CHANNEL_DISABLE_AFTER = 10;
 
 export type ChannelRow = typeof channels.$inferSelect;
 
-export const ChannelDelivery = t.Object({
+const ChannelDelivery = t.Object({
   deliveryId: t.String(),
   channelId: t.String(),
   event: t.Union([t.Literal("alert"), t.Literal("lines"), t.Literal("digest"), t.Literal("test")]),
@@ -32,7 +32,7 @@ export const ChannelDelivery = t.Object({
   note: t.Nullable(t.Object({ id: t.String(), filename: t.Nullable(t.String()), title: t.String() })),
   urgent: t.Optional(t.Boolean()),
 });
-export type ChannelDelivery = typeof ChannelDelivery.static;
+type ChannelDelivery = typeof ChannelDelivery.static;
 
 export const channelDelivery = defineQueue("channel", ChannelDelivery, { run: deliver, settled: afterAttempt });
 

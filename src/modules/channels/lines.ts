@@ -23,14 +23,14 @@ import { parseChannelUrl } from "./url";
  * Flood control: at most FLOOD_LIMIT messages in any minute per stream and channel; past that,
  * one gathered message every GATHER_MS.
  */
-export const FLOOD_LIMIT = 20;
-export const GATHER_MS = 15_000;
+const FLOOD_LIMIT = 20;
+const GATHER_MS = 15_000;
 const MINUTE = 60_000;
 /** Chunks one message reads at most; the rest waits for the next. */
 const READ_CHUNKS = 500;
 
-export const NotifyLines = t.Object({ noteId: t.String(), channelId: t.String() });
-export type NotifyLines = typeof NotifyLines.static;
+const NotifyLines = t.Object({ noteId: t.String(), channelId: t.String() });
+type NotifyLines = typeof NotifyLines.static;
 
 export const notifyLines = defineQueue("notify-lines", NotifyLines, { run: sendLines, onFailed: unscheduled });
 
@@ -145,7 +145,7 @@ async function settle(deps: Deps, p: NotifyLines, entry: NotifyEntry, through: n
  * The lines that fit the platform's message, in order; past that, "… and N more lines" (they stay
  * in the note, and are not sent later: the message says how many it left out).
  */
-export function fitted(lines: string[], room: { limit: number; size: (s: string) => number }): string {
+function fitted(lines: string[], room: { limit: number; size: (s: string) => number }): string {
   const all = lines.join("\n");
   if (room.size(all) <= room.limit) return all;
   const reserve = room.size(`\n… and ${lines.length} more lines`);

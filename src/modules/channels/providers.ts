@@ -25,7 +25,7 @@ export interface ProviderRequest {
  * Each platform's limit on a message's text, in characters (ntfy's is 4,096 bytes): longer text is
  * cut to it. Pushover's title is 250 characters at most.
  */
-export const PROVIDER_LIMITS = { ntfy: 4_096, tgram: 4_096, pover: 1_024, gotify: 16_000, matrix: 30_000 } as const;
+const PROVIDER_LIMITS = { ntfy: 4_096, tgram: 4_096, pover: 1_024, gotify: 16_000, matrix: 30_000 } as const;
 
 const json = { "content-type": "application/json" };
 

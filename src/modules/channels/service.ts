@@ -20,7 +20,7 @@ import { CHANNEL_NAME_MAX_CHARS, MAX_CHANNELS, type ChannelInput, type ChannelRe
 import { withoutChannel } from "./notify";
 import { ChannelUrlProblem, maskedUrl, parseChannelUrl, type Target } from "./url";
 
-export function toChannelRecord(row: ChannelRow): ChannelRecord {
+function toChannelRecord(row: ChannelRow): ChannelRecord {
   return {
     id: row.id,
     name: row.name,

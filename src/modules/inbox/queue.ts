@@ -27,8 +27,8 @@ function inboxPrincipal(note: { id: string; workspaceId: string }): Principal {
 }
 
 /** One payload received at /h/{token} and stored in inbox_deliveries, to become a line. */
-export const InboxPayload = t.Object({ deliveryId: t.String() });
-export type InboxPayload = typeof InboxPayload.static;
+const InboxPayload = t.Object({ deliveryId: t.String() });
+type InboxPayload = typeof InboxPayload.static;
 
 export const inboxQueue = defineQueue("inbox", InboxPayload, {
   // All of it happens in the write that settles the job: the line, its webhook job, the bookkeeping.

@@ -18,11 +18,11 @@ import { addStorage, getWorkspace, tierOf } from "../workspaces/repo";
 import { inboxQueue } from "./queue";
 import { storedBytes } from "./storage";
 
-export const INBOX_TOKEN_PREFIX = "inb_";
+const INBOX_TOKEN_PREFIX = "inb_";
 /** Payloads a minute one inbox accepts. */
-export const INBOX_PER_MINUTE = 120;
+const INBOX_PER_MINUTE = 120;
 /** Payloads a minute all of one workspace's inboxes accept together: more inboxes buy no more room. */
-export const INBOX_WORKSPACE_PER_MINUTE = 600;
+const INBOX_WORKSPACE_PER_MINUTE = 600;
 /** Request headers kept with a payload: enough to tell the sender, never credentials. */
 const KEPT_HEADERS = ["content-type", "user-agent", "x-github-event", "x-gitlab-event", "sentry-hook-resource", "x-event-key", "x-gitea-event", "x-forgejo-event"];
 

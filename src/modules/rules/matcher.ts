@@ -18,7 +18,7 @@ export interface Rule {
  */
 type Test = { kind: "same"; match: string } | { kind: "lower"; match: string } | { kind: "regex"; re: RE2JS } | { kind: "lower-regex"; re: RE2JS };
 
-export interface CompiledRules {
+interface CompiledRules {
   rules: readonly Rule[];
   tests: readonly Test[];
 }
@@ -106,7 +106,7 @@ export function compiledRules(json: string): CompiledRules {
 }
 
 /** The index of the first rule that matches the line, or -1. */
-export function firstMatch(c: CompiledRules, line: string): number {
+function firstMatch(c: CompiledRules, line: string): number {
   let lower: string | undefined;
   for (let i = 0; i < c.tests.length; i++) {
     const t = c.tests[i]!;

@@ -16,7 +16,7 @@ import type { AppendHook } from "../streams/append/hooks";
 import { compiledRules, verdictOf, type Verdict } from "./matcher";
 
 /** A burst of matching lines is one mail, not a burst of mails: at most one rule alert per stream in this long. */
-export const RULE_ALERT_GAP_MS = 60_000;
+const RULE_ALERT_GAP_MS = 60_000;
 
 /**
  * A stream's rules on each appended line (API, batches, `notestream append`, inbox lines). Listed
@@ -54,7 +54,7 @@ async function ruleAlert(deps: Deps, note: NoteRow, tier: Tier, hit: NonNullable
  * The one place a rule's alert goes out: a mail to the stream's recipient, and raiseAlert (the
  * alert log, the webhook when alert_webhook is on, the channels of its notify list).
  */
-export async function sendRuleAlert(deps: Deps, note: NoteRow, hit: NonNullable<Verdict["alert"]>, now: number): Promise<void> {
+async function sendRuleAlert(deps: Deps, note: NoteRow, hit: NonNullable<Verdict["alert"]>, now: number): Promise<void> {
   const name = note.filename ?? note.title;
   const to = await recipient(deps, note);
   const rule = hit.rule.regex ? `/${hit.rule.match}/` : JSON.stringify(hit.rule.match);

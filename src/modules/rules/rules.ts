@@ -7,7 +7,7 @@ export const MAX_MATCH_CHARS = 200;
 const ACTIONS: readonly RuleAction[] = ["fail", "ok", "alert"];
 
 export type RuleInput = { match: string; regex?: boolean; case_sensitive?: boolean; then: string };
-export type RulesInput = { rules?: RuleInput[] | null };
+type RulesInput = { rules?: RuleInput[] | null };
 
 /** A stream's rules as the row keeps them (JSON), [] for none. */
 export function rulesOf(n: { rules: string | null }): Rule[] {
