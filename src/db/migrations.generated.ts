@@ -27,6 +27,7 @@ import m23 from "../../migrations/0023_repeats_escalation_ack.sql" with { type: 
 import m24 from "../../migrations/0024_channels_digests_rules.sql" with { type: "text" };
 import m25 from "../../migrations/0025_notify_cursor_schedule.sql" with { type: "text" };
 import m26 from "../../migrations/0026_notify_cursor_window_gone.sql" with { type: "text" };
+import m27 from "../../migrations/0027_note_chunks_at.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -57,4 +58,5 @@ export const migrationSql: Record<string, string> = {
   "0024_channels_digests_rules": m24,
   "0025_notify_cursor_schedule": m25,
   "0026_notify_cursor_window_gone": m26,
+  "0027_note_chunks_at": m27,
 };

@@ -16,6 +16,7 @@ import m12 from "../../../migrations-pg/0012_repeats_escalation_ack.sql" with { 
 import m13 from "../../../migrations-pg/0013_channels_digests_rules.sql" with { type: "text" };
 import m14 from "../../../migrations-pg/0014_notify_cursor_schedule.sql" with { type: "text" };
 import m15 from "../../../migrations-pg/0015_notify_cursor_window_gone.sql" with { type: "text" };
+import m16 from "../../../migrations-pg/0016_note_chunks_at.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -35,4 +36,5 @@ export const migrationSql: Record<string, string> = {
   "0013_channels_digests_rules": m13,
   "0014_notify_cursor_schedule": m14,
   "0015_notify_cursor_window_gone": m15,
+  "0016_note_chunks_at": m16,
 };

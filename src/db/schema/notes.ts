@@ -135,7 +135,9 @@ export const noteChunks = sqliteTable(
     // When the chunk's lines were appended (a batch's lines to one stream share a chunk and a time).
     at: integer("at").notNull().default(0),
   },
-  (t) => [index("note_chunks_note").on(t.noteId, t.seq)],
+  // By seq: a stream's lines in order. By at: what streams wrote in a time window (digests), read
+  // without going through every chunk of each stream.
+  (t) => [index("note_chunks_note").on(t.noteId, t.seq), index("note_chunks_note_at").on(t.noteId, t.at)],
 );
 
 /** Earlier versions of editable notes, at most five per note. */

@@ -117,7 +117,9 @@ export const noteChunks = pgTable(
     text: text("text").notNull(),
     at: ms("at").notNull().default(0),
   },
-  (t) => [index("note_chunks_note").on(t.noteId, t.seq)],
+  // By seq: a stream's lines in order. By at: what streams wrote in a time window (digests), read
+  // without going through every chunk of each stream.
+  (t) => [index("note_chunks_note").on(t.noteId, t.seq), index("note_chunks_note_at").on(t.noteId, t.at)],
 );
 
 export const snapshots = pgTable(

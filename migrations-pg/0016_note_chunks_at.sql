@@ -1,0 +1,1 @@
+CREATE INDEX "note_chunks_note_at" ON "note_chunks" USING btree ("note_id","at");

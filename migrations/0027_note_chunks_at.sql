@@ -1,0 +1,1 @@
+CREATE INDEX `note_chunks_note_at` ON `note_chunks` (`note_id`,`at`);
