@@ -76,7 +76,9 @@ export const TOOLS: Tool[] = [
     description:
       "Lists notes, most recently updated first, without their text (use read_note for that). Returns { notes, total }. " +
       "With query: searches titles and text instead (every word, whole words, any case or accents), best match first, " +
-      "each note with a snippet of the matching text, its matched words between ** and **.",
+      "each note with a snippet of the matching text, its matched words between ** and **. " +
+      "A search weighs at most the 1,000 newest matching texts of each kind (stream lines, note titles and bodies): " +
+      "for a common word, add another word or a folder_id to reach older matches; total is then a lower bound.",
     input: {
       limit: z.number().int().min(1).max(MAX_LIMIT).optional().describe(`How many to return (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`),
       offset: z.number().int().min(0).optional().describe("How many to skip, for paging"),
