@@ -10,7 +10,7 @@ import { addTeamMember, createTeam, isMember, MAX_SEATS, removeTeamMember } from
 import { lapse, startTrial, subscribe } from "../modules/accounts/lifecycle";
 import { bindExistingSubscription, CHECKOUT_TTL_DAYS, startCheckout } from "../modules/billing/service";
 import { startPlanCheckout } from "../modules/billing/checkout";
-import { listTokens, MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, parseScopes, revokeToken } from "../modules/tokens/service";
+import { listTokens, MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, parseScopes, revokeToken, TOKEN_NAME_MAX } from "../modules/tokens/service";
 import { getWorkspace } from "../modules/workspaces/repo";
 import { listGrants, revokeGrant } from "../modules/oauth/grants";
 import { revokeAccountGrants } from "../modules/oauth/tokens";
@@ -236,6 +236,7 @@ export async function tokenCreate(deps: Deps, argv: string[], io: Output): Promi
       throw new UsageError(`--expires-in-days must be a whole number from 1 to ${MAX_EXPIRY_DAYS}`);
     }
   }
+  if (f.name !== undefined && f.name.length > TOKEN_NAME_MAX) throw new UsageError(`--name must be at most ${TOKEN_NAME_MAX} characters`);
   const minted = await deps.writer.write(async () =>
     mintToken(deps, { ...(await targetWorkspace(deps, f.email!, f.team)), scopes, noteId: f.note ?? null, expiresInDays: days, name: f.name }),
   );

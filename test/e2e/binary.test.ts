@@ -126,6 +126,7 @@ describe("CLI", () => {
       { args: ["token", "create", "--email", "dev@example.com", "--scope", "read,delete"], code: 2, message: /unknown scope "delete"/ },
       { args: ["token", "create", "--email", "free@example.com", "--scope", "read"], code: 1, message: /free plan has no API access/ },
       { args: ["token", "create", "--email", "dev@example.com", "--scope", "read", "--expires-in-days", "400"], code: 2, message: /--expires-in-days must be a whole number from 1 to 365/ },
+      { args: ["token", "create", "--email", "dev@example.com", "--scope", "read", "--name", "n".repeat(81)], code: 2, message: /--name must be at most 80 characters/ },
     ];
     for (const c of cases) {
       const r = cli(c.args, env);

@@ -12,6 +12,8 @@ import { countActiveTokens, getWorkspace, readableUntil, tierOf } from "../works
 export const SCOPES: readonly Scope[] = ["read", "write", "append"];
 export const DEFAULT_EXPIRY_DAYS = 90;
 export const MAX_EXPIRY_DAYS = 365;
+/** A token's name, in characters: what a list shows in one line. */
+export const TOKEN_NAME_MAX = 80;
 
 export interface MintInput {
   accountId: string;
@@ -37,6 +39,7 @@ export async function mintToken(deps: Deps, input: MintInput): Promise<{ id: str
   if (!Number.isInteger(days) || days < 1 || days > MAX_EXPIRY_DAYS) {
     throw new AppError("bad_request", `expiry must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS}`);
   }
+  if ((input.name ?? "").length > TOKEN_NAME_MAX) throw new AppError("bad_request", `a token's name is at most ${TOKEN_NAME_MAX} characters`);
   const ws = await getWorkspace(deps, input.workspaceId);
   const tier = tierOf(deps, ws);
   if (input.noteId) {

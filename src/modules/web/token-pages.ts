@@ -10,7 +10,7 @@ import { pageMacros, type RefusalPage } from "../../web/macros";
 import type { WebSession } from "../../web/session";
 import { describeAccount } from "../accounts/service";
 import { recentNotes } from "../notes/repo";
-import { DEFAULT_EXPIRY_DAYS, listWorkspaceTokens, MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, revokeWorkspaceToken, SCOPES } from "../tokens/service";
+import { DEFAULT_EXPIRY_DAYS, listWorkspaceTokens, MAX_EXPIRY_DAYS, mintExtensionToken, mintToken, revokeWorkspaceToken, SCOPES, TOKEN_NAME_MAX } from "../tokens/service";
 import { getWorkspace } from "../workspaces/repo";
 import { fieldProblems, firstValue, formFields } from "./form";
 import {
@@ -31,7 +31,6 @@ import {
 } from "./settings-forms";
 
 const TOKENS = "/settings/tokens";
-const NAME_MAX = 80;
 
 /** The secrets this page shows once, by the kind its flash names. */
 const SECRETS: Record<string, { id: string; label: string; note: string }> = {
@@ -54,7 +53,7 @@ function noteOptions(recent: RecentNote[], streamsOnly: boolean, selected: strin
 function newTokenForm(s: WebSession, recent: RecentNote[], state: FormState | undefined): Html {
   const f = "token";
   return html`${formProblem(state, f)}<form method="post" action="${TOKENS}">${csrfField(s)}
-  <label><span>Name</span><input type="text" name="name" maxlength="${NAME_MAX}" placeholder="e.g. deploy pipeline" value="${typed(state, f, "name", "")}"${invalid(state, f, "name")}>${fieldProblem(state, f, "name")}</label>
+  <label><span>Name</span><input type="text" name="name" maxlength="${TOKEN_NAME_MAX}" placeholder="e.g. deploy pipeline" value="${typed(state, f, "name", "")}"${invalid(state, f, "name")}>${fieldProblem(state, f, "name")}</label>
   <fieldset class="group scopes"${describedBy(state, f, "scope")}><legend>Scopes</legend><div class="row">${SCOPES.map(
     (sc) =>
       html`<label class="check"><input type="checkbox" name="scope" value="${sc}" ${chosen(state, f, "scope", sc, sc === "append") ? raw("checked") : ""}${state?.form === f && state.errors.scope ? raw(' aria-invalid="true"') : ""}> ${sc}</label>`,
@@ -128,7 +127,7 @@ function readTokenForm(body: unknown): { name: string; scopes: Scope[]; noteId: 
   const daysText = firstValue(b.expires_in_days).trim();
   const days = daysText === "" ? DEFAULT_EXPIRY_DAYS : Number(daysText);
   refuseFields({
-    name: name.length > NAME_MAX && `A name of at most ${NAME_MAX} characters.`,
+    name: name.length > TOKEN_NAME_MAX && `A name of at most ${TOKEN_NAME_MAX} characters.`,
     scope: scopes.length === 0 && "Choose at least one scope.",
     expires_in_days: !(Number.isInteger(days) && days >= 1 && days <= MAX_EXPIRY_DAYS) && `Enter a whole number of days from 1 to ${MAX_EXPIRY_DAYS}.`,
   });
