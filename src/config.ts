@@ -18,6 +18,14 @@ export interface Config extends BillingConfig {
   dataDir: string;
   port: number;
   host: string;
+  /**
+   * Seconds an HTTP connection may sit idle (between requests, or trickling one) before it is
+   * closed. Above the idle time of the proxies' pools of upstream connections (Caddy 120 s,
+   * Traefik 90 s, nginx and AWS load balancers 60 s), so the proxy, not notestream, retires a pooled
+   * connection: the other way round, a request the proxy sends as notestream closes that connection
+   * fails with 502, and a POST is not retried.
+   */
+  idleTimeoutSeconds: number;
   baseUrl: string | null;
   /** Origins browser-based MCP clients may call /mcp and the OAuth endpoints from; null for any (they carry a Bearer token, no cookie). */
   mcpAllowedOrigins: ReadonlySet<string> | null;
@@ -84,6 +92,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: resolve(read("NOTESTREAM_DATA_DIR")),
     port,
     host: read("NOTESTREAM_HOST"),
+    // Bun's own limit is 255 s; 0 (never) would let idle connections pile up.
+    idleTimeoutSeconds: parseWhole("NOTESTREAM_IDLE_TIMEOUT_SECONDS", read("NOTESTREAM_IDLE_TIMEOUT_SECONDS"), 1, 255),
     baseUrl: baseUrl ? baseUrl.replace(/\/+$/, "") : null,
     mcpAllowedOrigins: parseOrigins(env.NOTESTREAM_MCP_ALLOWED_ORIGINS),
     limitProfile: profile,

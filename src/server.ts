@@ -51,8 +51,8 @@ export async function serve(deps: Deps): Promise<void> {
 /** Bun.serve's fetch for the app's handler: what `serve` and notestream/testing both answer with. */
 export function servedBy(handle: ReturnType<typeof buildHandler>) {
   return (request: Request, srv: Bun.Server<undefined>) => {
-    // A followed stream (SSE) is quiet between lines for longer than Bun's idle timeout (10 s);
-    // its own heartbeat and hang-up detection take over.
+    // A followed stream (SSE) may be quiet between lines for longer than the idle timeout
+    // (NOTESTREAM_IDLE_TIMEOUT_SECONDS); its own heartbeat and hang-up detection take over.
     if (request.method === "GET" && request.headers.get("accept")?.includes("text/event-stream")) srv.timeout(request, 0);
     return handle(request, () => srv.requestIP(request)?.address);
   };
@@ -71,6 +71,7 @@ export function listen(deps: Deps, fetch: (request: Request, srv: Bun.Server<und
     server = Bun.serve({
       port: deps.config.port,
       hostname: deps.config.host,
+      idleTimeout: deps.config.idleTimeoutSeconds,
       // No limit of the runtime's: it would answer a larger body with an empty 413 outside the error
       // envelope. The boundary caps every body it lets the app read (http/body-limit.ts).
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,

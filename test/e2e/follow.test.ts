@@ -5,7 +5,8 @@
  * timeout, and SIGTERM ends open follows and exits cleanly.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { BUILD_TIMEOUT_MS, appendPath, buildBinary, cleanup, cliOk, onPostgres, provision, request, startServer, tempDir, type RunningServer } from "../helpers/binary";
+import { connect } from "node:net";
+import { BUILD_TIMEOUT_MS, appendPath, buildBinary, cleanup, cliOk, onPostgres, provision, request, startServer, tempDir, withTimeout, type RunningServer } from "../helpers/binary";
 import { sseReader, type SseReader } from "../helpers/sse";
 
 beforeAll(() => void buildBinary(), BUILD_TIMEOUT_MS);
@@ -120,16 +121,6 @@ describe("following a stream over real HTTP", () => {
     again.close();
   }, 30_000);
 
-  // The idle timeout is the HTTP server's (src/server.ts), the same whichever database holds the
-  // stream, and the wait is the timeout itself: run once, on the SQLite pass.
-  test.skipIf(onPostgres)("a quiet follow outlives the server's idle timeout (10 s)", async () => {
-    await appendAll(server, token, "quiet.log", ["created"]);
-    const f = await follow(server, token, "quiet.log");
-    await Bun.sleep(11_500);
-    expect((await request(server.base, "POST", appendPath("quiet.log"), { token, json: { text: "still here" } })).status).toBe(200);
-    expect((await f.sse!.take(1)).map(textOf)).toEqual(["still here"]);
-    f.close();
-  }, 30_000);
 
   test("text/plain appends, as curl -d sends them", async () => {
     const post = (body: string, type: string) => fetch(`${server.base}${appendPath("curl.log")}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": type }, body });
@@ -139,6 +130,46 @@ describe("following a stream over real HTTP", () => {
     const page = await request(server.base, "GET", `${linesPath("curl.log")}?last=10`, { token });
     expect(page.body.lines.map((l: { text: string }) => l.text)).toEqual(["deploy ok", "déploiement terminé"]);
   });
+});
+
+// The idle timeout is the HTTP server's (src/server.ts), the same whichever database holds the
+// stream, and the waits are the timeout itself: run once, on the SQLite pass.
+describe.skipIf(onPostgres)("idle connections (NOTESTREAM_IDLE_TIMEOUT_SECONDS=1)", () => {
+  let server: RunningServer;
+  let token = "";
+  beforeAll(async () => {
+    const dataDir = tempDir("follow-idle");
+    token = provision(dataDir).token;
+    server = await startServer(dataDir, { NOTESTREAM_IDLE_TIMEOUT_SECONDS: "1" });
+  }, 30_000);
+  afterAll(async () => {
+    await server?.stop("SIGKILL").catch(() => {});
+  });
+
+  /** Seconds from the answer to a request on a fresh keep-alive connection until the server closes it. */
+  async function idleClose(): Promise<number> {
+    const socket = connect(server.port, "127.0.0.1");
+    let answeredAt = 0;
+    const closed = new Promise<number>((resolve) => socket.on("close", () => resolve((Date.now() - answeredAt) / 1000)));
+    socket.on("data", () => void (answeredAt ||= Date.now()));
+    socket.write("GET /up HTTP/1.1\r\nHost: x\r\n\r\n");
+    return withTimeout(closed, 15_000, "the server to close the idle connection");
+  }
+
+  test("an idle connection is closed after the idle timeout (checked every 4 s by the runtime), not before", async () => {
+    const after = await idleClose();
+    expect(after).toBeGreaterThanOrEqual(0.9);
+    expect(after).toBeLessThan(6);
+  }, 20_000);
+
+  test("a quiet follow outlives the idle timeout", async () => {
+    await appendAll(server, token, "quiet.log", ["created"]);
+    const f = await follow(server, token, "quiet.log");
+    await Bun.sleep(6_000);
+    expect((await request(server.base, "POST", appendPath("quiet.log"), { token, json: { text: "still here" } })).status).toBe(200);
+    expect((await f.sse!.take(1)).map(textOf)).toEqual(["still here"]);
+    f.close();
+  }, 30_000);
 });
 
 describe("live follows are capped per workspace", () => {

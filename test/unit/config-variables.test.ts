@@ -39,6 +39,7 @@ describe("configuration variables", () => {
     expect(c.dataDir).toBe(resolve(CONFIG_DEFAULTS.NOTESTREAM_DATA_DIR));
     expect(String(c.port)).toBe(CONFIG_DEFAULTS.NOTESTREAM_PORT);
     expect(c.host).toBe(CONFIG_DEFAULTS.NOTESTREAM_HOST);
+    expect(String(c.idleTimeoutSeconds)).toBe(CONFIG_DEFAULTS.NOTESTREAM_IDLE_TIMEOUT_SECONDS);
     expect(c.limitProfile).toBe(CONFIG_DEFAULTS.NOTESTREAM_LIMIT_PROFILE);
     expect(c.synchronous).toBe(CONFIG_DEFAULTS.NOTESTREAM_SYNCHRONOUS);
     expect(String(c.logRequests)).toBe(CONFIG_DEFAULTS.NOTESTREAM_LOG_REQUESTS);
@@ -54,5 +55,17 @@ describe("configuration variables", () => {
     expect(c.jobLeaseMs).toBe(Number(CONFIG_DEFAULTS.NOTESTREAM_JOB_LEASE_SECONDS) * 1000);
     expect([c.baseUrl, c.smtpUrl, c.metricsToken, c.mcpAllowedOrigins, c.billingSecret, c.lemonSqueezy, c.postgres]).toEqual([null, null, null, null, null, null, null]);
     expect([c.webhookAllow, c.billingVariants.size, c.billingCheckoutUrls.size]).toEqual([[], 0, 0]);
+  });
+});
+
+describe("NOTESTREAM_IDLE_TIMEOUT_SECONDS", () => {
+  test("by default a connection outlives the idle pools of the proxies the docs set up (Caddy 120 s, Traefik 90 s, nginx 60 s)", () => {
+    expect(loadConfig({}).idleTimeoutSeconds).toBeGreaterThan(120);
+  });
+
+  test("a whole number of seconds from 1 to 255 (the runtime's limit); anything else is refused naming the variable", () => {
+    expect(loadConfig({ NOTESTREAM_IDLE_TIMEOUT_SECONDS: "255" }).idleTimeoutSeconds).toBe(255);
+    expect(loadConfig({ NOTESTREAM_IDLE_TIMEOUT_SECONDS: "1" }).idleTimeoutSeconds).toBe(1);
+    for (const bad of ["0", "256", "1.5", "ten", ""]) expect(() => loadConfig({ NOTESTREAM_IDLE_TIMEOUT_SECONDS: bad })).toThrow("NOTESTREAM_IDLE_TIMEOUT_SECONDS");
   });
 });
