@@ -163,6 +163,12 @@ describe("the channel API", () => {
     await expectFieldError(await create(token, { name: "x", url: "pover://short@short" }), "channel.url", "invalid");
     await expectFieldError(await create(token, { name: "x", url: "matrixs://tok@matrix.org/#alias" }), "channel.url", "invalid");
     await expectFieldError(await create(token, { name: "x", url: "irc://example.org/chan" }), "channel.url", "invalid");
+    // A Gotify token too short is said to be, by its length (it is a secret): not "needs a token".
+    const short = await create(token, { name: "x", url: "gotifys://gotify.example.com/APPTOK" });
+    const said = (await errorOf(short as never)).message;
+    expect(said).toContain("8 to 64 letters");
+    expect(said).toContain("this one is 6 characters");
+    expect(said).not.toContain("APPTOK");
     await expectFieldError(await create(token, { name: "x", url: "ntfys://10.0.0.5/topic" }), "channel.url", "refused");
     await expectFieldError(await create(token, { name: "x", url: "ntfys://ntfy.sh/topic", format: "slack" }), "channel.format", "not_applicable");
     await expectFieldError(await create(token, { name: "", url: "ntfys://ntfy.sh/topic" }), "channel.name", "blank");
@@ -190,6 +196,26 @@ describe("the channel API", () => {
     expect((await h.request("DELETE", `/api/v1/channels/${a.id}`, { token })).status).toBe(200);
     expect((await (await h.request("GET", `/api/v1/notes/${note.id}`, { token })).json()).notify).toEqual([{ channel_id: b.id, events: ["alerts"], batch_seconds: null }]);
     expect((await h.request("GET", `/api/v1/channels/${a.id}`, { token })).status).toBe(404);
+  });
+
+  test("deleting a channel ends the escalations to it and the digests sent to it; other streams' escalations stay", async () => {
+    const { token } = await setup();
+    const lead = await made(token, { name: "lead", url: "ntfys://ntfy.sh/lead" });
+    const note = await (await h.request("POST", "/api/v1/notes/by-filename/jobs.log/append", { token, body: { text: "x" } })).json();
+    const other = await (await h.request("POST", "/api/v1/notes/by-filename/other.log/append", { token, body: { text: "x" } })).json();
+    const escalation = { expected_interval_seconds: 60, repeat_alert_seconds: 600, escalate_after_seconds: 3600 };
+    expect((await h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: { ...escalation, escalate_to: lead.id } } })).status).toBe(200);
+    expect((await h.request("PATCH", `/api/v1/notes/${other.id}`, { token, body: { note: { ...escalation, escalate_to: "boss@example.com" } } })).status).toBe(200);
+    const digest = await h.request("POST", "/api/v1/digests", { token, body: { digest: { schedule: "0 8 * * *", channel_id: lead.id } } });
+    expect(digest.status).toBe(201);
+    expect((await h.request("DELETE", `/api/v1/channels/${lead.id}`, { token })).status).toBe(200);
+    const after = await (await h.request("GET", `/api/v1/notes/${note.id}`, { token })).json();
+    expect([after.escalate_to, after.escalate_after_seconds, after.repeat_alert_seconds]).toEqual([null, null, 600]);
+    // What is stored is what a PATCH would accept: the note takes further changes.
+    expect((await h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: { title: "jobs" } } })).status).toBe(200);
+    const untouched = await (await h.request("GET", `/api/v1/notes/${other.id}`, { token })).json();
+    expect([untouched.escalate_to, untouched.escalate_after_seconds]).toEqual(["boss@example.com", 3600]);
+    expect(await (await h.request("GET", "/api/v1/digests", { token })).json()).toEqual([]);
   });
 
   test("notify names channels of the workspace only, each once", async () => {

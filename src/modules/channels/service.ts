@@ -11,6 +11,7 @@ import { iso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { Page } from "../../lib/pagination";
 import { charLength, hasLoneSurrogate, stripControl } from "../../lib/text";
+import { nextFollowUp } from "../deadman/spell";
 import { writableWorkspace } from "../notes/service";
 import { requireScope, requireUnpinned } from "../tokens/service";
 import { newWebhookSecret } from "../webhooks/sign";
@@ -178,6 +179,14 @@ export async function deleteChannel({ ctx, id }: { ctx: Ctx; id: string }): Prom
       .from(notes)
       .where(and(eq(notes.workspaceId, row.workspaceId), like(notes.notify, `%${row.id}%`)));
     for (const n of named) await ctx.deps.db.update(notes).set({ notify: withoutChannel(n.notify, row.id) }).where(eq(notes.id, n.id));
+    // An escalation to it has nowhere to go: it ends, both its fields with it (one is never set
+    // without the other), and the spell's next follow-up is what is left (a repeat, or none).
+    const escalating = await ctx.deps.db.select().from(notes).where(and(eq(notes.workspaceId, row.workspaceId), eq(notes.escalateTo, row.id)));
+    for (const n of escalating) {
+      const ended = { escalateTo: null, escalateAfterSeconds: null };
+      await ctx.deps.db.update(notes).set({ ...ended, nextAlertAt: nextFollowUp({ ...n, ...ended }) }).where(eq(notes.id, n.id));
+    }
+    // Digests sent to it go with it (the foreign key's cascade): a digest is its destination.
     await ctx.deps.db.delete(channels).where(eq(channels.id, row.id));
     return { id: row.id, deleted: true as const };
   });

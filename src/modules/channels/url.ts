@@ -118,7 +118,11 @@ export function parseChannelUrl(raw: string, format: WebhookFormat = "generic"):
     case "gotify":
     case "gotifys": {
       const appToken = parts.path.at(-1) ?? "";
-      if (!/^[A-Za-z0-9._-]{8,64}$/.test(appToken)) throw new ChannelUrlProblem("needs an application token after the host: gotifys://gotify.example.com/APP_TOKEN");
+      if (!/^[A-Za-z0-9._-]{8,64}$/.test(appToken)) {
+        // The token is a secret: its length is said, not its text.
+        const which = appToken === "" ? "none given" : /^[A-Za-z0-9._-]*$/.test(appToken) ? `this one is ${appToken.length} characters` : "this one has other characters";
+        throw new ChannelUrlProblem(`needs an application token after the host, 8 to 64 letters, digits, '.', '_' or '-' (${which}): gotifys://gotify.example.com/APP_TOKEN`);
+      }
       return { kind: "gotify", base: serverBase(parts, scheme === "gotifys", "the Gotify server"), appToken, priority: priority(parts.query, 0, 10) };
     }
     case "matrix":

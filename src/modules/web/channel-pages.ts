@@ -101,7 +101,7 @@ export const channelPages = (deps: Deps) =>
       `${CHANNELS}/:id/delete`,
       async ({ s, params }) => {
         await deleteChannel({ ctx: s.ctx, id: params.id });
-        return redirectWithFlash(deps, s, CHANNELS, { ok: "Channel deleted: no stream sends to it any more." });
+        return redirectWithFlash(deps, s, CHANNELS, { ok: "Channel deleted: no stream sends or escalates to it any more, and its digests are gone." });
       },
       { session: "form", refused: refusedOn(deps, () => "row") },
     );
