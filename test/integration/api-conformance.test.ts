@@ -135,3 +135,26 @@ describe("the OpenAPI document describes the export download as what is served",
     expect(Object.keys(ok.content)).toEqual([res.headers.get("content-type") ?? "no content-type"]);
   });
 });
+
+describe("a schema's refusals name the field that is wrong and what it takes", () => {
+  test("an item of a nullable list is named to its own field, not the list's; a field of fixed values lists them", async () => {
+    h = await harness();
+    const token = await h.token(await h.account("team"));
+    const note = await (await h.request("POST", "/api/v1/notes/by-filename/a.log/append", { token, body: { text: "x" } })).json();
+    const details = async (res: Response) => {
+      expect(res.status).toBe(422);
+      return ((await res.json()) as { error: { details: { field: string; code: string; message: string }[] } }).error.details;
+    };
+    const patch = (fields: unknown) => h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: fields } });
+    expect(await details(await patch({ maintenance: [{ schedule: "0 2 * * 0" }] }))).toEqual([{ field: "note.maintenance.0.duration_seconds", code: "required", message: "is required" }]);
+    expect(await details(await patch({ rules: [{ match: "x", then: "ok" }, { match: "y", regex: "yes", then: "ok" }] }))).toEqual([
+      { field: "note.rules.1.regex", code: "invalid_type", message: "expected boolean" },
+    ]);
+    expect(await details(await patch({ rules: [{ match: "x" }] }))).toEqual([{ field: "note.rules.0.then", code: "required", message: "is required" }]);
+    const format = await details(await h.request("POST", "/api/v1/channels", { token, body: { channel: { name: "a", url: "https://example.com/x", format: "irc" } } }));
+    expect(format).toEqual([{ field: "channel.format", code: "invalid", message: 'must be one of "generic", "slack", "discord", "teams", "google_chat", "mattermost"' }]);
+    expect((await details(await patch({ retention: "forever" })))[0]!.message).toBe('must be one of "reject", "drop_oldest"');
+    // Null is still what the list's union takes: it clears the windows.
+    expect((await patch({ maintenance: null })).status).toBe(200);
+  });
+});

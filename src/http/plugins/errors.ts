@@ -1,14 +1,18 @@
+import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import { Elysia, ValidationError } from "elysia";
 import { pathOf } from "../../lib/url";
 import { AppError, type FieldProblem } from "../errors";
 
+type SchemaError = { path?: unknown; message?: unknown; schema?: unknown; value?: unknown };
+
 /** Turns TypeBox validation errors into validation_failed details: field, code, message. */
 export function validationProblems(error: ValidationError): FieldProblem[] {
   const byField = new Map<string, FieldProblem>();
-  for (const e of error.all) {
-    const path = "path" in e && typeof e.path === "string" ? e.path : "";
+  for (const e of (error.all as SchemaError[]).flatMap(inside)) {
+    const path = typeof e.path === "string" ? e.path : "";
     const field = path.replace(/^\//, "").replace(/\//g, ".") || (error.type === "body" ? "body" : error.type);
-    const message = "message" in e && typeof e.message === "string" ? e.message : "is invalid";
+    const message = typeof e.message === "string" ? e.message : "is invalid";
     const code =
       error.type === "params"
         ? "invalid"
@@ -18,16 +22,40 @@ export function validationProblems(error: ValidationError): FieldProblem[] {
     const seen = byField.get(field);
     // A missing property also fails its type check; "required" is the useful one to report.
     if (seen && !(code === "required" && seen.code !== "required")) continue;
-    byField.set(field, { field, code, message: friendlyMessage(error.type, code, message) });
+    byField.set(field, { field, code, message: friendlyMessage(error.type, code, message, e.schema) });
   }
   return [...byField.values()];
 }
 
-function friendlyMessage(where: string, code: string, message: string): string {
+/**
+ * A union's error (a nullable list, say) names the union, not what is wrong in it. When the value
+ * has the shape of exactly one of its kinds (a list where a list or null is taken), that kind's own
+ * errors say which item and field: `note.maintenance.0.duration_seconds is required`.
+ */
+function inside(e: SchemaError): SchemaError[] {
+  const variants = (e.schema as { anyOf?: TSchema[] } | undefined)?.anyOf;
+  if (!variants || e.value === null || typeof e.value !== "object") return [e];
+  const shaped = variants.filter((v) => (Array.isArray(e.value) ? v.type === "array" : v.type === "object"));
+  if (shaped.length !== 1) return [e];
+  const found = [...Value.Errors(shaped[0]!, e.value)];
+  return found.length === 0 ? [e] : found.flatMap((i) => inside({ ...i, path: `${typeof e.path === "string" ? e.path : ""}${i.path}` }));
+}
+
+/** The values a field takes, when its schema is a list of them (an enum, or a union of literals). */
+function choicesOf(schema: unknown): unknown[] | null {
+  const s = schema as { enum?: unknown[]; anyOf?: { const?: unknown }[] } | undefined;
+  if (Array.isArray(s?.enum)) return s.enum;
+  if (Array.isArray(s?.anyOf) && s.anyOf.length > 0 && s.anyOf.every((v) => v && "const" in v)) return s.anyOf.map((v) => v.const);
+  return null;
+}
+
+function friendlyMessage(where: string, code: string, message: string, schema: unknown): string {
   // Elysia leaves a path parameter undecoded-and-undefined when its percent-encoding is broken.
   if (where === "params") return "is not valid percent-encoded UTF-8";
   if (code === "required") return "is required";
-  if (/union value/i.test(message)) return "is not one of the accepted values";
+  const choices = choicesOf(schema);
+  if (choices) return `must be one of ${choices.map((c) => JSON.stringify(c)).join(", ")}`;
+  if (/union value|expected kind/i.test(message)) return "is not one of the accepted values";
   return message.replace(/^Expected/, "expected");
 }
 
