@@ -57,11 +57,12 @@ describe("pause", () => {
     const { token, id } = await stream("2026-11-27T10:00:00Z");
     const res = await h.request("POST", `/api/v1/notes/${id}/pause`, { token });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ id, deadman_status: "paused" });
+    // Paused, it goes late at no time: due_at says so.
+    expect(await res.json()).toMatchObject({ id, deadman_status: "paused", due_at: null });
     h.clock.t = at("2026-11-27T14:00:00Z");
     await tick();
     expect(outbox()).toHaveLength(0);
-    expect(await record(token, id)).toMatchObject({ deadman_status: "paused" });
+    expect(await record(token, id)).toMatchObject({ deadman_status: "paused", due_at: null });
 
     await append(token, "back at work");
     await h.jobs.drain();

@@ -57,7 +57,7 @@ export const NoteRecord = t.Object(
     schedule: t.Nullable(t.String({ description: "Dead-man's switch by cron (5 fields, or 6 with seconds first) instead of an interval; null: none" })),
     timezone: t.String({ description: "IANA time zone the schedule runs in" }),
     grace_seconds: t.Integer({ description: "How long after a scheduled time a write may come before the stream is late" }),
-    due_at: t.Nullable(t.String({ format: "date-time", description: "When the stream turns late without a write; null when it is not watched or waits for its first write" })),
+    due_at: t.Nullable(t.String({ format: "date-time", description: "When the stream turns late without a write; null when it is not watched, is paused, or waits for its first write" })),
     alert_email: t.Nullable(t.String({ description: "Where dead-man alerts go; null means the account's address" })),
     deadman_status: t.Union([t.Literal("off"), t.Literal("ok"), t.Literal("late"), t.Literal("failing"), t.Literal("paused")], {
       description: "off; ok; late (no write within the interval, or a run past max_run_seconds); failing (the last signal was status fail); paused (POST /notes/{id}/pause: no alert until the next write)",

@@ -106,7 +106,8 @@ export function toRecord(ctx: Ctx, row: NoteMeta, plainBody?: string): NoteRecor
     schedule: row.schedule,
     timezone: row.timezone,
     grace_seconds: row.graceSeconds,
-    due_at: row.deadmanStatus === "off" || row.deadmanDueAt === null ? null : iso(Number(row.deadmanDueAt)),
+    // A paused stream goes late at no time: its deadline is set again by its next write.
+    due_at: row.deadmanStatus === "off" || row.deadmanStatus === "paused" || row.deadmanDueAt === null ? null : iso(Number(row.deadmanDueAt)),
     alert_email: row.alertEmail,
     deadman_status: row.deadmanStatus,
     quiet_until: row.quietUntil === null || row.quietUntil <= ctx.deps.clock.now() ? null : iso(Number(row.quietUntil)),
