@@ -76,6 +76,19 @@ describe("digests", () => {
     expect(second).toContain("Nothing new (2): backup.log (failing), deploys.log (not watched)");
   });
 
+  test("a failure and the recovery after it are one alert: a recovery notice is not counted", async () => {
+    const token = await setup();
+    expect((await create(token, { schedule: "0 8 * * *", timezone: "Europe/Berlin", email: "team@example.com", last_lines: 0 })).status).toBe(201);
+    h.clock.t = at("2026-11-27T06:10:00Z");
+    await append(token, "backup.log", "rc=1", "fail");
+    h.clock.t = at("2026-11-27T06:20:00Z");
+    await append(token, "backup.log", "rc=0", "ok");
+    await sweepAt("2026-11-27T07:00:00Z");
+    const mail = outboxMails(h.dataDir).find((m) => m.includes("Subject: [notestream] Digest"))!;
+    expect(mail).toContain("Subject: [notestream] Digest: 2 lines, 1 alert in 1 stream");
+    expect(mail).toContain("backup.log: 2 lines, 10 B, 1 alert;");
+  });
+
   test("to a channel, chosen streams; send now covers what happened since and moves the next digest's start", async () => {
     const token = await setup();
     const channel = await (await h.request("POST", "/api/v1/channels", { token, body: { channel: { name: "ntfy", url: `ntfy://${r!.url.replace("http://", "")}/digest` } } })).json();

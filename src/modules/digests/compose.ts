@@ -58,7 +58,8 @@ export async function composeDigest(
     for (const r of rows) written.set(r.note_id, { lines: Number(r.lines), bytes: Number(r.bytes) });
     const alerts = await sqlRows<{ note_id: string; n: number | string }>(
       deps.store,
-      sql`SELECT note_id, count(*) AS n FROM alert_log WHERE ${inWorkspace} AND at > ${since} AND at <= ${now} GROUP BY note_id`,
+      // A recovery notice is logged beside the alerts but is not one: a failure and its end count once.
+      sql`SELECT note_id, count(*) AS n FROM alert_log WHERE ${inWorkspace} AND at > ${since} AND at <= ${now} AND kind <> 'recovered' GROUP BY note_id`,
     );
     for (const r of alerts) alerted.set(r.note_id, Number(r.n));
   }
