@@ -158,3 +158,18 @@ describe("a schema's refusals name the field that is wrong and what it takes", (
     expect((await patch({ maintenance: null })).status).toBe(200);
   });
 });
+
+describe("write bodies are lenient (README, The API)", () => {
+  test("a number as a string of digits is read as the number; fields a write does not know are ignored inside the wrapper", async () => {
+    h = await harness();
+    const token = await h.token(await h.account("team"));
+    const note = await (await h.request("POST", "/api/v1/notes/by-filename/a.log/append", { token, body: { text: "x" } })).json();
+    const patched = await h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: { expected_interval_seconds: "3600" } } });
+    expect(patched.status).toBe(200);
+    const record = await patched.json();
+    expect(record.expected_interval_seconds).toBe(3600);
+    // Fields a write does not know are ignored inside the wrapper, not applied.
+    expect((await h.request("PATCH", `/api/v1/notes/${note.id}`, { token, body: { note: { id: "note_other", created_at: "2020-01-01T00:00:00Z", title: "renamed" } } })).status).toBe(200);
+    expect(await (await h.request("GET", `/api/v1/notes/${note.id}`, { token })).json()).toMatchObject({ id: note.id, created_at: record.created_at, title: "renamed" });
+  });
+});
