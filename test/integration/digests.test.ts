@@ -122,8 +122,15 @@ describe("digests", () => {
     const d = await (await create(token, { schedule: "0 8 * * *", email: "a@example.com" })).json();
     const patched = await h.request("PATCH", `/api/v1/digests/${d.id}`, { token, body: { digest: { schedule: "30 7 * * *" } } });
     expect(await patched.json()).toMatchObject({ schedule: "30 7 * * *", email: "a@example.com", next_run_at: "2026-11-27T07:30:00.000Z" });
+    // One digest reads as the list shows it; another workspace's id is 404, as is one deleted.
+    const one = await h.request("GET", `/api/v1/digests/${d.id}`, { token });
+    expect(one.status).toBe(200);
+    expect(await one.json()).toEqual((await (await h.request("GET", "/api/v1/digests", { token })).json())[0]);
+    const other = await h.token(await h.account("dev", "other@example.com"));
+    expect((await h.request("GET", `/api/v1/digests/${d.id}`, { token: other })).status).toBe(404);
     expect((await h.request("DELETE", `/api/v1/digests/${d.id}`, { token })).status).toBe(200);
     expect((await h.request("GET", "/api/v1/digests", { token })).headers.get("x-total-count")).toBe("0");
+    expect((await h.request("GET", `/api/v1/digests/${d.id}`, { token })).status).toBe(404);
   });
 });
 

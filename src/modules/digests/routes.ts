@@ -22,6 +22,11 @@ export const digestRoutes = (auth: AnyAuth) =>
       response: { 201: DigestRecord },
       ...detail("Schedule a digest of the workspace's streams to a channel or an address"),
     })
+    .get("/digests/:id", async ({ ctx, params }) => digests.getDigest({ ctx, id: params.id }), {
+      params: DigestIdParams,
+      response: { 200: DigestRecord },
+      ...detail("One digest"),
+    })
     .patch("/digests/:id", async ({ ctx, params, body }) => send(await digests.updateDigest({ ctx, id: params.id, input: body.digest })), {
       params: DigestIdParams,
       body: DigestBody,

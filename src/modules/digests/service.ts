@@ -87,6 +87,11 @@ export async function listDigests({ ctx, page }: { ctx: Ctx; page: Page }): Prom
   return { items: items.map(toRecord), total };
 }
 
+export async function getDigest({ ctx, id }: { ctx: Ctx; id: string }): Promise<DigestRecord> {
+  guard(ctx, "read");
+  return toRecord(await visibleDigest(ctx, id));
+}
+
 export async function createDigest({ ctx, input }: { ctx: Ctx; input: DigestInput }): Promise<Reply<DigestRecord>> {
   guard(ctx, "write");
   return commit(ctx, 201, async () => {
