@@ -1,4 +1,4 @@
-import { and, asc, count, eq, like, ne } from "drizzle-orm";
+import { and, asc, count, eq, like, ne, or } from "drizzle-orm";
 import type { Deps } from "../../deps";
 import type { Ctx } from "../../deps";
 import { mayNameRow } from "../../db/keys";
@@ -174,17 +174,17 @@ export async function deleteChannel({ ctx, id }: { ctx: Ctx; id: string }): Prom
   return commit(ctx, 200, async () => {
     await writableWorkspace(ctx);
     const row = await visibleChannel(ctx, id);
-    const named = await ctx.deps.db
-      .select({ id: notes.id, notify: notes.notify })
+    // The streams that name it, in their notify list or as escalate_to, read once. An escalation to
+    // it has nowhere to go: it ends, both its fields with it (one is never set without the other),
+    // and the spell's next follow-up is what is left (a repeat, or none).
+    const naming = await ctx.deps.db
+      .select()
       .from(notes)
-      .where(and(eq(notes.workspaceId, row.workspaceId), like(notes.notify, `%${row.id}%`)));
-    for (const n of named) await ctx.deps.db.update(notes).set({ notify: withoutChannel(n.notify, row.id) }).where(eq(notes.id, n.id));
-    // An escalation to it has nowhere to go: it ends, both its fields with it (one is never set
-    // without the other), and the spell's next follow-up is what is left (a repeat, or none).
-    const escalating = await ctx.deps.db.select().from(notes).where(and(eq(notes.workspaceId, row.workspaceId), eq(notes.escalateTo, row.id)));
-    for (const n of escalating) {
+      .where(and(eq(notes.workspaceId, row.workspaceId), or(like(notes.notify, `%${row.id}%`), eq(notes.escalateTo, row.id))));
+    for (const n of naming) {
       const ended = { escalateTo: null, escalateAfterSeconds: null };
-      await ctx.deps.db.update(notes).set({ ...ended, nextAlertAt: nextFollowUp({ ...n, ...ended }) }).where(eq(notes.id, n.id));
+      const escalation = n.escalateTo === row.id ? { ...ended, nextAlertAt: nextFollowUp({ ...n, ...ended }) } : {};
+      await ctx.deps.db.update(notes).set({ notify: withoutChannel(n.notify, row.id), ...escalation }).where(eq(notes.id, n.id));
     }
     // Digests sent to it go with it (the foreign key's cascade): a digest is its destination.
     await ctx.deps.db.delete(channels).where(eq(channels.id, row.id));
